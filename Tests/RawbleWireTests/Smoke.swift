@@ -1,0 +1,3 @@
+import Testing
+@testable import RawbleWire
+@Test func placeholder() { #expect(BluetoothUUID("180D") == BluetoothUUID(uuid32: 0x180D)) }
