@@ -59,3 +59,18 @@ extension WireEncodable {
         return writer.bytes
     }
 }
+
+/// A value that can be read from received bytes. Decoders never trap: malformed input is a
+/// ``WireError`` naming the byte offset.
+public protocol WireDecodable {
+    /// Decodes one value that fills `bytes` exactly.
+    static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> Self
+}
+
+extension WireDecodable {
+    /// Decodes one value that fills `bytes` exactly.
+    @inlinable
+    public static func decode(_ bytes: [UInt8]) throws(WireError) -> Self {
+        try decode(bytes[...])
+    }
+}

@@ -1,0 +1,107 @@
+/// An HCI command opcode: OGF (6 bits) and OCF (10 bits), carried as a little-endian u16.
+public struct HCIOpcode: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt16
+
+    @inlinable public init(rawValue: UInt16) { self.rawValue = rawValue }
+    @inlinable public init(_ rawValue: UInt16) { self.rawValue = rawValue }
+
+    @inlinable
+    public init(ogf: UInt8, ocf: UInt16) {
+        rawValue = UInt16(ogf & 0x3F) << 10 | (ocf & 0x3FF)
+    }
+
+    /// Opcode group field.
+    @inlinable public var ogf: UInt8 { UInt8(truncatingIfNeeded: rawValue >> 10) }
+    /// Opcode command field.
+    @inlinable public var ocf: UInt16 { rawValue & 0x3FF }
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    /// `0x200B` style, with the command's name when known.
+    public var description: String {
+        let code = "0x" + String(repeating: "0", count: 4 - String(rawValue, radix: 16).count)
+            + String(rawValue, radix: 16, uppercase: true)
+        if let name { return "\(name) (\(code))" }
+        return code
+    }
+
+    /// The specification's name for this command, when this stack knows it.
+    public var name: String? { Self.names[rawValue] }
+
+    // Link control (OGF 0x01)
+    public static let disconnect = HCIOpcode(0x0406)
+    public static let readRemoteVersionInformation = HCIOpcode(0x041D)
+    // Controller & baseband (OGF 0x03)
+    public static let setEventMask = HCIOpcode(0x0C01)
+    public static let reset = HCIOpcode(0x0C03)
+    public static let setEventMaskPage2 = HCIOpcode(0x0C63)
+    public static let writeLEHostSupport = HCIOpcode(0x0C6D)
+    // Informational (OGF 0x04)
+    public static let readLocalVersionInformation = HCIOpcode(0x1001)
+    public static let readLocalSupportedCommands = HCIOpcode(0x1002)
+    public static let readLocalSupportedFeatures = HCIOpcode(0x1003)
+    public static let readBufferSize = HCIOpcode(0x1005)
+    public static let readBDADDR = HCIOpcode(0x1009)
+    // Status (OGF 0x05)
+    public static let readRSSI = HCIOpcode(0x1405)
+    // LE (OGF 0x08)
+    public static let leSetEventMask = HCIOpcode(0x2001)
+    public static let leReadBufferSize = HCIOpcode(0x2002)
+    public static let leReadLocalSupportedFeatures = HCIOpcode(0x2003)
+    public static let leSetRandomAddress = HCIOpcode(0x2005)
+    public static let leSetAdvertisingParameters = HCIOpcode(0x2006)
+    public static let leSetAdvertisingData = HCIOpcode(0x2008)
+    public static let leSetScanResponseData = HCIOpcode(0x2009)
+    public static let leSetAdvertisingEnable = HCIOpcode(0x200A)
+    public static let leSetScanParameters = HCIOpcode(0x200B)
+    public static let leSetScanEnable = HCIOpcode(0x200C)
+    public static let leCreateConnection = HCIOpcode(0x200D)
+    public static let leCreateConnectionCancel = HCIOpcode(0x200E)
+    public static let leReadFilterAcceptListSize = HCIOpcode(0x200F)
+    public static let leClearFilterAcceptList = HCIOpcode(0x2010)
+    public static let leConnectionUpdate = HCIOpcode(0x2013)
+    public static let leReadRemoteFeatures = HCIOpcode(0x2016)
+    public static let leEncrypt = HCIOpcode(0x2017)
+    public static let leRand = HCIOpcode(0x2018)
+    public static let leReadSupportedStates = HCIOpcode(0x201C)
+    public static let leRemoteConnectionParameterRequestReply = HCIOpcode(0x2020)
+    public static let leRemoteConnectionParameterRequestNegativeReply = HCIOpcode(0x2021)
+    public static let leSetDataLength = HCIOpcode(0x2022)
+    public static let leReadSuggestedDefaultDataLength = HCIOpcode(0x2023)
+    public static let leWriteSuggestedDefaultDataLength = HCIOpcode(0x2024)
+    public static let leReadMaximumDataLength = HCIOpcode(0x202F)
+    public static let leReadPHY = HCIOpcode(0x2030)
+    public static let leSetDefaultPHY = HCIOpcode(0x2031)
+    public static let leSetPHY = HCIOpcode(0x2032)
+    public static let leSetExtendedScanParameters = HCIOpcode(0x2041)
+    public static let leSetExtendedScanEnable = HCIOpcode(0x2042)
+    public static let leExtendedCreateConnection = HCIOpcode(0x2043)
+    public static let leReadBufferSizeV2 = HCIOpcode(0x2060)
+    public static let leExtendedCreateConnectionV2 = HCIOpcode(0x2085)
+
+    static let names: [UInt16: String] = [
+        0x0406: "Disconnect", 0x041D: "Read Remote Version Information",
+        0x0C01: "Set Event Mask", 0x0C03: "Reset", 0x0C63: "Set Event Mask Page 2",
+        0x0C6D: "Write LE Host Support",
+        0x1001: "Read Local Version Information", 0x1002: "Read Local Supported Commands",
+        0x1003: "Read Local Supported Features", 0x1005: "Read Buffer Size", 0x1009: "Read BD_ADDR",
+        0x1405: "Read RSSI",
+        0x2001: "LE Set Event Mask", 0x2002: "LE Read Buffer Size",
+        0x2003: "LE Read Local Supported Features", 0x2005: "LE Set Random Address",
+        0x2006: "LE Set Advertising Parameters", 0x2008: "LE Set Advertising Data",
+        0x2009: "LE Set Scan Response Data", 0x200A: "LE Set Advertising Enable",
+        0x200B: "LE Set Scan Parameters", 0x200C: "LE Set Scan Enable",
+        0x200D: "LE Create Connection", 0x200E: "LE Create Connection Cancel",
+        0x200F: "LE Read Filter Accept List Size", 0x2010: "LE Clear Filter Accept List",
+        0x2013: "LE Connection Update", 0x2016: "LE Read Remote Features", 0x2017: "LE Encrypt",
+        0x2018: "LE Rand", 0x201C: "LE Read Supported States",
+        0x2020: "LE Remote Connection Parameter Request Reply",
+        0x2021: "LE Remote Connection Parameter Request Negative Reply",
+        0x2022: "LE Set Data Length", 0x2023: "LE Read Suggested Default Data Length",
+        0x2024: "LE Write Suggested Default Data Length", 0x202F: "LE Read Maximum Data Length",
+        0x2030: "LE Read PHY", 0x2031: "LE Set Default PHY", 0x2032: "LE Set PHY",
+        0x2041: "LE Set Extended Scan Parameters", 0x2042: "LE Set Extended Scan Enable",
+        0x2043: "LE Extended Create Connection", 0x2060: "LE Read Buffer Size v2",
+        0x2085: "LE Extended Create Connection v2",
+    ]
+}
