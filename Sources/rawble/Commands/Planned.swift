@@ -1,0 +1,151 @@
+import ArgumentParser
+import RawbleWire
+
+// The commands below have their whole command-line surface (../shared notes cli.md) so that
+// scripts and help text are stable; each runs once the layer it needs lands (host: issue 3,
+// GATT client: issue 4, heart-rate monitor: issue 5). Until then they validate their
+// arguments and stop with a one-line error and exit status 69.
+
+extension BluetoothUUID: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+}
+
+struct Scan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List advertising devices: a live table, or one JSON line per device.")
+
+    @Option(help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
+    var duration: Double?
+    @Option(help: ArgumentHelp("Only devices advertising this service UUID.", valueName: "uuid"))
+    var service: BluetoothUUID?
+    @Option(help: ArgumentHelp("Only devices whose name contains this text (case-insensitive).", valueName: "text"))
+    var name: String?
+    @Option(help: ArgumentHelp("Only this device.", valueName: "address"))
+    var address: BluetoothAddress?
+    @Flag(help: "Print every report, not only new or changed devices.")
+    var duplicates = false
+    @Flag(help: "Passive scan: no scan requests, so no scan responses.")
+    var passive = false
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let duration, !(duration > 0 && duration.isFinite) {
+            throw ValidationError("--duration must be a positive number of seconds")
+        }
+    }
+
+    func run() async throws {
+        Logs.setUp(output)
+        _ = try connection.resolvedTransport(environment: environment())
+        throw CLIError.notYetAvailable("scan", needs: "the HCI host (scanning)")
+    }
+}
+
+struct GATT: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gatt",
+        abstract: "Connect, discover the whole GATT database and read every readable value.")
+
+    @Argument(help: "The device address, AA:BB:CC:DD:EE:FF.") var address: BluetoothAddress
+    @Option(name: .customLong("address-type"), help: "public or random (default: as seen while scanning, else random).")
+    var addressType: AddressTypeArgument?
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        Logs.setUp(output)
+        _ = try connection.resolvedTransport(environment: environment())
+        throw CLIError.notYetAvailable("gatt", needs: "the GATT client")
+    }
+}
+
+struct Read: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Read one attribute value (long values whole).")
+
+    @Argument(help: "The device address.") var address: BluetoothAddress
+    @Argument(help: "0x001D (a handle) or a characteristic UUID.") var target: AttributeTarget
+    @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        Logs.setUp(output)
+        _ = try connection.resolvedTransport(environment: environment())
+        throw CLIError.notYetAvailable("read", needs: "the GATT client")
+    }
+}
+
+struct Write: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Write one attribute value.")
+
+    @Argument(help: "The device address.") var address: BluetoothAddress
+    @Argument(help: "0x001D (a handle) or a characteristic UUID.") var target: AttributeTarget
+    @Argument(help: "The value, in hex.") var value: HexBytes
+    @Flag(name: .customLong("without-response"), help: "Write Command: no response from the peer.")
+    var withoutResponse = false
+    @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if value.bytes.count > 512 { throw ValidationError("a value is at most 512 bytes") }
+    }
+
+    func run() async throws {
+        Logs.setUp(output)
+        _ = try connection.resolvedTransport(environment: environment())
+        throw CLIError.notYetAvailable("write", needs: "the GATT client")
+    }
+}
+
+struct Notify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Subscribe to a characteristic and print each value; unsubscribe at the end.")
+
+    @Argument(help: "The device address.") var address: BluetoothAddress
+    @Argument(help: "0x001D (a value handle) or a characteristic UUID.") var target: AttributeTarget
+    @Option(help: "Stop after this many values.") var count: Int?
+    @Flag(help: "Subscribe to indications instead of notifications.") var indicate = false
+    @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() async throws {
+        Logs.setUp(output)
+        _ = try connection.resolvedTransport(environment: environment())
+        throw CLIError.notYetAvailable("notify", needs: "the GATT client")
+    }
+}
+
+struct HeartRate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hr",
+        abstract: "Find a heart-rate strap, connect, and show and log every beat.")
+
+    @Argument(help: "A device address or name (default: the first strap advertising Heart Rate).")
+    var device: String?
+    @Option(help: "Stop after this many valid measurements.") var count: Int?
+    @Option(help: ArgumentHelp("Append every measurement to a CSV file.", valueName: "file")) var csv: String?
+    @Option(help: ArgumentHelp("Append every measurement to a JSON lines file.", valueName: "file")) var jsonl: String?
+    @Flag(name: .customLong("reset-energy"), help: "Reset Energy Expended through the Heart Rate Control Point.")
+    var resetEnergy = false
+    @Flag(inversion: .prefixedNo, help: "Scan again and reconnect when the link drops.")
+    var reconnect = true
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() async throws {
+        Logs.setUp(output)
+        _ = try connection.resolvedTransport(environment: environment())
+        throw CLIError.notYetAvailable("hr", needs: "the heart-rate monitor")
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `rawble`: a Bluetooth Low Energy tool that speaks HCI itself, without bluetoothd.
+struct Rawble: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rawble",
+        abstract: "Bluetooth Low Energy from the terminal, without BlueZ's daemon.",
+        discussion: """
+            Exit statuses: 0 success, 64 usage, 65 malformed input, 66 cannot open file, \
+            69 unavailable (no adapter / not in this build), 70 internal error, 74 transport, \
+            75 timeout, 76 peer error, 77 permission, 78 interrupted.
+            """,
+        version: "0.1.0",
+        subcommands: [Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, HeartRate.self]
+    )
+}
+
+@main
+enum Main {
+    static func main() async {
+        let arguments = reorderGlobalOptions(Array(CommandLine.arguments.dropFirst()))
+        do {
+            var command = try Rawble.parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as CLIError {
+            Output.error("rawble: \(error)")
+            exit(error.status.rawValue)
+        } catch {
+            let code = Rawble.exitCode(for: error)
+            guard code != .success else { Rawble.exit(withError: error) }  // --help, --version
+            // One line for a person: the cause, and where to look for the fix.
+            let message = Rawble.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            let command = arguments.first { !$0.hasPrefix("-") } ?? ""
+            let help = Rawble.configuration.subcommands.contains { $0._commandName == command }
+                ? "rawble \(command) --help" : "rawble --help"
+            Output.error("rawble: \(message) (see `\(help)`)")
+            exit(code.rawValue == 0 ? ExitStatus.usage.rawValue : code.rawValue)
+        }
+    }
+
+    /// Options shared by every command may come before the subcommand (`rawble --json scan`);
+    /// argument-parser only accepts them after it, so move them to the end.
+    static func reorderGlobalOptions(_ arguments: [String]) -> [String] {
+        let withValue: Set<String> = ["--transport", "--btsnoop", "--timeout"]
+        let flags: Set<String> = ["--json", "--quiet", "--verbose", "-v", "-vv", "-vvv"]
+        let subcommands = Set(Rawble.configuration.subcommands.map { $0._commandName })
+        var moved: [String] = []
+        var rest: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if subcommands.contains(argument) || argument == "--" {
+                rest.append(contentsOf: arguments[index...])
+                break
+            }
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            if withValue.contains(name) {
+                moved.append(argument)
+                if !argument.contains("="), index + 1 < arguments.count {
+                    moved.append(arguments[index + 1])
+                    index += 1
+                }
+            } else if flags.contains(argument) {
+                moved.append(argument)
+            } else {
+                rest.append(argument)
+            }
+            index += 1
+        }
+        if let terminator = rest.firstIndex(of: "--") {
+            rest.insert(contentsOf: moved, at: terminator)
+        } else {
+            rest.append(contentsOf: moved)
+        }
+        return rest
+    }
+}
+
+/// Sets up swift-log to write to stderr at the level the -v flags ask for.
+enum Logs {
+    nonisolated(unsafe) private static var bootstrapped = false
+
+    static func setUp(_ options: OutputOptions) {
+        guard !bootstrapped else { return }
+        bootstrapped = true
+        let level = options.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}

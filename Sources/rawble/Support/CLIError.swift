@@ -1,0 +1,52 @@
+import ArgumentParser
+
+/// Exit statuses: one per class of failure, all below 128, stable for scripts.
+/// The numbers follow BSD sysexits where one fits.
+enum ExitStatus: Int32, CaseIterable {
+    case success = 0
+    /// Bad command line (argument-parser uses 64 for validation errors too).
+    case usage = 64
+    /// Input that does not decode: bad hex, malformed packet, broken capture file.
+    case malformedInput = 65
+    /// A file named on the command line cannot be opened.
+    case cannotOpen = 66
+    /// No adapter, or the requested capability is not available in this build.
+    case unavailable = 69
+    /// A bug in rawble.
+    case internalError = 70
+    /// The transport failed (socket closed, device gone, I/O error).
+    case transport = 74
+    /// Something did not answer in time.
+    case timeout = 75
+    /// The peer answered with an error (ATT error, connection refused).
+    case peerError = 76
+    /// Missing capability or permission (CAP_NET_RAW, CAP_NET_ADMIN, file permissions).
+    case permission = 77
+    /// Interrupted by Ctrl-C after a clean shutdown.
+    case interrupted = 78
+}
+
+/// An expected failure: printed as one line on stderr (cause, then the fix), then a distinct
+/// exit status. Never a stack trace.
+struct CLIError: Error, CustomStringConvertible {
+    var status: ExitStatus
+    var message: String
+    var fix: String?
+
+    init(_ status: ExitStatus, _ message: String, fix: String? = nil) {
+        self.status = status
+        self.message = message
+        self.fix = fix
+    }
+
+    var description: String {
+        if let fix { return "\(message): \(fix)" }
+        return message
+    }
+
+    /// A command whose layer is not built yet.
+    static func notYetAvailable(_ command: String, needs layer: String) -> CLIError {
+        CLIError(.unavailable, "rawble \(command) is not available in this version: it needs \(layer), which is not built yet",
+                 fix: "use `rawble decode` meanwhile")
+    }
+}

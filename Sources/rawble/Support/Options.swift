@@ -1,0 +1,165 @@
+import ArgumentParser
+import Logging
+import RawbleWire
+
+/// Output options every command shares.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Machine output: one JSON object per line on stdout.")
+    var json = false
+
+    @Flag(name: [.short, .long], help: "Log to stderr; repeat for more detail (-vv).")
+    var verbose: Int
+
+    @Flag(name: .long, help: "No status line or spinner on stderr.")
+    var quiet = false
+
+    /// The log level the -v count asks for.
+    var logLevel: Logger.Level {
+        switch verbose {
+        case 0: .warning
+        case 1: .info
+        case 2: .debug
+        default: .trace
+        }
+    }
+}
+
+/// Options of every command that opens a transport.
+struct ConnectionOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "hciN (kernel), user:hciN (HCI user channel), tcp:HOST:PORT, unix:PATH, serial:PATH[:BAUD].",
+        discussion: "Defaults to $RAWBLE_TRANSPORT, else the first kernel adapter that is up.",
+        valueName: "transport"))
+    var transport: TransportSpec?
+
+    @Option(name: .long, help: ArgumentHelp("Write every HCI packet of the session to a btsnoop file.", valueName: "file"))
+    var btsnoop: String?
+
+    @Option(name: .long, help: ArgumentHelp("Bound on connecting and on each ATT transaction, in seconds.", valueName: "seconds"))
+    var timeout: Double = 30
+
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else {
+            throw ValidationError("--timeout must be a positive number of seconds")
+        }
+    }
+
+    /// The transport to use: `--transport`, else `RAWBLE_TRANSPORT`, else the default adapter.
+    func resolvedTransport(environment: [String: String]) throws -> TransportSpec {
+        if let transport { return transport }
+        if let value = environment["RAWBLE_TRANSPORT"], !value.isEmpty {
+            guard let spec = TransportSpec(argument: value) else {
+                throw CLIError(.usage, "RAWBLE_TRANSPORT=\(value) is not a transport",
+                               fix: "use hciN, user:hciN, tcp:HOST:PORT, unix:PATH or serial:PATH[:BAUD]")
+            }
+            return spec
+        }
+        return .kernel(adapter: nil)
+    }
+}
+
+/// Where the stack reaches a controller.
+enum TransportSpec: Equatable, ExpressibleByArgument, CustomStringConvertible {
+    /// Kernel HCI raw socket (scanning) and kernel L2CAP sockets (ATT); `nil` = first adapter up.
+    case kernel(adapter: Int?)
+    /// HCI user channel: the whole controller, the stack's own host.
+    case userChannel(adapter: Int)
+    case tcp(host: String, port: UInt16)
+    case unix(path: String)
+    case serial(path: String, baud: Int?)
+
+    init?(argument: String) {
+        func adapterIndex(_ s: Substring) -> Int? {
+            guard s.hasPrefix("hci"), let n = Int(s.dropFirst(3)), n >= 0, n < 1024 else { return nil }
+            return n
+        }
+        if let n = adapterIndex(argument[...]) {
+            self = .kernel(adapter: n)
+            return
+        }
+        guard let colon = argument.firstIndex(of: ":") else { return nil }
+        let scheme = argument[..<colon]
+        let rest = argument[argument.index(after: colon)...]
+        switch scheme {
+        case "user":
+            guard let n = adapterIndex(rest) else { return nil }
+            self = .userChannel(adapter: n)
+        case "tcp":
+            guard let portColon = rest.lastIndex(of: ":") else { return nil }
+            var host = String(rest[..<portColon])
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty, let port = UInt16(rest[rest.index(after: portColon)...]), port > 0 else { return nil }
+            self = .tcp(host: host, port: port)
+        case "unix":
+            guard !rest.isEmpty else { return nil }
+            self = .unix(path: String(rest))
+        case "serial":
+            guard !rest.isEmpty else { return nil }
+            if let c = rest.lastIndex(of: ":"), let baud = Int(rest[rest.index(after: c)...]), baud > 0 {
+                let path = rest[..<c]
+                guard !path.isEmpty else { return nil }
+                self = .serial(path: String(path), baud: baud)
+            } else {
+                self = .serial(path: String(rest), baud: nil)
+            }
+        default:
+            return nil
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .kernel(nil): "hci (first adapter up)"
+        case .kernel(let n?): "hci\(n)"
+        case .userChannel(let n): "user:hci\(n)"
+        case let .tcp(host, port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
+        case .unix(let path): "unix:\(path)"
+        case let .serial(path, baud): baud.map { "serial:\(path):\($0)" } ?? "serial:\(path)"
+        }
+    }
+}
+
+/// A peer address on the command line: `AA:BB:CC:DD:EE:FF`.
+extension BluetoothAddress: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+}
+
+/// `--address-type public|random`.
+enum AddressTypeArgument: String, ExpressibleByArgument, CaseIterable {
+    case `public`, random
+}
+
+/// An attribute on the command line: `0x001D` is a handle, anything else a characteristic UUID.
+enum AttributeTarget: Equatable, ExpressibleByArgument, CustomStringConvertible {
+    case handle(UInt16)
+    case uuid(BluetoothUUID)
+
+    init?(argument: String) {
+        if argument.hasPrefix("0x") || argument.hasPrefix("0X") {
+            guard let h = UInt16(argument.dropFirst(2), radix: 16), h != 0 else { return nil }
+            self = .handle(h)
+        } else if let uuid = BluetoothUUID(argument) {
+            self = .uuid(uuid)
+        } else {
+            return nil
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .handle(let h):
+            let s = String(h, radix: 16, uppercase: true)
+            return "0x" + String(repeating: "0", count: 4 - s.count) + s
+        case .uuid(let u): return u.description
+        }
+    }
+}
+
+/// Bytes given as hex on the command line.
+struct HexBytes: ExpressibleByArgument {
+    var bytes: [UInt8]
+    init?(argument: String) {
+        guard let b = try? Hex.decode(argument) else { return nil }
+        bytes = b
+    }
+}

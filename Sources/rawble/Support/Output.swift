@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// stdout for machine output and results, stderr for people. Lines go straight to the file
+/// descriptor with write(2), so pipes and files see each JSON line as it happens.
+enum Output {
+    static func line(_ text: String) {
+        write(text + "\n", to: 1)
+    }
+
+    static func json(_ value: JSON) {
+        line(value.serialized())
+    }
+
+    static func document(_ value: JSON) {
+        line(value.serialized(indent: 2))
+    }
+
+    static func error(_ text: String) {
+        write(text + "\n", to: 2)
+    }
+
+    /// Whether stdout is a terminal (live views) or a pipe/file (plain lines).
+    static var stdoutIsTerminal: Bool { isatty(1) == 1 }
+
+    private static func write(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count, let base = buffer.baseAddress {
+                let n = Glibc.write(descriptor, base + offset, buffer.count - offset)
+                if n > 0 {
+                    offset += n
+                } else if n < 0, errno == EINTR {
+                    continue
+                } else {
+                    return  // EPIPE or closed descriptor: nothing more to do.
+                }
+            }
+        }
+    }
+}
