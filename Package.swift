@@ -33,6 +33,10 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(
+            name: "RawbleCLITests",
+            dependencies: ["rawble"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+/// Runs the built `rawble` executable as a user would and captures what it prints.
+struct CLIResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    /// True when the process was killed by a signal (a trap), which is never acceptable.
+    var killedBySignal: Bool
+
+    var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+    var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+}
+
+enum CLI {
+    /// The `rawble` binary beside the test bundle (same build folder).
+    static var executable: URL {
+        var directory = Bundle.main.bundleURL
+        if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
+        return directory.appendingPathComponent("rawble")
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> CLIResult {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "RAWBLE_TRANSPORT")
+        env["SWIFT_BACKTRACE"] = "enable=no"
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes to the end before waiting, so a large output cannot block the child.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var outData = Data(), errData = Data()
+        group.enter()
+        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return CLIResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self),
+            killedBySignal: process.terminationReason == .uncaughtSignal)
+    }
+
+    /// Parses one JSON line into a dictionary, failing the test when it is not an object.
+    static func jsonObject(_ line: String) throws -> [String: Any] {
+        let value = try JSONSerialization.jsonObject(with: Data(line.utf8))
+        guard let object = value as? [String: Any] else {
+            throw CLIRunnerError.notAnObject(line)
+        }
+        return object
+    }
+}
+
+enum CLIRunnerError: Error { case notAnObject(String) }
