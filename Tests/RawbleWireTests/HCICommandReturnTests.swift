@@ -75,7 +75,11 @@ struct HCICommandReturnTests {
     }
 
     @Test func rssiIsSigned() throws {
-        #expect(try CommandReturn.decode(opcode: .readRSSI, returnParameters: bytes("00 40 00 C4")) == .rssi(handle: 0x40, rssi: -60))
+        let rssi = try CommandReturn.decode(opcode: .readRSSI, returnParameters: bytes("00 40 00 C4"))
+        #expect(rssi == .rssi(handle: 0x40, rssi: -60))
+        #expect(rssi.description == "Read RSSI: handle 0x40, -60 dBm")
+        #expect(CommandReturn.failure(.reset, status: .commandDisallowed, trailing: []).description
+            == "Reset: Command Disallowed (0x0C)")
     }
 
     @Test func handleAndDataLengthReturns() throws {
@@ -147,6 +151,7 @@ struct HCICommandReturnTests {
         await propertyCheck(count: 2000, input: HCICommandSamples.commandReturns) { value throws in
             let decoded = try CommandReturn.decode(opcode: value.opcode, returnParameters: value.returnParameters)
             #expect(decoded == value)
+            #expect(!value.description.isEmpty)
         }
     }
 

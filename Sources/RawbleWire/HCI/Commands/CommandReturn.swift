@@ -5,6 +5,10 @@
 /// whatever follows the status: controllers send either the status alone or the full block
 /// with meaningless values, and both are kept. An opcode this type does not know gives
 /// ``other(_:returnParameters:)`` with all the bytes.
+///
+/// What ``decode(opcode:returnParameters:)`` produces, and so what round-trips: `success` and
+/// `connectionHandle` only for opcodes returning that shape, `failure` only with a non-zero
+/// status and an opcode this type decodes, `other` only for opcodes it does not.
 public enum CommandReturn: Hashable, Sendable {
     /// A set-type command succeeded; it returns nothing but the status.
     case success(HCIOpcode)
@@ -233,6 +237,35 @@ extension CommandReturn {
             writer.write(m.maxRxOctets)
             writer.write(m.maxRxTime)
         }
+    }
+}
+
+extension CommandReturn: CustomStringConvertible {
+    /// `Read RSSI: handle 0x0040, -60 dBm`, `Reset: Command Disallowed (0x0C)`.
+    public var description: String {
+        let name = opcode.name ?? opcode.description
+        let detail: String
+        switch self {
+        case .success: detail = "Success"
+        case let .failure(_, status, _): detail = status.description
+        case .localVersion(let version): detail = version.description
+        case .supportedCommands(let commands): detail = commands.description
+        case .localFeatures(let features): detail = features.description
+        case .deviceAddress(let address): detail = address.description
+        case .bufferSize(let size):
+            detail = "ACL \(size.totalACLDataPackets) x \(size.aclDataPacketLength) bytes, "
+                + "SCO \(size.totalSynchronousDataPackets) x \(size.synchronousDataPacketLength) bytes"
+        case .leBufferSize(let size):
+            detail = "LE ACL \(size.totalACLDataPackets) x \(size.aclDataPacketLength) bytes"
+                + (size.iso.map { ", ISO \($0.totalDataPackets) x \($0.dataPacketLength) bytes" } ?? "")
+        case .leLocalFeatures(let features): detail = features.description
+        case let .rssi(handle, rssi): detail = "handle 0x\(hex(handle)), \(rssi) dBm"
+        case .connectionHandle(_, let handle): detail = "handle 0x\(hex(handle))"
+        case .maximumDataLength(let m):
+            detail = "TX \(m.maxTxOctets) bytes / \(m.maxTxTime) µs, RX \(m.maxRxOctets) bytes / \(m.maxRxTime) µs"
+        case .other(_, let bytes): detail = Hex.encode(bytes, uppercase: true, separator: " ")
+        }
+        return "\(name): \(detail)"
     }
 }
 
