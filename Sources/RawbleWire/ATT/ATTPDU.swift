@@ -208,7 +208,26 @@ extension ATTPDU {
     /// Size of the authentication signature that ends a signed PDU.
     public static let signatureSize = 12
 
+    @inlinable
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> ATTPDU {
+        // Notifications are the hot path (a heart-rate band sends one per beat): decode them
+        // without the general decoder's large frame.
+        let i = bytes.startIndex
+        if bytes.count >= 3, bytes[i] == 0x1B {
+            return .handleValueNotification(handle: UInt16(bytes[i + 1]) | UInt16(bytes[i + 2]) << 8, value: bytes[(i + 3)...])
+        }
+        return try decodeAny(bytes)
+    }
+
+    /// Decodes one PDU that fills `bytes` (a concrete overload, so the hot path is not a
+    /// generic call).
+    @inlinable
+    public static func decode(_ bytes: [UInt8]) throws(WireError) -> ATTPDU {
+        try decode(bytes[...])
+    }
+
+    @usableFromInline
+    static func decodeAny(_ bytes: ArraySlice<UInt8>) throws(WireError) -> ATTPDU {
         var r = ByteReader(bytes, context: "ATT PDU")
         let opcode = try r.readUInt8()
         let pdu: ATTPDU
