@@ -207,6 +207,12 @@ public enum ATTPDU: Hashable, Sendable, WireEncodable, WireDecodable {
 extension ATTPDU {
     /// Size of the authentication signature that ends a signed PDU.
     public static let signatureSize = 12
+    /// ATT_MTU before an Exchange MTU (LE).
+    public static let defaultMTU: UInt16 = 23
+    /// The largest ATT_MTU a stack needs to accept: 512-byte value + 5 bytes of header.
+    public static let maximumMTU: UInt16 = 517
+    /// The longest attribute value the specification allows.
+    public static let maximumValueLength = 512
 
     @inlinable
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> ATTPDU {
