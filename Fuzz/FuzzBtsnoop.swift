@@ -3,10 +3,12 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBtsnoop(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
-    // Most inputs get a valid header so the record parser is reached.
-    let bytes = input.first.map { $0 & 1 == 0 } == true
-        ? BtsnoopWriter.header(datalink: BtsnoopDatalink(UInt32(input[0]) << 2 | 1001)) + input.dropFirst()
-        : input
+    // An input that starts like a btsnoop file is read as it is; any other gets a valid
+    // header (datalink chosen by its first byte) so the record parser is reached.
+    let isFile = input.starts(with: BtsnoopHeader.identification.prefix(7))
+    let bytes = isFile || input.isEmpty
+        ? input
+        : BtsnoopWriter.header(datalink: BtsnoopDatalink([1001, 1002, 1004, 2001][Int(input[0] % 4)])) + input.dropFirst()
 
     let whole = BtsnoopReader.read(bytes)
     var reader = BtsnoopReader()

@@ -105,6 +105,16 @@ struct H4PacketTests {
         #expect(packet.encoded == iso)
     }
 
+    @Test func payloadLengthFromAHeader() {
+        #expect(H4PacketType.command.payloadLength(header: [0x03, 0x0C, 0x07]) == 7)
+        #expect(H4PacketType.event.payloadLength(header: [0x0E, 0x04]) == 4)
+        #expect(H4PacketType.acl.payloadLength(header: [0x40, 0x20, 0x34, 0x12]) == 0x1234)
+        #expect(H4PacketType.iso.payloadLength(header: [0x02, 0x00, 0xFF, 0xFF]) == 16_383)
+        #expect(H4PacketType.acl.payloadLength(header: [0x40, 0x20, 0x34]) == nil)
+        #expect(H4PacketType.event.payloadLength(header: []) == nil)
+        #expect(H4PacketType.allCases.map(\.headerLength) == [3, 4, 3, 2, 4])
+    }
+
     @Test func unknownTypeIsAnErrorAtItsOffset() {
         #expect(throws: WireError(.unknownValue(0x06), at: 0, in: "H4 packet")) {
             try H4Packet.decode([0x06, 0x00])

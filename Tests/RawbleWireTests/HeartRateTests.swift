@@ -165,6 +165,14 @@ struct HeartRateMeasurementTests {
         #expect(HeartRateMeasurement(bpm: 60, energyExpended: 0x1234).encoded == bytes("08 3C 34 12"))
     }
 
+    @Test func readableDescription() throws {
+        #expect(try HeartRateMeasurement.decode(bytes("06 5A")).description == "90 bpm, contact detected")
+        #expect(try HeartRateMeasurement.decode(bytes("00 5A")).description == "90 bpm")
+        #expect(
+            try HeartRateMeasurement.decode(bytes("1c 6d 08 00 31 02 00 04")).description
+                == "109 bpm, contact not detected, 8 kJ, RR 0.548 1.000 s")
+    }
+
     @Test func rrIntervalFromSeconds() {
         #expect(RRInterval(seconds: 1).rawValue == 1024)
         #expect(RRInterval(seconds: 0.5).rawValue == 512)

@@ -239,7 +239,7 @@ public struct BtsnoopRecord: Hashable, Sendable {
     static func packet(type: H4PacketType, bytes: ArraySlice<UInt8>) throws(WireError) -> H4Packet {
         var reader = ByteReader(bytes, context: type.packetContext)
         let header = try reader.readBytes(type.headerLength)
-        _ = try reader.readBytes(type.payloadLength(header: header))
+        _ = try reader.readBytes(type.payloadLength(header: header) ?? 0)
         try reader.expectEnd()
         return H4Packet(type: type, bytes: bytes)
     }

@@ -68,6 +68,8 @@ public struct BtsnoopError: Error, Hashable, Sendable, CustomStringConvertible {
 public struct BtsnoopReader: Sendable {
     /// The largest included length accepted: an H4 ACL packet (1 + 4 + 65535) by default.
     public let maximumIncludedLength: Int
+    /// The default bound: 64 KiB + 4, the largest H4 ACL packet with its type byte.
+    public static let defaultMaximumIncludedLength = 65_540
 
     /// The file header, once its 16 bytes have been read.
     public private(set) var header: BtsnoopHeader?
@@ -81,7 +83,7 @@ public struct BtsnoopReader: Sendable {
     /// File offset of `buffer[readIndex]`.
     public private(set) var streamOffset = 0
 
-    public init(maximumIncludedLength: Int = 65_540) {
+    public init(maximumIncludedLength: Int = BtsnoopReader.defaultMaximumIncludedLength) {
         self.maximumIncludedLength = max(0, maximumIncludedLength)
     }
 
@@ -174,7 +176,9 @@ public struct BtsnoopReader: Sendable {
 /// Reads all records of a complete btsnoop file held in memory.
 extension BtsnoopReader {
     /// The header, every record before the first error, and that error (if any).
-    public static func read(_ bytes: some Collection<UInt8>, maximumIncludedLength: Int = 65_540)
+    public static func read(
+        _ bytes: some Collection<UInt8>, maximumIncludedLength: Int = BtsnoopReader.defaultMaximumIncludedLength
+    )
         -> (header: BtsnoopHeader?, records: [BtsnoopRecord], error: BtsnoopError?)
     {
         var reader = BtsnoopReader(maximumIncludedLength: maximumIncludedLength)

@@ -94,7 +94,7 @@ public struct H4Framer: Sendable {
         let headerLength = type.headerLength
         guard available >= 1 + headerLength else { return nil }
         let headerStart = readIndex + 1
-        let length = type.payloadLength(header: buffer[headerStart..<(headerStart + headerLength)])
+        let length = type.payloadLength(header: buffer[headerStart..<(headerStart + headerLength)]) ?? 0
         let maximum = type == .acl ? maximumACLPayloadLength : type.maximumPayloadLength
         guard length <= maximum else {
             let offset = streamOffset
@@ -136,7 +136,7 @@ public struct H4Framer: Sendable {
         var needed = 1 + type.headerLength
         if available >= needed {
             let headerStart = readIndex + 1
-            needed += type.payloadLength(header: buffer[headerStart..<(headerStart + type.headerLength)])
+            needed += type.payloadLength(header: buffer[headerStart..<(headerStart + type.headerLength)]) ?? 0
         }
         throw H4FramerError(.truncatedPacket(type: type, needed: needed, available: available), at: offset)
     }

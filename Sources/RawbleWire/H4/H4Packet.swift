@@ -29,22 +29,22 @@ public enum H4PacketType: UInt8, Hashable, Sendable, CaseIterable, CustomStringC
         }
     }
 
-    /// The payload length announced by a complete header (`header.count >= headerLength`),
-    /// read from the header's own length field; the ISO length keeps only its 14 defined bits.
+    /// The payload length announced by a header (the bytes after the type byte), read from its
+    /// own length field; the ISO length keeps only its 14 defined bits. `nil` when `header` is
+    /// shorter than ``headerLength``.
     @inlinable
-    public func payloadLength(header: some RandomAccessCollection<UInt8>) -> Int {
+    public func payloadLength(header: ArraySlice<UInt8>) -> Int? {
+        guard header.count >= headerLength else { return nil }
         let i = header.startIndex
         switch self {
-        case .command:
-            return Int(header[header.index(i, offsetBy: 2)])
-        case .sco:
-            return Int(header[header.index(i, offsetBy: 2)])
+        case .command, .sco:
+            return Int(header[i + 2])
         case .event:
-            return Int(header[header.index(i, offsetBy: 1)])
+            return Int(header[i + 1])
         case .acl:
-            return Int(header[header.index(i, offsetBy: 2)]) | Int(header[header.index(i, offsetBy: 3)]) << 8
+            return Int(header[i + 2]) | Int(header[i + 3]) << 8
         case .iso:
-            return (Int(header[header.index(i, offsetBy: 2)]) | Int(header[header.index(i, offsetBy: 3)]) << 8) & 0x3FFF
+            return (Int(header[i + 2]) | Int(header[i + 3]) << 8) & 0x3FFF
         }
     }
 
@@ -120,8 +120,7 @@ extension H4Packet: WireDecodable, WireEncodable {
         reader.context = type.packetContext
         let body = reader.remaining
         let header = try reader.readBytes(type.headerLength)
-        let length = type.payloadLength(header: header)
-        _ = try reader.readBytes(length)
+        _ = try reader.readBytes(type.payloadLength(header: header) ?? 0)
         try reader.expectEnd()
         return H4Packet(type: type, bytes: body)
     }

@@ -55,8 +55,8 @@ public struct HeartRateMeasurement: Hashable, Sendable {
     /// Sensor contact status from the flags.
     @inlinable
     public var contact: SensorContact {
-        guard flags.contains(.sensorContactSupported) else { return .unsupported }
-        return flags.contains(.sensorContactDetected) ? .detected : .notDetected
+        guard flags.rawValue & 0x04 != 0 else { return .unsupported }
+        return flags.rawValue & 0x02 != 0 ? .detected : .notDetected
     }
 
     @inlinable
@@ -88,6 +88,26 @@ public struct HeartRateMeasurement: Hashable, Sendable {
         if !rrBytes.isEmpty { flags.insert(.rrIntervalsPresent) }
         self.init(flags: flags, bpm: bpm, energyExpended: energyExpended, rrIntervals: RRIntervals(bytes: rrBytes[...]))
     }
+}
+
+extension HeartRateMeasurement: CustomStringConvertible {
+    /// `90 bpm, contact detected, 8 kJ, RR 0.548 0.551 s`.
+    public var description: String {
+        var text = "\(bpm) bpm"
+        if contact != .unsupported { text += ", contact \(contact == .detected ? "detected" : "not detected")" }
+        if let energyExpended { text += ", \(energyExpended) kJ" }
+        if !rrIntervals.isEmpty {
+            text += ", RR " + rrIntervals.map { formatSeconds($0.seconds) }.joined(separator: " ") + " s"
+        }
+        return text
+    }
+}
+
+/// Seconds with three decimals, without Foundation.
+func formatSeconds(_ seconds: Double) -> String {
+    let millis = Int((seconds * 1000).rounded())
+    let fraction = String(millis % 1000)
+    return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
 }
 
 /// One RR-Interval: the time between two R-waves, in units of 1/1024 s.
