@@ -1,6 +1,6 @@
-/// The btsnoop capture format (RFC 1761 "snoop" adapted for HCI): a 16-byte file header, then
-/// records of a 24-byte header and the packet bytes; every integer big-endian. Read by
-/// Wireshark/tshark and btmon. These types only build and parse bytes; they never touch files.
+// The btsnoop capture format (RFC 1761 "snoop" adapted for HCI): a 16-byte file header, then
+// records of a 24-byte header and the packet bytes; every integer big-endian. Read by
+// Wireshark/tshark and btmon. These types only build and parse bytes; they never touch files.
 
 /// The kind of packets a btsnoop file holds (header field `datalink`).
 public struct BtsnoopDatalink: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
