@@ -1,0 +1,243 @@
+/// A Heart Rate Measurement characteristic value (`2A37`, Heart Rate Service 1.0, 3.1).
+///
+/// Layout: flags u8, heart rate (u8, or u16 LE when flag bit 0 is set), Energy Expended u16 LE
+/// in kJ (flag bit 3), then RR-Intervals u16 LE in 1/1024 s filling the rest (flag bit 4).
+/// This is the one decoder for these bytes wherever they come from (notification, read,
+/// advertising service data). Decoding does not allocate: the RR intervals stay a slice of
+/// the input, decoded on access.
+public struct HeartRateMeasurement: Hashable, Sendable {
+    /// The flags byte. Reserved bits 5–7 are kept (and ignored) so the value re-encodes as received.
+    public struct Flags: OptionSet, Hashable, Sendable {
+        public let rawValue: UInt8
+        @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        /// Bit 0: the heart rate is a u16 (else a u8).
+        public static let heartRateIsUInt16 = Flags(rawValue: 1 << 0)
+        /// Bit 1: skin contact detected (meaningful only with ``sensorContactSupported``).
+        public static let sensorContactDetected = Flags(rawValue: 1 << 1)
+        /// Bit 2: the sensor reports skin contact.
+        public static let sensorContactSupported = Flags(rawValue: 1 << 2)
+        /// Bit 3: the Energy Expended field is present.
+        public static let energyExpendedPresent = Flags(rawValue: 1 << 3)
+        /// Bit 4: one or more RR-Intervals are present.
+        public static let rrIntervalsPresent = Flags(rawValue: 1 << 4)
+    }
+
+    /// Whether the sensor touches the skin, from flag bits 2 (supported) and 1 (detected).
+    public enum SensorContact: Hashable, Sendable, CaseIterable, CustomStringConvertible {
+        case unsupported
+        case notDetected
+        case detected
+
+        /// `unsupported`, `not-detected`, `detected`: the CLI's JSON values.
+        @inlinable
+        public var name: String {
+            switch self {
+            case .unsupported: "unsupported"
+            case .notDetected: "not-detected"
+            case .detected: "detected"
+            }
+        }
+
+        public var description: String { name }
+    }
+
+    /// The flags as received (or as built by the initializer).
+    public let flags: Flags
+    /// Heart rate in beats per minute.
+    public let bpm: UInt16
+    /// Energy expended since the last reset, in kilojoules (`0xFFFF` means at least 65535),
+    /// `nil` when the field is absent.
+    public let energyExpended: UInt16?
+    /// The RR-Intervals, oldest first (empty when the field is absent).
+    public let rrIntervals: RRIntervals
+
+    /// Sensor contact status from the flags.
+    @inlinable
+    public var contact: SensorContact {
+        guard flags.rawValue & 0x04 != 0 else { return .unsupported }
+        return flags.rawValue & 0x02 != 0 ? .detected : .notDetected
+    }
+
+    @inlinable
+    init(flags: Flags, bpm: UInt16, energyExpended: UInt16?, rrIntervals: RRIntervals) {
+        self.flags = flags
+        self.bpm = bpm
+        self.energyExpended = energyExpended
+        self.rrIntervals = rrIntervals
+    }
+
+    /// Builds the smallest valid value: a u8 heart rate when `bpm <= 255`, fields only when given.
+    public init(
+        bpm: UInt16, contact: SensorContact = .unsupported, energyExpended: UInt16? = nil,
+        rrIntervals: some Sequence<RRInterval> = [RRInterval]()
+    ) {
+        var flags: Flags = []
+        if bpm > 255 { flags.insert(.heartRateIsUInt16) }
+        switch contact {
+        case .unsupported: break
+        case .notDetected: flags.insert(.sensorContactSupported)
+        case .detected: flags.formUnion([.sensorContactSupported, .sensorContactDetected])
+        }
+        if energyExpended != nil { flags.insert(.energyExpendedPresent) }
+        var rrBytes: [UInt8] = []
+        for interval in rrIntervals {
+            rrBytes.append(UInt8(truncatingIfNeeded: interval.rawValue))
+            rrBytes.append(UInt8(truncatingIfNeeded: interval.rawValue >> 8))
+        }
+        if !rrBytes.isEmpty { flags.insert(.rrIntervalsPresent) }
+        self.init(flags: flags, bpm: bpm, energyExpended: energyExpended, rrIntervals: RRIntervals(bytes: rrBytes[...]))
+    }
+}
+
+extension HeartRateMeasurement: CustomStringConvertible {
+    /// `90 bpm, contact detected, 8 kJ, RR 0.548 0.551 s`.
+    public var description: String {
+        var text = "\(bpm) bpm"
+        if contact != .unsupported { text += ", contact \(contact == .detected ? "detected" : "not detected")" }
+        if let energyExpended { text += ", \(energyExpended) kJ" }
+        if !rrIntervals.isEmpty {
+            text += ", RR " + rrIntervals.map { formatSeconds($0.seconds) }.joined(separator: " ") + " s"
+        }
+        return text
+    }
+}
+
+/// Seconds with three decimals, without Foundation.
+func formatSeconds(_ seconds: Double) -> String {
+    let millis = Int((seconds * 1000).rounded())
+    let fraction = String(millis % 1000)
+    return "\(millis / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+}
+
+/// One RR-Interval: the time between two R-waves, in units of 1/1024 s.
+public struct RRInterval: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The interval in 1/1024 s, as carried on the wire.
+    public let rawValue: UInt16
+
+    @inlinable public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// An interval of `seconds`, rounded to the nearest 1/1024 s and clamped to 0...65535/1024.
+    @inlinable
+    public init(seconds: Double) {
+        let units = (seconds * 1024).rounded()
+        if units.isNaN || units <= 0 {
+            rawValue = 0
+        } else if units >= 65_535 {
+            rawValue = .max
+        } else {
+            rawValue = UInt16(units)
+        }
+    }
+
+    /// The interval in seconds.
+    @inlinable public var seconds: Double { Double(rawValue) / 1024 }
+    /// The interval in milliseconds.
+    @inlinable public var milliseconds: Double { Double(rawValue) * 1000 / 1024 }
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    public var description: String { "\(milliseconds) ms" }
+}
+
+/// The RR-Intervals of a measurement: a view over the field's bytes that decodes each u16 on
+/// access (no array is built).
+public struct RRIntervals: RandomAccessCollection, Hashable, Sendable {
+    /// The field's bytes, an even number of them.
+    public let bytes: ArraySlice<UInt8>
+
+    @inlinable
+    init(bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    public typealias Index = Int
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { bytes.count / 2 }
+
+    @inlinable
+    public subscript(position: Int) -> RRInterval {
+        precondition(position >= 0 && position < endIndex, "RR-Interval index out of range")
+        let i = bytes.startIndex + 2 * position
+        return RRInterval(rawValue: UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8)
+    }
+}
+
+extension HeartRateMeasurement: WireDecodable, WireEncodable {
+    /// Decodes a characteristic value. Errors name the field and its offset: an empty value,
+    /// a field the flags announce but the value lacks, an RR field with no interval or an odd
+    /// byte, bytes after the last field.
+    ///
+    /// Hot path (benchmarked, no allocation): plain index arithmetic on the slice; the error
+    /// paths are out of line.
+    @inlinable
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> HeartRateMeasurement {
+        let end = bytes.endIndex
+        var i = bytes.startIndex
+        guard i < end else { throw failure(.flags, at: i, available: 0, needed: 1) }
+        let flags = bytes[i]
+        i += 1
+        let bpm: UInt16
+        if flags & 0x01 != 0 {
+            guard end - i >= 2 else { throw failure(.heartRateUInt16, at: i, available: end - i, needed: 2) }
+            bpm = UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8
+            i += 2
+        } else {
+            guard i < end else { throw failure(.heartRateUInt8, at: i, available: 0, needed: 1) }
+            bpm = UInt16(bytes[i])
+            i += 1
+        }
+        var energy: UInt16? = nil
+        if flags & 0x08 != 0 {
+            guard end - i >= 2 else { throw failure(.energyExpended, at: i, available: end - i, needed: 2) }
+            energy = UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8
+            i += 2
+        }
+        if flags & 0x10 != 0 {
+            // The flag promises at least one interval, and intervals are whole u16s.
+            guard end - i >= 2 else { throw failure(.rrInterval, at: i, available: end - i, needed: 2) }
+            guard (end - i) & 1 == 0 else { throw failure(.rrInterval, at: end - 1, available: 1, needed: 2) }
+        } else if i != end {
+            throw failure(.trailing, at: i, available: end - i, needed: 0)
+        }
+        return HeartRateMeasurement(
+            flags: Flags(rawValue: flags), bpm: bpm, energyExpended: energy,
+            rrIntervals: RRIntervals(bytes: bytes[i..<end]))
+    }
+
+    /// The fields a measurement can be short of, for error messages.
+    @usableFromInline
+    enum Field {
+        case flags, heartRateUInt8, heartRateUInt16, energyExpended, rrInterval, trailing
+    }
+
+    /// Builds the error for a missing field (kept out of line so `decode` stays small).
+    @usableFromInline @inline(never)
+    static func failure(_ field: Field, at offset: Int, available: Int, needed: Int) -> WireError {
+        let context: String
+        switch field {
+        case .flags: context = "Heart Rate Measurement flags"
+        case .heartRateUInt8: context = "Heart Rate Measurement heart rate (u8)"
+        case .heartRateUInt16: context = "Heart Rate Measurement heart rate (u16)"
+        case .energyExpended: context = "Heart Rate Measurement Energy Expended"
+        case .rrInterval: context = "Heart Rate Measurement RR-Interval"
+        case .trailing:
+            return WireError(.trailingBytes(count: available), at: offset, in: "Heart Rate Measurement")
+        }
+        return WireError(.truncated(needed: needed, available: available), at: offset, in: context)
+    }
+
+    @inlinable
+    public func encode(into writer: inout ByteWriter) {
+        writer.write(flags.rawValue)
+        if flags.contains(.heartRateIsUInt16) {
+            writer.write(bpm)
+        } else {
+            writer.write(UInt8(truncatingIfNeeded: bpm))
+        }
+        if flags.contains(.energyExpendedPresent) {
+            writer.write(energyExpended ?? 0)
+        }
+        if flags.contains(.rrIntervalsPresent) {
+            writer.write(contentsOf: rrIntervals.bytes)
+        }
+    }
+}
