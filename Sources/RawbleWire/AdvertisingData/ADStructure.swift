@@ -77,19 +77,48 @@ public enum ADStructure: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether `count` data bytes are a valid size for `type` (unknown types take any size).
+    /// The one place the size rules live: decoding checks them without building a structure.
+    @inlinable
+    static func dataCountIsValid(_ count: Int, for type: UInt8) -> Bool {
+        switch type {
+        case 0x02, 0x03, 0x14: count % 2 == 0
+        case 0x04, 0x05, 0x1F: count % 4 == 0
+        case 0x06, 0x07, 0x15: count % 16 == 0
+        case 0x0A, 0x1C: count == 1
+        case 0x12: count == 4
+        case 0x16, 0xFF: count >= 2
+        case 0x20: count >= 4
+        case 0x21: count >= 16
+        case 0x17, 0x18: count % 6 == 0
+        case 0x19, 0x1A: count == 2
+        case 0x2F: count == 3 || count == 4
+        case 0x1B: count == 7
+        default: true
+        }
+    }
+
+    /// The error for a known type whose data has the wrong size.
+    @usableFromInline
+    static func wrongSize(_ type: ADType, count: Int, at offset: Int) -> WireError {
+        WireError(.invalidLength(count), at: offset, in: "AD \(type.name ?? "structure")")
+    }
+
     /// Decodes the data of a structure of `type`. Throws when a known type's data has the wrong
     /// size; `offset` (the structure's length byte) and the type name go into the error.
     @inlinable
     init(type: ADType, data: ArraySlice<UInt8>, offset: Int) throws(WireError) {
-        @inline(__always)
-        func wrongSize() -> WireError {
-            WireError(.invalidLength(data.count), at: offset, in: "AD \(type.name ?? "structure")")
+        guard Self.dataCountIsValid(data.count, for: type.rawValue) else {
+            throw Self.wrongSize(type, count: data.count, at: offset)
         }
+        self.init(validType: type, data: data)
+    }
+
+    /// Decodes data whose size ``dataCountIsValid(_:for:)`` accepted.
+    @inlinable
+    init(validType type: ADType, data: ArraySlice<UInt8>) {
         @inline(__always)
-        func uuidList(width: Int) throws(WireError) -> UUIDList {
-            guard data.count % width == 0 else { throw wrongSize() }
-            return UUIDList(unchecked: data, width: width)
-        }
+        func uuidList(width: Int) -> UUIDList { UUIDList(unchecked: data, width: width) }
         @inline(__always)
         func u16(_ at: Int) -> UInt16 {
             UInt16(data[data.startIndex + at]) | UInt16(data[data.startIndex + at + 1]) << 8
@@ -99,55 +128,45 @@ public enum ADStructure: Hashable, Sendable, CustomStringConvertible {
             // The Flags type may be longer in future versions; only the 1-byte form is typed.
             guard data.count == 1, let byte = data.first else { self = .other(type: type, data: data); return }
             self = .flags(ADFlags(rawValue: byte))
-        case 0x02: self = .serviceUUIDs(try uuidList(width: 2), isComplete: false)
-        case 0x03: self = .serviceUUIDs(try uuidList(width: 2), isComplete: true)
-        case 0x04: self = .serviceUUIDs(try uuidList(width: 4), isComplete: false)
-        case 0x05: self = .serviceUUIDs(try uuidList(width: 4), isComplete: true)
-        case 0x06: self = .serviceUUIDs(try uuidList(width: 16), isComplete: false)
-        case 0x07: self = .serviceUUIDs(try uuidList(width: 16), isComplete: true)
+        case 0x02: self = .serviceUUIDs(uuidList(width: 2), isComplete: false)
+        case 0x03: self = .serviceUUIDs(uuidList(width: 2), isComplete: true)
+        case 0x04: self = .serviceUUIDs(uuidList(width: 4), isComplete: false)
+        case 0x05: self = .serviceUUIDs(uuidList(width: 4), isComplete: true)
+        case 0x06: self = .serviceUUIDs(uuidList(width: 16), isComplete: false)
+        case 0x07: self = .serviceUUIDs(uuidList(width: 16), isComplete: true)
         case 0x08: self = .localName(LocalName(bytes: data, isComplete: false))
         case 0x09: self = .localName(LocalName(bytes: data, isComplete: true))
         case 0x0A:
-            guard data.count == 1, let byte = data.first else { throw wrongSize() }
-            self = .txPowerLevel(Int8(bitPattern: byte))
+            self = .txPowerLevel(Int8(bitPattern: data.first ?? 0))
         case 0x12:
-            guard data.count == 4 else { throw wrongSize() }
             self = .peripheralConnectionIntervalRange(ConnectionIntervalRange(minimum: u16(0), maximum: u16(2)))
-        case 0x14: self = .solicitedServiceUUIDs(try uuidList(width: 2))
-        case 0x1F: self = .solicitedServiceUUIDs(try uuidList(width: 4))
-        case 0x15: self = .solicitedServiceUUIDs(try uuidList(width: 16))
+        case 0x14: self = .solicitedServiceUUIDs(uuidList(width: 2))
+        case 0x1F: self = .solicitedServiceUUIDs(uuidList(width: 4))
+        case 0x15: self = .solicitedServiceUUIDs(uuidList(width: 16))
         case 0x16, 0x20, 0x21:
             let width = type.rawValue == 0x16 ? 2 : (type.rawValue == 0x20 ? 4 : 16)
-            guard data.count >= width else { throw wrongSize() }
             let uuidEnd = data.startIndex + width
             self = .serviceData(ServiceData(unchecked: BluetoothUUID(littleEndian: data[..<uuidEnd]),
                                             width: width, data: data[uuidEnd...]))
         case 0x17, 0x18:
-            guard data.count % 6 == 0 else { throw wrongSize() }
             let list = AddressList(unchecked: data)
             self = type.rawValue == 0x17 ? .publicTargetAddresses(list) : .randomTargetAddresses(list)
         case 0x19:
-            guard data.count == 2 else { throw wrongSize() }
             self = .appearance(Appearance(u16(0)))
         case 0x1A:
-            guard data.count == 2 else { throw wrongSize() }
             self = .advertisingInterval(AdvertisingInterval(unchecked: UInt32(u16(0)), width: 2))
         case 0x2F:
-            guard data.count == 3 || data.count == 4 else { throw wrongSize() }
             var value: UInt32 = 0
             for (i, byte) in data.enumerated() { value |= UInt32(byte) << (8 * UInt32(i)) }
             self = .advertisingInterval(AdvertisingInterval(unchecked: value, width: data.count))
         case 0x1B:
-            guard data.count == 7 else { throw wrongSize() }
             let list = AddressList(unchecked: data.prefix(6))
             self = .leDeviceAddress(LEDeviceAddress(address: list[0], flags: data[data.startIndex + 6]))
         case 0x1C:
-            guard data.count == 1, let byte = data.first else { throw wrongSize() }
-            self = .leRole(LERole(rawValue: byte))
+            self = .leRole(LERole(rawValue: data.first ?? 0))
         case 0x24:
             self = .uri(URI(bytes: data))
         case 0xFF:
-            guard data.count >= 2 else { throw wrongSize() }
             self = .manufacturerData(ManufacturerData(companyID: u16(0), data: data.dropFirst(2)))
         default:
             self = .other(type: type, data: data)

@@ -52,19 +52,15 @@ public struct AdvertisingData: Hashable, Sendable, Sequence, CustomStringConvert
                                        at: index, in: "Advertising Data")
                 break
             }
-            if firstError == nil {
-                let dataStart = index + 2
-                do throws(WireError) {
-                    _ = try ADStructure(type: ADType(bytes[index + 1]),
-                                        data: bytes[dataStart..<(index + 1 + length)], offset: index)
-                } catch {
-                    firstError = error
-                }
+            let type = bytes[index + 1]
+            if firstError == nil, !ADStructure.dataCountIsValid(length - 1, for: type) {
+                firstError = ADStructure.wrongSize(ADType(type), count: length - 1, at: index)
             }
             index += 1 + length
             validEnd = index
         }
-        self.bytes = bytes[bytes.startIndex..<validEnd]
+        // Keep the caller's slice as is when everything was used: no new slice to retain.
+        self.bytes = validEnd == end ? bytes : bytes[bytes.startIndex..<validEnd]
         self.error = firstError
     }
 
@@ -105,37 +101,54 @@ public struct AdvertisingData: Hashable, Sendable, Sequence, CustomStringConvert
     /// The structures, decoded now (the sequence itself decodes one at a time).
     public var structures: [ADStructure] { Array(self) }
 
-    public func makeIterator() -> Iterator { Iterator(remaining: bytes) }
+    public func makeIterator() -> Iterator { Iterator(bytes: bytes) }
 
     /// Walks the validated bytes, decoding one structure per step.
     public struct Iterator: IteratorProtocol {
-        @usableFromInline var remaining: ArraySlice<UInt8>
+        @usableFromInline let bytes: ArraySlice<UInt8>
+        @usableFromInline var index: Int
 
-        @inlinable init(remaining: ArraySlice<UInt8>) { self.remaining = remaining }
+        @inlinable init(bytes: ArraySlice<UInt8>) {
+            self.bytes = bytes
+            self.index = bytes.startIndex
+        }
 
         @inlinable
         public mutating func next() -> ADStructure? {
-            let start = remaining.startIndex
-            guard let lengthByte = remaining.first, lengthByte > 0,
-                  Int(lengthByte) < remaining.count else { return nil }
-            let end = start + 1 + Int(lengthByte)
-            let type = ADType(remaining[start + 1])
-            let data = remaining[(start + 2)..<end]
-            remaining = remaining[end...]
-            do throws(WireError) {
-                return try ADStructure(type: type, data: data, offset: start)
-            } catch {
+            // The bytes were validated when decoded: every length byte is non-zero and in range.
+            guard index < bytes.endIndex else { return nil }
+            let start = index
+            let end = start + 1 + Int(bytes[start])
+            index = end
+            let type = ADType(bytes[start + 1])
+            let data = bytes[(start + 2)..<end]
+            guard ADStructure.dataCountIsValid(data.count, for: type.rawValue) else {
                 return .other(type: type, data: data)
             }
+            return ADStructure(validType: type, data: data)
         }
     }
 
-    /// The raw data of the first structure of `type`.
+    /// The data of the first structure of `type` whose size is valid for the type (so the typed
+    /// accessors and the typed structures agree). Scans indices only: cheap for the hot path.
+    @inlinable
+    func firstValidData(_ type: UInt8) -> ArraySlice<UInt8>? {
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let end = i + 1 + Int(bytes[i])
+            if bytes[i + 1] == type, ADStructure.dataCountIsValid(end - i - 2, for: type) {
+                return bytes[(i + 2)..<end]
+            }
+            i = end
+        }
+        return nil
+    }
+
+    /// The raw data of the first structure of `type`, whatever its size.
     public func data(for type: ADType) -> ArraySlice<UInt8>? {
         var i = bytes.startIndex
         while i < bytes.endIndex {
-            let length = Int(bytes[i])
-            let end = i + 1 + length
+            let end = i + 1 + Int(bytes[i])
             if bytes[i + 1] == type.rawValue { return bytes[(i + 2)..<end] }
             i = end
         }
@@ -151,14 +164,8 @@ public struct AdvertisingData: Hashable, Sendable, Sequence, CustomStringConvert
 
     /// The local name, the complete one preferred over the shortened one.
     public var name: LocalName? {
-        var shortened: LocalName? = nil
-        for s in self {
-            if case let .localName(n) = s {
-                if n.isComplete { return n }
-                if shortened == nil { shortened = n }
-            }
-        }
-        return shortened
+        if let complete = firstValidData(0x09) { return LocalName(bytes: complete, isComplete: true) }
+        return firstValidData(0x08).map { LocalName(bytes: $0, isComplete: false) }
     }
 
     /// The local name as text (complete preferred, lossy UTF-8).
@@ -199,20 +206,13 @@ public struct AdvertisingData: Hashable, Sendable, Sequence, CustomStringConvert
     }
 
     /// The Tx Power Level in dBm.
-    public var txPowerLevel: Int8? {
-        for s in self { if case let .txPowerLevel(level) = s { return level } }
-        return nil
-    }
+    public var txPowerLevel: Int8? { firstValidData(0x0A)?.first.map { Int8(bitPattern: $0) } }
 
     public var appearance: Appearance? {
-        for s in self { if case let .appearance(a) = s { return a } }
-        return nil
+        firstValidData(0x19).map { Appearance(UInt16($0[$0.startIndex]) | UInt16($0[$0.startIndex + 1]) << 8) }
     }
 
-    public var uri: URI? {
-        for s in self { if case let .uri(u) = s { return u } }
-        return nil
-    }
+    public var uri: URI? { firstValidData(0x24).map(URI.init(bytes:)) }
 
     /// One structure per line.
     public var description: String {
