@@ -259,6 +259,13 @@ struct HCIEventAdvertisingReportTests {
         #expect(error.offset == 14)
     }
 
+    @Test func reportCutInsideItsAddress() throws {
+        #expect(try decodeError("3E 05 02 01 00 01 FF")
+            == WireError(.truncated(needed: 6, available: 1), at: 6, in: "HCI LE Advertising Report event"))
+        #expect(try decodeError("3E 01 02")
+            == WireError(.truncated(needed: 1, available: 0), at: 3, in: "HCI LE Advertising Report event"))
+    }
+
     @Test func zeroReportsIsAnEmptyList() throws {
         #expect(try decodeLE("3E 02 02 00") == .advertisingReport([]))
     }
@@ -361,8 +368,9 @@ struct HCIEventAdvertisingReportTests {
             """))
         #expect(data.kind == .truncated(needed: 4, available: 3))
         #expect(data.offset == 28)
-        // Cut inside the fixed part.
-        #expect(try decodeError("3E 08 0D 01 13 00 00 66 55 44") != nil)
+        // Cut inside the fixed part: the address needs 6 bytes, 3 are left.
+        #expect(try decodeError("3E 08 0D 01 13 00 00 66 55 44")
+            == WireError(.truncated(needed: 6, available: 3), at: 7, in: "HCI LE Extended Advertising Report event"))
     }
 
     @Test func reportsReencodeIntoTheOtherEventKind() throws {

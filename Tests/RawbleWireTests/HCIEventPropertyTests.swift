@@ -94,6 +94,56 @@ private func makeEvent(_ kind: Int, _ d: inout Draw) -> HCIEvent {
     }
 }
 
+/// A plain field-by-field ByteReader decoding of LE Advertising Report parameters (after the
+/// subevent code): the reference the decoder's index walk must agree with, errors included.
+private func referenceLegacyReports(_ parameters: ArraySlice<UInt8>) throws(WireError) -> [AdvertisingReport] {
+    var r = ByteReader(parameters, context: "HCI LE Advertising Report event")
+    let count = Int(try r.readUInt8())
+    var reports: [AdvertisingReport] = []
+    for _ in 0..<count {
+        let type = AdvertisingReport.LegacyEventType(rawValue: try r.readUInt8())
+        let addressType = LEAddressType(rawValue: try r.readUInt8())
+        let address = try r.readAddress()
+        let data = try r.readBytes(Int(try r.readUInt8()))
+        reports.append(AdvertisingReport(format: .legacy(type), addressType: addressType, address: address,
+                                         rawRSSI: try r.readInt8(), data: data))
+    }
+    try r.expectEnd()
+    return reports
+}
+
+/// The same for LE Extended Advertising Report parameters.
+private func referenceExtendedReports(_ parameters: ArraySlice<UInt8>) throws(WireError) -> [AdvertisingReport] {
+    var r = ByteReader(parameters, context: "HCI LE Extended Advertising Report event")
+    let count = Int(try r.readUInt8())
+    var reports: [AdvertisingReport] = []
+    for _ in 0..<count {
+        let type = AdvertisingReport.ExtendedEventType(rawValue: try r.readUInt16())
+        let addressType = LEAddressType(rawValue: try r.readUInt8())
+        let address = try r.readAddress()
+        let primary = LEPHY(try r.readUInt8()), secondary = LEPHY(try r.readUInt8())
+        let sid = try r.readUInt8()
+        let tx = try r.readInt8(), rssi = try r.readInt8()
+        let interval = try r.readUInt16()
+        let directType = LEAddressType(rawValue: try r.readUInt8())
+        let directAddress = try r.readAddress()
+        let data = try r.readBytes(Int(try r.readUInt8()))
+        var fields = AdvertisingReport.ExtendedFields(
+            eventType: type, primaryPHY: primary, secondaryPHY: secondary, advertisingSID: sid,
+            periodicAdvertisingInterval: interval, directAddressType: directType, directAddress: directAddress)
+        fields.rawTXPower = tx
+        reports.append(AdvertisingReport(format: .extended(fields), addressType: addressType, address: address,
+                                         rawRSSI: rssi, data: data))
+    }
+    try r.expectEnd()
+    return reports
+}
+
+/// Result or error, comparable.
+private func outcome(_ body: () throws(WireError) -> [AdvertisingReport]) -> Result<[AdvertisingReport], WireError> {
+    do throws(WireError) { return .success(try body()) } catch { return .failure(error) }
+}
+
 @Suite("HCI event properties")
 struct HCIEventPropertyTests {
     @Test func everyEventKindRoundTrips() async {
@@ -142,6 +192,24 @@ struct HCIEventPropertyTests {
             if let event = try? HCIEvent.decode(bytes) {
                 #expect(event.encoded == bytes)
             }
+        }
+    }
+
+    @Test func reportDecodingAgreesWithAFieldByFieldReaderIncludingErrors() async {
+        await propertyCheck(count: 1500, input: Gen.bool, Gen.uint8(in: 0...4), Gen.uint8().array(of: 0...90)) { extended, count, rest in
+            // The body starts at index 3 of the event, so error offsets are compared too.
+            let bytes: [UInt8] = [0x3E, UInt8(2 + rest.count), extended ? 0x0D : 0x02, count] + rest
+            let body = bytes[3...]
+            let expected = outcome { () throws(WireError) in
+                extended ? try referenceExtendedReports(body) : try referenceLegacyReports(body)
+            }
+            let actual = outcome { () throws(WireError) in
+                switch try LEMetaEvent.decode(bytes[2...]) {
+                case .advertisingReport(let r), .extendedAdvertisingReport(let r): return r
+                default: return []
+                }
+            }
+            #expect(actual == expected)
         }
     }
 

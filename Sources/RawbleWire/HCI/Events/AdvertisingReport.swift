@@ -295,56 +295,93 @@ extension AdvertisingReport {
 extension AdvertisingReport {
     /// Decodes LE Advertising Report parameters (after the subevent code): `Num_Reports`,
     /// then per report event type, address type, address, data length, data, RSSI.
+    ///
+    /// Hot path (scanning delivers thousands of reports a second): the loop walks indices over
+    /// the input slice with one length check per report and checked subscripts, instead of a
+    /// ``ByteReader`` call per field, which costs several times more in reference counting.
+    /// Errors are the ones ``ByteReader`` would throw, at the same offsets.
     static func decodeLegacyReports(_ parameters: ArraySlice<UInt8>) throws(WireError) -> [AdvertisingReport] {
-        var r = ByteReader(parameters, context: "HCI LE Advertising Report event")
-        let count = Int(try r.readUInt8())
+        let context = "HCI LE Advertising Report event"
+        var i = parameters.startIndex
+        let end = parameters.endIndex
+        guard i < end else { throw WireError(.truncated(needed: 1, available: 0), at: i, in: context) }
+        let count = Int(parameters[i])
+        i += 1
         var reports: [AdvertisingReport] = []
         // A report is at least 10 bytes: never reserve more than the input could hold.
-        reports.reserveCapacity(min(count, r.count / 10))
+        reports.reserveCapacity(min(count, (end - i) / 10))
         for _ in 0..<count {
-            let eventType = LegacyEventType(rawValue: try r.readUInt8())
-            let addressType = LEAddressType(rawValue: try r.readUInt8())
-            let address = try r.readAddress()
-            let length = Int(try r.readUInt8())
-            let data = try r.readBytes(length)
-            let rssi = try r.readInt8()
-            reports.append(AdvertisingReport(format: .legacy(eventType), addressType: addressType,
-                                             address: address, rawRSSI: rssi, data: data))
+            // Event type, address type, address (6), data length.
+            if end - i < 9 {
+                try throwTruncated(at: i, end: end, fixed: [1, 1, 6, 1], context: context)
+            }
+            let eventType = LegacyEventType(rawValue: parameters[i])
+            let addressType = LEAddressType(rawValue: parameters[i + 1])
+            let address = readAddress(parameters, at: i + 2)
+            let length = Int(parameters[i + 8])
+            let dataStart = i + 9
+            if end - dataStart < length {
+                throw WireError(.truncated(needed: length, available: end - dataStart), at: dataStart, in: context)
+            }
+            let rssiIndex = dataStart + length
+            if rssiIndex >= end {
+                throw WireError(.truncated(needed: 1, available: 0), at: rssiIndex, in: context)
+            }
+            reports.append(AdvertisingReport(
+                format: .legacy(eventType), addressType: addressType, address: address,
+                rawRSSI: Int8(bitPattern: parameters[rssiIndex]), data: parameters[dataStart..<rssiIndex]))
+            i = rssiIndex + 1
         }
-        try r.expectEnd()
+        if i < end {
+            throw WireError(.trailingBytes(count: end - i), at: i, in: context)
+        }
         return reports
     }
 
-    /// Decodes LE Extended Advertising Report parameters (after the subevent code).
+    /// Decodes LE Extended Advertising Report parameters (after the subevent code); the same
+    /// index walk as ``decodeLegacyReports(_:)``.
     static func decodeExtendedReports(_ parameters: ArraySlice<UInt8>) throws(WireError) -> [AdvertisingReport] {
-        var r = ByteReader(parameters, context: "HCI LE Extended Advertising Report event")
-        let count = Int(try r.readUInt8())
+        let context = "HCI LE Extended Advertising Report event"
+        var i = parameters.startIndex
+        let end = parameters.endIndex
+        guard i < end else { throw WireError(.truncated(needed: 1, available: 0), at: i, in: context) }
+        let count = Int(parameters[i])
+        i += 1
         var reports: [AdvertisingReport] = []
         // A report is at least 24 bytes: never reserve more than the input could hold.
-        reports.reserveCapacity(min(count, r.count / 24))
+        reports.reserveCapacity(min(count, (end - i) / 24))
         for _ in 0..<count {
-            let eventType = ExtendedEventType(rawValue: try r.readUInt16())
-            let addressType = LEAddressType(rawValue: try r.readUInt8())
-            let address = try r.readAddress()
-            let primaryPHY = LEPHY(try r.readUInt8())
-            let secondaryPHY = LEPHY(try r.readUInt8())
-            let sid = try r.readUInt8()
-            let txPower = try r.readInt8()
-            let rssi = try r.readInt8()
-            let interval = try r.readUInt16()
-            let directType = LEAddressType(rawValue: try r.readUInt8())
-            let directAddress = try r.readAddress()
-            let length = Int(try r.readUInt8())
-            let data = try r.readBytes(length)
+            // Event type (2), address type, address (6), primary PHY, secondary PHY, SID,
+            // TX power, RSSI, periodic interval (2), direct address type, direct address (6),
+            // data length.
+            if end - i < 24 {
+                try throwTruncated(at: i, end: end, fixed: [2, 1, 6, 1, 1, 1, 1, 1, 2, 1, 6, 1], context: context)
+            }
+            let eventType = ExtendedEventType(rawValue: UInt16(parameters[i]) | UInt16(parameters[i + 1]) << 8)
+            let addressType = LEAddressType(rawValue: parameters[i + 2])
+            let address = readAddress(parameters, at: i + 3)
             var fields = ExtendedFields(
-                eventType: eventType, primaryPHY: primaryPHY, secondaryPHY: secondaryPHY,
-                advertisingSID: sid, periodicAdvertisingInterval: interval,
-                directAddressType: directType, directAddress: directAddress)
-            fields.rawTXPower = txPower
+                eventType: eventType,
+                primaryPHY: LEPHY(parameters[i + 9]),
+                secondaryPHY: LEPHY(parameters[i + 10]),
+                advertisingSID: parameters[i + 11],
+                periodicAdvertisingInterval: UInt16(parameters[i + 14]) | UInt16(parameters[i + 15]) << 8,
+                directAddressType: LEAddressType(rawValue: parameters[i + 16]),
+                directAddress: readAddress(parameters, at: i + 17))
+            fields.rawTXPower = Int8(bitPattern: parameters[i + 12])
+            let rssi = Int8(bitPattern: parameters[i + 13])
+            let length = Int(parameters[i + 23])
+            let dataStart = i + 24
+            if end - dataStart < length {
+                throw WireError(.truncated(needed: length, available: end - dataStart), at: dataStart, in: context)
+            }
+            i = dataStart + length
             reports.append(AdvertisingReport(format: .extended(fields), addressType: addressType,
-                                             address: address, rawRSSI: rssi, data: data))
+                                             address: address, rawRSSI: rssi, data: parameters[dataStart..<i]))
         }
-        try r.expectEnd()
+        if i < end {
+            throw WireError(.trailingBytes(count: end - i), at: i, in: context)
+        }
         return reports
     }
 
@@ -402,5 +439,29 @@ extension AdvertisingReport.ExtendedEventType {
         if contains(.connectable) { return contains(.directed) ? .advDirectInd : .advInd }
         if contains(.scannable) { return .advScanInd }
         return .advNonconnInd
+    }
+}
+
+/// Reads a 6-byte little-endian address at `index`; the caller has checked the length.
+@inline(__always)
+private func readAddress(_ bytes: ArraySlice<UInt8>, at index: Int) -> BluetoothAddress {
+    var value = UInt64(bytes[index])
+    value |= UInt64(bytes[index + 1]) << 8
+    value |= UInt64(bytes[index + 2]) << 16
+    value |= UInt64(bytes[index + 3]) << 24
+    value |= UInt64(bytes[index + 4]) << 32
+    value |= UInt64(bytes[index + 5]) << 40
+    return BluetoothAddress(value)
+}
+
+/// Throws the truncation error a field-by-field read of a report's fixed part (`fixed`:
+/// field sizes in order) would give when fewer bytes than that part remain.
+private func throwTruncated(at start: Int, end: Int, fixed sizes: [Int], context: String) throws(WireError) {
+    var offset = start
+    for size in sizes {
+        if end - offset < size {
+            throw WireError(.truncated(needed: size, available: end - offset), at: offset, in: context)
+        }
+        offset += size
     }
 }

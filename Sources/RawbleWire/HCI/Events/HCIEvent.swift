@@ -160,16 +160,21 @@ extension HCIEvent {
 extension HCIEvent: WireDecodable, WireEncodable {
     /// Decodes an event packet (code, length, parameters) that fills `bytes` exactly.
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> HCIEvent {
-        var reader = ByteReader(bytes, context: "HCI event")
-        let code = try reader.readUInt8()
-        let length = Int(try reader.readUInt8())
-        if reader.count < length {
-            throw reader.error(.truncated(needed: length, available: reader.count))
+        // Header read by index (no reader): this runs once per received event.
+        let start = bytes.startIndex
+        guard bytes.count >= 2 else {
+            throw WireError(.truncated(needed: 1, available: 0), at: bytes.endIndex, in: "HCI event")
         }
-        if reader.count > length {
-            throw reader.error(.trailingBytes(count: reader.count - length), at: reader.offset + length)
+        let code = bytes[start]
+        let length = Int(bytes[start + 1])
+        let available = bytes.count - 2
+        if available < length {
+            throw WireError(.truncated(needed: length, available: available), at: start + 2, in: "HCI event")
         }
-        return try decode(code: code, parameters: reader.remaining)
+        if available > length {
+            throw WireError(.trailingBytes(count: available - length), at: start + 2 + length, in: "HCI event")
+        }
+        return try decode(code: code, parameters: bytes.dropFirst(2))
     }
 
     /// Decodes an event from its code and its parameters (the bytes after the length byte).

@@ -327,17 +327,19 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
     /// Decodes LE Meta event parameters: subevent code, then that subevent's parameters,
     /// which must fill `bytes` exactly.
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> LEMetaEvent {
-        var reader = ByteReader(bytes, context: "HCI LE Meta event")
-        let subevent = try reader.readUInt8()
+        guard let subevent = bytes.first else {
+            throw WireError(.truncated(needed: 1, available: 0), at: bytes.startIndex, in: "HCI LE Meta event")
+        }
+        let parameters = bytes.dropFirst()
         switch subevent {
         case 0x01, 0x0A, 0x29:
-            return .connectionComplete(try LEConnectionComplete.decode(subevent: subevent, from: reader.remaining))
+            return .connectionComplete(try LEConnectionComplete.decode(subevent: subevent, from: parameters))
 
         case 0x02:
-            return .advertisingReport(try AdvertisingReport.decodeLegacyReports(reader.remaining))
+            return .advertisingReport(try AdvertisingReport.decodeLegacyReports(parameters))
 
         case 0x03:
-            var r = ByteReader(reader.remaining, context: "HCI LE Connection Update Complete event")
+            var r = ByteReader(parameters, context: "HCI LE Connection Update Complete event")
             let event = ConnectionUpdateComplete(
                 status: HCIStatus(try r.readUInt8()), connectionHandle: try r.readUInt16(),
                 connectionInterval: try r.readUInt16(), peripheralLatency: try r.readUInt16(),
@@ -346,7 +348,7 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
             return .connectionUpdateComplete(event)
 
         case 0x04:
-            var r = ByteReader(reader.remaining, context: "HCI LE Read Remote Features Complete event")
+            var r = ByteReader(parameters, context: "HCI LE Read Remote Features Complete event")
             let event = ReadRemoteFeaturesComplete(
                 status: HCIStatus(try r.readUInt8()), connectionHandle: try r.readUInt16(),
                 features: try r.readUInt64())
@@ -354,7 +356,7 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
             return .readRemoteFeaturesComplete(event)
 
         case 0x06:
-            var r = ByteReader(reader.remaining, context: "HCI LE Remote Connection Parameter Request event")
+            var r = ByteReader(parameters, context: "HCI LE Remote Connection Parameter Request event")
             let event = RemoteConnectionParameterRequest(
                 connectionHandle: try r.readUInt16(), intervalMin: try r.readUInt16(),
                 intervalMax: try r.readUInt16(), maxLatency: try r.readUInt16(), timeout: try r.readUInt16())
@@ -362,7 +364,7 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
             return .remoteConnectionParameterRequest(event)
 
         case 0x07:
-            var r = ByteReader(reader.remaining, context: "HCI LE Data Length Change event")
+            var r = ByteReader(parameters, context: "HCI LE Data Length Change event")
             let event = DataLengthChange(
                 connectionHandle: try r.readUInt16(), maxTXOctets: try r.readUInt16(),
                 maxTXTime: try r.readUInt16(), maxRXOctets: try r.readUInt16(), maxRXTime: try r.readUInt16())
@@ -370,7 +372,7 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
             return .dataLengthChange(event)
 
         case 0x0C:
-            var r = ByteReader(reader.remaining, context: "HCI LE PHY Update Complete event")
+            var r = ByteReader(parameters, context: "HCI LE PHY Update Complete event")
             let event = PHYUpdateComplete(
                 status: HCIStatus(try r.readUInt8()), connectionHandle: try r.readUInt16(),
                 txPHY: LEPHY(try r.readUInt8()), rxPHY: LEPHY(try r.readUInt8()))
@@ -378,10 +380,10 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
             return .phyUpdateComplete(event)
 
         case 0x0D:
-            return .extendedAdvertisingReport(try AdvertisingReport.decodeExtendedReports(reader.remaining))
+            return .extendedAdvertisingReport(try AdvertisingReport.decodeExtendedReports(parameters))
 
         default:
-            return .unknown(subevent: subevent, parameters: reader.remaining)
+            return .unknown(subevent: subevent, parameters: parameters)
         }
     }
 
