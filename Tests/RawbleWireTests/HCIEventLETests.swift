@@ -107,6 +107,15 @@ struct HCIEventLEConnectionTests {
             """)?.kind == .truncated(needed: 2, available: 0))
     }
 
+    @Test func unknownRoleAndReservedClockAccuracyAreKept() throws {
+        let le = try decodeLE("3E 13 01 00 40 00 07 01 FF EE DD CC BB AA 18 00 00 00 C8 00 09")
+        guard case .connectionComplete(let c) = le else { Issue.record("got \(le)"); return }
+        #expect(c.role == .other(7))
+        #expect(c.role.rawValue == 7)
+        #expect(c.centralClockAccuracy == 9)
+        #expect(c.centralClockAccuracyPPM == nil)
+    }
+
     @Test func connectionUpdateComplete() throws {
         let le = try decodeLE("3E 0A 03 00 40 00 06 00 00 00 F4 01")
         #expect(le == .connectionUpdateComplete(.init(
@@ -211,6 +220,18 @@ struct HCIEventAdvertisingReportTests {
             #expect(report.eventType.contains(.legacyPDU))
         }
         #expect(le.name == "LE Advertising Report")
+    }
+
+    @Test func rssiAndTXPowerUse127ForNotAvailable() {
+        var report = AdvertisingReport(legacy: .advInd, addressType: .public, address: .any, rssi: nil, data: [])
+        #expect(report.rawRSSI == 127)
+        report.rssi = -20
+        #expect(report.rawRSSI == -20)
+        var fields = AdvertisingReport.ExtendedFields(eventType: [], txPower: 4)
+        #expect(fields.rawTXPower == 4)
+        fields.txPower = nil
+        #expect(fields.rawTXPower == 127)
+        #expect(fields.sid == nil)
     }
 
     @Test func reportDataIsASliceOfTheInput() throws {
