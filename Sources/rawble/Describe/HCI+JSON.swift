@@ -1,0 +1,220 @@
+import RawbleWire
+
+extension AdvertisingReport {
+    /// The device fields `scan` prints, also used for reports inside `decode`:
+    /// `address`, `addressType`, `rssi`, `connectable`, `name`, `services`,
+    /// `manufacturerData`, `serviceData`, `txPower`, `appearance`; plus the report's own
+    /// `eventType`, the raw `data`, and `error` when an AD structure is broken (the fields
+    /// decoded before it are still shown).
+    var deviceJSON: JSON {
+        let ad = AdvertisingData(decoding: data)
+        var fields: [(String, JSON)] = [
+            ("address", .string(address.description)),
+            ("addressType", .string(addressType.description)),
+            ("rssi", rssi.map { JSON($0) } ?? .null),
+            ("connectable", .bool(isConnectable)),
+            ("scanResponse", .bool(isScanResponse)),
+            ("eventType", .string(eventTypeName)),
+        ]
+        fields += ad.deviceFields
+        fields.append(("data", .hex(data)))
+        if let error = ad.error { fields.append(("error", .string(error.description))) }
+        return .object(fields)
+    }
+
+    private var eventTypeName: String {
+        switch format {
+        case .legacy(let type): type.name
+        case .extended:
+            "extended" + [(isConnectable, " connectable"), (isScannable, " scannable"), (isDirected, " directed"),
+                          (isScanResponse, " scan-response"), (eventType.contains(.legacyPDU), " legacy")]
+                .filter(\.0).map(\.1).joined()
+        }
+    }
+}
+
+extension AdvertisingData {
+    /// Fields of the `scan` device shape that come from advertising data.
+    var deviceFields: [(String, JSON)] {
+        [
+            ("name", JSON(localName)),
+            ("services", .array(serviceUUIDs.map { .uuid($0) })),
+            ("manufacturerData", .array(manufacturerData.map {
+                .object([("company", JSON($0.companyID)), ("data", .hex($0.data))]
+                        + ($0.companyName.map { [("companyName", JSON.string($0))] } ?? []))
+            })),
+            ("serviceData", .array(serviceData.map { entry in
+                var item: [(String, JSON)] = [("uuid", .uuid(entry.uuid)), ("data", .hex(entry.data))]
+                // The one Heart Rate decoder, wherever HRM bytes appear.
+                if entry.uuid == .heartRateService || entry.uuid == .heartRateMeasurement,
+                   let m = try? HeartRateMeasurement.decode(entry.data) {
+                    item.append(("heartRate", m.json(raw: entry.data)))
+                }
+                return .object(item)
+            })),
+            ("txPower", txPowerLevel.map { JSON($0) } ?? .null),
+            ("appearance", appearance.map { JSON($0.rawValue) } ?? .null),
+        ]
+    }
+
+    /// Every structure in order, with its type name and decoded value.
+    var structuresJSON: JSON {
+        .array(map { structure in
+            var item: [(String, JSON)] = [
+                ("type", JSON(structure.type.rawValue)), ("typeName", .string(structure.type.name ?? "Unknown AD type")),
+            ]
+            switch structure {
+            case .flags(let flags):
+                item.append(("flags", .array(flags.names.map { .string($0) })))
+            case let .serviceUUIDs(list, _), let .solicitedServiceUUIDs(list):
+                item.append(("uuids", .array(list.map { uuid in
+                    .string(uuid.name.map { "\(uuid) (\($0))" } ?? uuid.description)
+                })))
+            case .localName(let name):
+                item.append(("name", .string(name.string)))
+            case .txPowerLevel(let level):
+                item.append(("dBm", JSON(level)))
+            case .manufacturerData(let m):
+                item.append(("company", JSON(m.companyID)))
+                if let name = m.companyName { item.append(("companyName", .string(name))) }
+                item.append(("data", .hex(m.data)))
+            case .serviceData(let s):
+                item.append(("uuid", .uuid(s.uuid)))
+                item += uuidName(s.uuid, key: "uuidName")
+                item.append(("data", .hex(s.data)))
+            case .appearance(let a):
+                item.append(("appearance", JSON(a.rawValue)))
+                if let name = a.name { item.append(("appearanceName", .string(name))) }
+            case .uri(let uri):
+                item.append(("uri", .string(uri.description)))
+            case .other(_, let data):
+                item.append(("data", .hex(data)))
+            default:
+                item.append(("value", .string(String(describing: structure.valueDescription))))
+            }
+            return .object(item)
+        })
+    }
+}
+
+extension ADStructure {
+    var valueDescription: String {
+        switch self {
+        case .peripheralConnectionIntervalRange(let r): r.description
+        case .publicTargetAddresses(let a), .randomTargetAddresses(let a): a.description
+        case .advertisingInterval(let i): i.description
+        case .leDeviceAddress(let a): a.description
+        case .leRole(let r): r.description
+        default: "\(self)"
+        }
+    }
+}
+
+/// Describes one H4 packet (type byte + packet): HCI command, event, ACL with its L2CAP
+/// frame and, on the ATT channel, the ATT PDU.
+enum PacketDescription {
+    /// The JSON fields of a packet: `type`, then the decoded packet. Throws when the packet does
+    /// not decode (the error names the byte offset within the packet).
+    static func json(_ packet: H4Packet) throws(WireError) -> [(String, JSON)] {
+        switch packet.type {
+        case .command:
+            let command = try HCICommand.decode(packet.bytes)
+            return [("type", "command"), ("opcode", JSON(command.opcode.rawValue)), ("name", .string(command.name)),
+                    ("parameters", commandParameters(command))]
+        case .event:
+            let event = try HCIEvent.decode(packet.bytes)
+            return [("type", "event"), ("code", JSON(event.code)), ("name", .string(event.name))] + eventFields(event)
+        case .acl:
+            let acl = try ACLPacket.decode(packet.bytes)
+            var fields: [(String, JSON)] = [
+                ("type", "acl"), ("handle", JSON(acl.handle)),
+                ("boundary", .string(boundaryName(acl.packetBoundary))), ("length", JSON(acl.payload.count)),
+            ]
+            if acl.packetBoundary != .continuation {
+                fields += try l2capFields(acl.payload)
+            } else {
+                fields.append(("fragment", .hex(acl.payload)))
+            }
+            return fields
+        case .sco, .iso:
+            return [("type", .string(packet.type == .sco ? "sco" : "iso")), ("data", .hex(packet.bytes))]
+        }
+    }
+
+    static func boundaryName(_ boundary: ACLHeader.PacketBoundary) -> String {
+        switch boundary {
+        case .firstNonFlushable: "first (non-flushable)"
+        case .continuation: "continuation"
+        case .firstFlushable: "first (flushable)"
+        case .reserved: "reserved"
+        }
+    }
+
+    /// The L2CAP basic frame in a first ACL fragment; a frame longer than the fragment is shown
+    /// as the start of a fragmented PDU, not an error.
+    static func l2capFields(_ payload: ArraySlice<UInt8>) throws(WireError) -> [(String, JSON)] {
+        guard let header = L2CAPHeader(peeking: payload) else {
+            throw WireError(.truncated(needed: 4, available: payload.count), at: payload.startIndex, in: "L2CAP basic header")
+        }
+        var fields: [(String, JSON)] = [
+            ("channel", JSON(header.channelID.rawValue)), ("channelName", .string(header.channelID.name)),
+        ]
+        if Int(header.length) + 4 > payload.count {
+            fields.append(("l2capLength", JSON(header.length)))
+            fields.append(("fragmented", true))
+            return fields
+        }
+        let frame = try L2CAPFrame.decode(payload)
+        switch frame.channelID {
+        case .att:
+            fields.append(("att", try ATTPDU.decode(frame.payload).json))
+        case .leSignaling:
+            let command = try LESignalingCommand.decode(frame.payload)
+            fields.append(("signaling", .object([
+                ("code", JSON(command.code.rawValue)), ("name", .string(command.code.name)),
+                ("identifier", JSON(command.identifier)), ("fields", Reflection.json(command.payload)),
+            ])))
+        case .securityManager:
+            let command = try SMPCommand.decode(frame.payload)
+            fields.append(("smp", .object([
+                ("code", JSON(command.code.rawValue)), ("name", .string(command.code.name)),
+                ("fields", Reflection.json(command)),
+            ])))
+        default:
+            fields.append(("payload", .hex(frame.payload)))
+        }
+        return fields
+    }
+
+    static func commandParameters(_ command: HCICommand) -> JSON {
+        let mirror = Mirror(reflecting: command)
+        guard let payload = mirror.children.first else { return .object([]) }
+        if case .object(let fields) = Reflection.json(payload.value) { return .object(fields) }
+        return .object([(payload.label ?? "value", Reflection.json(payload.value))])
+    }
+
+    static func eventFields(_ event: HCIEvent) -> [(String, JSON)] {
+        switch event {
+        case .commandComplete(let complete):
+            var fields: [(String, JSON)] = [
+                ("numHCICommandPackets", JSON(complete.numHCICommandPackets)),
+                ("opcode", JSON(complete.opcode.rawValue)),
+                ("command", .string(complete.opcode.name ?? complete.opcode.description)),
+            ]
+            if let result = try? CommandReturn.decode(opcode: complete.opcode, returnParameters: complete.returnParameters) {
+                fields.append(("status", .string(result.status?.description ?? "none")))
+                fields.append(("returnParameters", Reflection.json(result)))
+            } else {
+                fields.append(("returnParameters", .hex(complete.returnParameters)))
+                fields.append(("error", "return parameters do not match the command"))
+            }
+            return fields
+        case .le(.advertisingReport(let reports)), .le(.extendedAdvertisingReport(let reports)):
+            return [("reports", .array(reports.map(\.deviceJSON)))]
+        case .le(let meta):
+            return [("subevent", JSON(meta.subeventCode)), ("fields", Reflection.json(meta))]
+        default:
+            return [("fields", Reflection.json(event))]
+        }
+    }
+}
