@@ -35,7 +35,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RawbleCLITests",
-            dependencies: ["rawble"]
+            dependencies: ["rawble", "RawbleWire"]
         ),
     ],
     swiftLanguageModes: [.v6]

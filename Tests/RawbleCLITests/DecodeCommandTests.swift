@@ -1,0 +1,243 @@
+import Foundation
+import RawbleWire
+import Testing
+
+/// `rawble decode …` as a user runs it: vectors from the Heart Rate specification and the Core
+/// specification, JSON field names from the CLI documentation, and one-line errors that name
+/// the byte offset.
+@Suite("rawble decode")
+struct DecodeCommandTests {
+    // MARK: hrm
+
+    @Test func heartRateContactDetected() throws {
+        let result = try CLI.run(["decode", "hrm", "065A", "--json"])
+        #expect(result.status == 0)
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        #expect(object["bpm"] as? Int == 90)
+        #expect(object["contact"] as? String == "detected")
+        #expect(object["energyExpended"] is NSNull)
+        #expect((object["rrIntervals"] as? [Double]) == [])
+        #expect(object["raw"] as? String == "065a")
+    }
+
+    @Test func heartRateWithOneRRInterval() throws {
+        let result = try CLI.run(["decode", "hrm", "10 48 00 04", "--json"])
+        #expect(result.status == 0)
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        #expect(object["bpm"] as? Int == 72)
+        #expect(object["contact"] as? String == "unsupported")
+        #expect((object["rrIntervals"] as? [Double]) == [1.0])
+    }
+
+    @Test func heartRateEveryFieldReadable() throws {
+        let result = try CLI.run(["decode", "hrm", "1e6d0800310234023702"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("109 bpm"))
+        #expect(result.stdout.contains("energy 8 kJ"))
+        #expect(result.stdout.contains("RR 547.9 ms 550.8 ms 553.7 ms"))
+    }
+
+    @Test func heartRateTruncatedNamesFieldAndOffset() throws {
+        let result = try CLI.run(["decode", "hrm", "1e6d08"])
+        #expect(result.status == 65)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderrLines.count == 1)
+        #expect(result.stderr.contains("Energy Expended"))
+        #expect(result.stderr.contains("byte 2"))
+    }
+
+    @Test(arguments: ["0x", "06 5", "06zz", ""])
+    func badHexIsAOneLineError(hex: String) throws {
+        let result = try CLI.run(["decode", "hrm", hex])
+        #expect(result.status == 65 || result.status == 64)
+        #expect(result.stderrLines.count == 1)
+        #expect(!result.killedBySignal)
+    }
+
+    // MARK: adv
+
+    @Test func advertisementFields() throws {
+        let data = AdvertisingData(flags: .generalDiscoverableLEOnly, serviceUUIDs: [.heartRateService],
+                                   localName: "Polar H10", txPowerLevel: -4,
+                                   manufacturerData: ManufacturerData(companyID: 0x006B, data: [0x01, 0x02]))
+        let result = try CLI.run(["decode", "adv", Hex.encode(data.encoded), "--json"])
+        #expect(result.status == 0)
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        #expect(object["name"] as? String == "Polar H10")
+        #expect(object["services"] as? [String] == ["180D"])
+        #expect(object["txPower"] as? Int == -4)
+        let manufacturer = try #require((object["manufacturerData"] as? [[String: Any]])?.first)
+        #expect(manufacturer["company"] as? Int == 0x006B)
+        #expect(manufacturer["data"] as? String == "0102")
+    }
+
+    @Test func brokenStructureKeepsEarlierOnes() throws {
+        // Flags, a complete name, then a structure claiming 9 bytes with 2 present.
+        let result = try CLI.run(["decode", "adv", "020106 0409414243 0903 0d18", "--json"])
+        #expect(result.status == 65)
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        #expect(object["name"] as? String == "ABC")
+        #expect(result.stderrLines.count == 1)
+        #expect(result.stderr.contains("byte 8"))
+    }
+
+    // MARK: hci
+
+    @Test func commandCompleteForReset() throws {
+        let result = try CLI.run(["decode", "hci", "040e0401030c00", "--json"])
+        #expect(result.status == 0)
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        #expect(object["type"] as? String == "event")
+        #expect(object["name"] as? String == "Command Complete")
+        #expect(object["command"] as? String == "Reset")
+        #expect(object["numHCICommandPackets"] as? Int == 1)
+    }
+
+    @Test func resetCommand() throws {
+        let result = try CLI.run(["decode", "hci", "01030c00", "--json"])
+        #expect(result.status == 0)
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        #expect(object["type"] as? String == "command")
+        #expect(object["opcode"] as? Int == 0x0C03)
+        #expect(object["name"] as? String == "Reset")
+    }
+
+    @Test func advertisingReportsWithDeviceFields() throws {
+        let first = AdvertisingData(serviceUUIDs: [.heartRateService], localName: "Strap")
+        let second = AdvertisingData(flags: nil, localName: "Scale")
+        let event = HCIEvent.le(.advertisingReport([
+            AdvertisingReport(legacy: .advInd, addressType: .random,
+                              address: try #require(BluetoothAddress("C1:22:33:44:55:66")), rssi: -60, data: first.encoded[...]),
+            AdvertisingReport(legacy: .scanRsp, addressType: .public,
+                              address: try #require(BluetoothAddress("00:11:22:33:44:55")), rssi: -70, data: second.encoded[...]),
+        ]))
+        let packet = H4Packet(type: .event, bytes: event.encoded)
+        let result = try CLI.run(["decode", "hci", Hex.encode(packet.encoded), "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        let reports = try #require(object["reports"] as? [[String: Any]])
+        #expect(reports.count == 2)
+        #expect(reports[0]["address"] as? String == "C1:22:33:44:55:66")
+        #expect(reports[0]["addressType"] as? String == "random")
+        #expect(reports[0]["name"] as? String == "Strap")
+        #expect(reports[0]["connectable"] as? Bool == true)
+        #expect(reports[0]["services"] as? [String] == ["180D"])
+        #expect(reports[0]["rssi"] as? Int == -60)
+        #expect(reports[1]["name"] as? String == "Scale")
+        #expect(reports[1]["connectable"] as? Bool == false)
+    }
+
+    @Test func aclCarryingAnATTNotification() throws {
+        // ACL handle 0x0040, L2CAP length 5 on CID 4, Handle Value Notification of HRM 06 5A.
+        let result = try CLI.run(["decode", "hci", "02 4000 0900 0500 0400 1b 1000 065a", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        #expect(object["type"] as? String == "acl")
+        #expect(object["channel"] as? Int == 4)
+        let att = try #require(object["att"] as? [String: Any])
+        #expect(att["opcode"] as? Int == 0x1B)
+        #expect(att["handle"] as? String == "0x0010")
+        #expect(att["value"] as? String == "065a")
+    }
+
+    @Test func unknownPacketTypeNamesByteZero() throws {
+        let result = try CLI.run(["decode", "hci", "0c0001"])
+        #expect(result.status == 65)
+        #expect(result.stderrLines.count == 1)
+        #expect(result.stderr.contains("byte 0"))
+    }
+
+    @Test func eventLengthMismatchIsMalformed() throws {
+        let result = try CLI.run(["decode", "hci", "040e05 01030c00"])
+        #expect(result.status == 65)
+        #expect(result.stderrLines.count == 1)
+    }
+
+    // MARK: att
+
+    @Test func attErrorResponse() throws {
+        let result = try CLI.run(["decode", "att", "01 08 0100 0a", "--json"])
+        #expect(result.status == 0)
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        #expect(object["name"] as? String == "Error Response")
+        #expect(object["errorName"] as? String == "Attribute Not Found")
+        #expect(object["handle"] as? String == "0x0001")
+    }
+
+    @Test func attTruncated() throws {
+        let result = try CLI.run(["decode", "att", "0a01"])
+        #expect(result.status == 65)
+        #expect(result.stderrLines.count == 1)
+        #expect(result.stderr.contains("byte 1"))
+    }
+
+    // MARK: btsnoop
+
+    private func writeCapture(_ records: [BtsnoopRecord], truncateBy: Int = 0) throws -> String {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rawble-decode-\(UUID().uuidString).btsnoop").path
+        var bytes = BtsnoopWriter.file(records: records)
+        bytes.removeLast(truncateBy)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    private var session: [BtsnoopRecord] {
+        let base: Int64 = 1_763_800_000_000_000  // 2025-11-22T08:26:40Z
+        return [
+            BtsnoopRecord(packet: H4Packet(type: .command, bytes: [0x03, 0x0C, 0x00]), direction: .sent, unixMicroseconds: base),
+            BtsnoopRecord(packet: H4Packet(type: .event, bytes: [0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]),
+                          direction: .received, unixMicroseconds: base + 1_500),
+            BtsnoopRecord(packet: H4Packet(type: .acl, bytes: [0x40, 0x20, 0x09, 0x00, 0x05, 0x00, 0x04, 0x00, 0x1B, 0x10, 0x00, 0x06, 0x5A]),
+                          direction: .received, unixMicroseconds: base + 2_000_123),
+            // An event whose length byte lies: reported in its record, the rest still decodes.
+            BtsnoopRecord(packet: H4Packet(type: .event, bytes: [0x0E, 0x09, 0x01]), direction: .received, unixMicroseconds: base + 3_000_000),
+        ]
+    }
+
+    @Test func btsnoopRecordsAsJSONLines() throws {
+        let path = try writeCapture(session)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try CLI.run(["decode", "btsnoop", path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try result.stdoutLines.map(CLI.jsonObject)
+        #expect(lines.count == 4)
+        #expect(lines[0]["index"] as? Int == 1)
+        #expect(lines[0]["time"] as? String == "2025-11-22T08:26:40.000000Z")
+        #expect(lines[0]["direction"] as? String == "sent")
+        #expect(lines[0]["type"] as? String == "command")
+        #expect(lines[0]["name"] as? String == "Reset")
+        #expect(lines[1]["direction"] as? String == "received")
+        #expect(lines[1]["type"] as? String == "event")
+        #expect(lines[2]["time"] as? String == "2025-11-22T08:26:42.000123Z")
+        let att = try #require(lines[2]["att"] as? [String: Any])
+        #expect(att["name"] as? String == "Handle Value Notification")
+        #expect(att["value"] as? String == "065a")
+        #expect(lines[3]["error"] is String)
+        #expect(result.stderrLines.count == 1)  // "1 of 4 records did not decode"
+    }
+
+    @Test func btsnoopTruncatedFileShowsRecordsBeforeTheBreak() throws {
+        let path = try writeCapture(session, truncateBy: 2)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try CLI.run(["decode", "btsnoop", path])
+        #expect(result.status == 65)
+        #expect(result.stdoutLines.count == 3)
+        #expect(result.stderrLines.count == 1)
+    }
+
+    @Test func btsnoopMissingFile() throws {
+        let result = try CLI.run(["decode", "btsnoop", "/nonexistent/capture.log"])
+        #expect(result.status == 66)
+        #expect(result.stderrLines.count == 1)
+    }
+
+    @Test func btsnoopNotACapture() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-not-btsnoop-\(UUID().uuidString)").path
+        try Data("hello, this is not a capture".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try CLI.run(["decode", "btsnoop", path])
+        #expect(result.status == 65)
+        #expect(result.stderrLines.count == 1)
+    }
+}
