@@ -226,6 +226,26 @@ struct DecodeCommandTests {
         #expect(result.stderrLines.count == 1)
     }
 
+    @Test func btsnoopCharacteristicDeclarationsDecodedFromTheirRequest() throws {
+        // Read By Type Request for 2803 on handles 1-FFFF, then its response with the Heart Rate
+        // Measurement declaration: notify, value handle 0x0010, UUID 2A37.
+        let request: [UInt8] = [0x40, 0x00, 0x0B, 0x00, 0x07, 0x00, 0x04, 0x00, 0x08, 0x01, 0x00, 0xFF, 0xFF, 0x03, 0x28]
+        let response: [UInt8] = [0x40, 0x20, 0x0D, 0x00, 0x09, 0x00, 0x04, 0x00, 0x09, 0x07, 0x0F, 0x00, 0x10, 0x10, 0x00, 0x37, 0x2A]
+        let path = try writeCapture([
+            BtsnoopRecord(packet: H4Packet(type: .acl, bytes: request), direction: .sent, unixMicroseconds: 0),
+            BtsnoopRecord(packet: H4Packet(type: .acl, bytes: response), direction: .received, unixMicroseconds: 1),
+        ])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try CLI.run(["decode", "btsnoop", path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try result.stdoutLines.map(CLI.jsonObject)
+        let att = try #require(lines.last?["att"] as? [String: Any])
+        let entry = try #require((att["entries"] as? [[String: Any]])?.first)
+        #expect(entry["valueHandle"] as? String == "0x0010")
+        #expect(entry["uuid"] as? String == "2A37")
+        #expect(entry["properties"] as? [String] == ["notify"])
+    }
+
     @Test func btsnoopMissingFile() throws {
         let result = try CLI.run(["decode", "btsnoop", "/nonexistent/capture.log"])
         #expect(result.status == 66)

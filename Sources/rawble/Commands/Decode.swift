@@ -146,8 +146,9 @@ struct DecodeBtsnoop: AsyncParsableCommand {
             throw CLIError(.malformedInput, "\(file) is not a btsnoop file: \(fileError?.description ?? "empty")")
         }
         var failed = 0
+        var session = PacketDescription.Session()
         for (index, record) in records.enumerated() {
-            let line = describe(record, index: index + 1, datalink: header.datalink)
+            let line = describe(record, index: index + 1, datalink: header.datalink, session: &session)
             if line.failed { failed += 1 }
             if output.json {
                 Output.json(line.json)
@@ -163,8 +164,9 @@ struct DecodeBtsnoop: AsyncParsableCommand {
         }
     }
 
-    private func describe(_ record: BtsnoopRecord, index: Int, datalink: BtsnoopDatalink)
-        -> (json: JSON, text: String, failed: Bool)
+    private func describe(
+        _ record: BtsnoopRecord, index: Int, datalink: BtsnoopDatalink, session: inout PacketDescription.Session
+    ) -> (json: JSON, text: String, failed: Bool)
     {
         let time = iso8601(unixMicroseconds: record.unixMicroseconds)
         let direction = record.direction(datalink: datalink).map { $0 == .received ? "received" : "sent" }
@@ -174,7 +176,7 @@ struct DecodeBtsnoop: AsyncParsableCommand {
         do {
             if let packet = try record.h4Packet(datalink: datalink) {
                 do {
-                    let decoded = try PacketDescription.json(packet)
+                    let decoded = try PacketDescription.json(packet, session: &session)
                     fields += decoded
                     summary = Self.summary(decoded)
                 } catch {

@@ -3,7 +3,11 @@ import RawbleWire
 extension ATTPDU {
     /// The JSON the CLI prints for an ATT PDU: `opcode` (number), `name`, `handle` where the
     /// PDU has one, `value` (hex) where it has one, then the PDU's other fields.
-    var json: JSON {
+    var json: JSON { json(readByTypeRequestType: nil) }
+
+    /// As ``json``; when the Read By Type request this answers is known (a capture), a response
+    /// to a characteristic-declaration request also shows each declaration decoded.
+    func json(readByTypeRequestType: BluetoothUUID?) -> JSON {
         var fields: [(String, JSON)] = [("opcode", JSON(opcode.rawValue)), ("name", .string(opcode.name))]
         func range(_ start: UInt16, _ end: UInt16) {
             fields.append(("startHandle", .handle(start)))
@@ -39,8 +43,16 @@ extension ATTPDU {
             fields.append(("type", .uuid(type)))
             fields += uuidName(type, key: "typeName")
         case .readByTypeResponse(let entries):
-            fields.append(("entries", .array(entries.map {
-                .object([("handle", .handle($0.handle)), ("value", .hex($0.value))])
+            fields.append(("entries", .array(entries.map { entry in
+                var item: [(String, JSON)] = [("handle", .handle(entry.handle)), ("value", .hex(entry.value))]
+                if readByTypeRequestType == .characteristic,
+                   let declaration = try? CharacteristicDeclaration.decode(entry.value) {
+                    item.append(("properties", .array(declaration.properties.names.map { .string($0) })))
+                    item.append(("valueHandle", .handle(declaration.valueHandle)))
+                    item.append(("uuid", .uuid(declaration.uuid)))
+                    item += uuidName(declaration.uuid)
+                }
+                return .object(item)
             })))
         case .readRequest(let handle):
             fields.append(("handle", .handle(handle)))

@@ -113,9 +113,20 @@ extension ADStructure {
 /// Describes one H4 packet (type byte + packet): HCI command, event, ACL with its L2CAP
 /// frame and, on the ATT channel, the ATT PDU.
 enum PacketDescription {
+    /// What a capture's earlier packets tell about later ones: the type of the last Read By
+    /// Type request per connection, so its response can be decoded in full.
+    struct Session {
+        var readByTypeRequests: [UInt16: BluetoothUUID] = [:]
+    }
+
     /// The JSON fields of a packet: `type`, then the decoded packet. Throws when the packet does
     /// not decode (the error names the byte offset within the packet).
     static func json(_ packet: H4Packet) throws(WireError) -> [(String, JSON)] {
+        var session = Session()
+        return try json(packet, session: &session)
+    }
+
+    static func json(_ packet: H4Packet, session: inout Session) throws(WireError) -> [(String, JSON)] {
         switch packet.type {
         case .command:
             let command = try HCICommand.decode(packet.bytes)
@@ -131,7 +142,7 @@ enum PacketDescription {
                 ("boundary", .string(boundaryName(acl.packetBoundary))), ("length", JSON(acl.payload.count)),
             ]
             if acl.packetBoundary != .continuation {
-                fields += try l2capFields(acl.payload)
+                fields += try l2capFields(acl.payload, connection: acl.handle, session: &session)
             } else {
                 fields.append(("fragment", .hex(acl.payload)))
             }
@@ -152,7 +163,9 @@ enum PacketDescription {
 
     /// The L2CAP basic frame in a first ACL fragment; a frame longer than the fragment is shown
     /// as the start of a fragmented PDU, not an error.
-    static func l2capFields(_ payload: ArraySlice<UInt8>) throws(WireError) -> [(String, JSON)] {
+    static func l2capFields(_ payload: ArraySlice<UInt8>, connection: UInt16, session: inout Session)
+        throws(WireError) -> [(String, JSON)]
+    {
         guard let header = L2CAPHeader(peeking: payload) else {
             throw WireError(.truncated(needed: 4, available: payload.count), at: payload.startIndex, in: "L2CAP basic header")
         }
@@ -167,7 +180,16 @@ enum PacketDescription {
         let frame = try L2CAPFrame.decode(payload)
         switch frame.channelID {
         case .att:
-            fields.append(("att", try ATTPDU.decode(frame.payload).json))
+            let pdu = try ATTPDU.decode(frame.payload)
+            switch pdu {
+            case let .readByTypeRequest(_, _, type):
+                session.readByTypeRequests[connection] = type
+                fields.append(("att", pdu.json))
+            case .readByTypeResponse:
+                fields.append(("att", pdu.json(readByTypeRequestType: session.readByTypeRequests[connection])))
+            default:
+                fields.append(("att", pdu.json))
+            }
         case .leSignaling:
             let command = try LESignalingCommand.decode(frame.payload)
             fields.append(("signaling", .object([
