@@ -1,24 +1,36 @@
 // swift-tools-version: 6.1
 // Benchmarks live in their own package so `swift test` in the project never builds them.
-//   cd Benchmarks && swift package benchmark
+//   cd Benchmarks && swift package benchmark     (package-benchmark: percentiles, mallocs)
+//   swift run -c release WireRates               (plain-clock rates, used by Scripts/benchmark)
 import PackageDescription
 
 let package = Package(
     name: "rawble-benchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(path: ".."),
+        .package(name: "rawble", path: ".."),
         .package(url: "https://github.com/ordo-one/package-benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // The measured loops and input loading, shared by both executables.
+        .target(
+            name: "WireWorkloads",
+            dependencies: [.product(name: "RawbleWire", package: "rawble")],
+            path: "Sources/WireWorkloads"
+        ),
         .executableTarget(
             name: "WireBenchmarks",
             dependencies: [
-                .product(name: "RawbleWire", package: "rawble"),
+                "WireWorkloads",
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
             path: "Benchmarks/WireBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+        .executableTarget(
+            name: "WireRates",
+            dependencies: ["WireWorkloads"],
+            path: "Sources/WireRates"
         ),
     ],
     swiftLanguageModes: [.v6]
