@@ -8,7 +8,7 @@ public func fuzzHeartRate(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let encoded = m.encoded
         precondition(encoded == bytes)
         precondition((try? HeartRateMeasurement.decode(encoded)) == m)
-        precondition(m.rrIntervals.count == m.rrIntervals.bytes.count / 2)
+        precondition(m.rrIntervals.bytes.count == 2 * m.rrIntervals.count)
         var total = 0
         for interval in m.rrIntervals { total &+= Int(interval.rawValue) }
         // Rebuilding from the decoded fields gives an equal measurement when the flags are canonical.

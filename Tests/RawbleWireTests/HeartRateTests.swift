@@ -185,7 +185,7 @@ struct HeartRateMeasurementTests {
     @Test func roundTripOfRandomMeasurements() async {
         await propertyCheck(
             input: Gen.uint16(), Gen<HeartRateMeasurement.SensorContact>.case, Gen.uint16().optional,
-            Gen.uint16().array(of: 0...12)
+            Gen.uint16().array(of: 0...40)
         ) { bpm, contact, energy, rr in
             let m = HeartRateMeasurement(
                 bpm: bpm, contact: contact, energyExpended: energy, rrIntervals: rr.map(RRInterval.init(rawValue:)))
@@ -293,5 +293,33 @@ struct HeartRateControlPointTests {
         #expect(BluetoothUUID.bodySensorLocation.description == "2A38")
         #expect(BluetoothUUID.heartRateControlPoint.description == "2A39")
         #expect(BluetoothUUID.heartRateService == BluetoothUUID("0000180D-0000-1000-8000-00805F9B34FB"))
+    }
+}
+
+/// RR-Intervals are stored inline up to `RRIntervals.inlineCapacity` and in an array beyond:
+/// both paths decode, compare and re-encode alike.
+@Suite("Heart Rate Measurement: RR-Interval storage")
+struct HeartRateRRStorageTests {
+    @Test(arguments: [0, 1, 4, 5, 8, 9, 12, 13, 40, 255])
+    func intervalsRoundTripAtEveryStorageSize(count: Int) throws {
+        var value: [UInt8] = [0x10, 0x48]
+        let raw = (0..<count).map { UInt16(truncatingIfNeeded: 300 &+ $0 &* 257) }
+        for r in raw { value += [UInt8(r & 0xFF), UInt8(r >> 8)] }
+        if count == 0 { value = [0x00, 0x48] }
+        let m = try HeartRateMeasurement.decode(value)
+        #expect(m.rrIntervals.map(\.rawValue) == raw)
+        #expect(m.encoded == value)
+        let built = HeartRateMeasurement(bpm: 72, rrIntervals: raw.map { RRInterval(rawValue: $0) })
+        #expect(built == m)
+        #expect(built.hashValue == m.hashValue)
+    }
+
+    @Test func errorOffsetsCountFromTheSliceBuffer() throws {
+        // The value sits at index 3 of a larger buffer: the missing energy field is at byte 5.
+        let buffer: [UInt8] = [0xAA, 0xBB, 0xCC, 0x08, 0x48, 0x01]
+        #expect(throws: WireError(.truncated(needed: 2, available: 1), at: 5,
+                                  in: "Heart Rate Measurement Energy Expended")) {
+            try HeartRateMeasurement.decode(buffer[3...])
+        }
     }
 }

@@ -80,13 +80,9 @@ public struct HeartRateMeasurement: Hashable, Sendable {
         case .detected: flags.formUnion([.sensorContactSupported, .sensorContactDetected])
         }
         if energyExpended != nil { flags.insert(.energyExpendedPresent) }
-        var rrBytes: [UInt8] = []
-        for interval in rrIntervals {
-            rrBytes.append(UInt8(truncatingIfNeeded: interval.rawValue))
-            rrBytes.append(UInt8(truncatingIfNeeded: interval.rawValue >> 8))
-        }
-        if !rrBytes.isEmpty { flags.insert(.rrIntervalsPresent) }
-        self.init(flags: flags, bpm: bpm, energyExpended: energyExpended, rrIntervals: RRIntervals(bytes: rrBytes[...]))
+        let intervals = RRIntervals(rrIntervals)
+        if !intervals.isEmpty { flags.insert(.rrIntervalsPresent) }
+        self.init(flags: flags, bpm: bpm, energyExpended: energyExpended, rrIntervals: intervals)
     }
 }
 
@@ -140,24 +136,102 @@ public struct RRInterval: RawRepresentable, Hashable, Sendable, Comparable, Cust
     public var description: String { "\(milliseconds) ms" }
 }
 
-/// The RR-Intervals of a measurement: a view over the field's bytes that decodes each u16 on
-/// access (no array is built).
+/// The RR-Intervals of a measurement, oldest first.
+///
+/// Up to ``inlineCapacity`` intervals (every value that fits a default 23-byte ATT_MTU, and
+/// far more than a strap sends per beat) are stored inline, so decoding a measurement neither
+/// allocates nor keeps a reference to the received buffer; longer lists (possible with a large
+/// MTU) are kept in an array.
 public struct RRIntervals: RandomAccessCollection, Hashable, Sendable {
-    /// The field's bytes, an even number of them.
-    public let bytes: ArraySlice<UInt8>
+    /// Intervals stored without allocation.
+    public static let inlineCapacity = 12
 
+    @usableFromInline var inline: (UInt64, UInt64, UInt64)
+    @usableFromInline var inlineCount: Int
+    @usableFromInline var overflow: [UInt16]?
+
+    /// Reads the intervals from little-endian u16s at `bytes[start..<end]` (an even count).
     @inlinable
-    init(bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+    init<C: RandomAccessCollection<UInt8>>(littleEndian bytes: C, from start: C.Index, count: Int) {
+        inline = (0, 0, 0)
+        inlineCount = 0
+        overflow = nil
+        if count <= Self.inlineCapacity {
+            var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            var i = start
+            for n in 0..<count {
+                let low = bytes[i]
+                i = bytes.index(after: i)
+                let high = bytes[i]
+                i = bytes.index(after: i)
+                let value = UInt64(low) | UInt64(high) << 8
+                let shift = UInt64(16 * (n & 3))
+                switch n >> 2 {
+                case 0: words.0 |= value << shift
+                case 1: words.1 |= value << shift
+                default: words.2 |= value << shift
+                }
+            }
+            inline = words
+            inlineCount = count
+        } else {
+            var values: [UInt16] = []
+            values.reserveCapacity(count)
+            var i = start
+            for _ in 0..<count {
+                let low = bytes[i]
+                i = bytes.index(after: i)
+                let high = bytes[i]
+                i = bytes.index(after: i)
+                values.append(UInt16(low) | UInt16(high) << 8)
+            }
+            overflow = values
+        }
+    }
+
+    /// Intervals built by hand (the encoder's initializer).
+    public init(_ intervals: some Sequence<RRInterval>) {
+        var bytes: [UInt8] = []
+        for interval in intervals {
+            bytes.append(UInt8(truncatingIfNeeded: interval.rawValue))
+            bytes.append(UInt8(truncatingIfNeeded: interval.rawValue >> 8))
+        }
+        self.init(littleEndian: bytes, from: 0, count: bytes.count / 2)
+    }
 
     public typealias Index = Int
     @inlinable public var startIndex: Int { 0 }
-    @inlinable public var endIndex: Int { bytes.count / 2 }
+    @inlinable public var endIndex: Int { overflow?.count ?? inlineCount }
 
     @inlinable
     public subscript(position: Int) -> RRInterval {
         precondition(position >= 0 && position < endIndex, "RR-Interval index out of range")
-        let i = bytes.startIndex + 2 * position
-        return RRInterval(rawValue: UInt16(bytes[i]) | UInt16(bytes[i + 1]) << 8)
+        if let overflow { return RRInterval(rawValue: overflow[position]) }
+        let word: UInt64
+        switch position >> 2 {
+        case 0: word = inline.0
+        case 1: word = inline.1
+        default: word = inline.2
+        }
+        return RRInterval(rawValue: UInt16(truncatingIfNeeded: word >> UInt64(16 * (position & 3))))
+    }
+
+    /// The field as carried on the wire: each interval as a little-endian u16.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(2 * count)
+        for interval in self {
+            out.append(UInt8(truncatingIfNeeded: interval.rawValue))
+            out.append(UInt8(truncatingIfNeeded: interval.rawValue >> 8))
+        }
+        return out
+    }
+
+    public static func == (a: RRIntervals, b: RRIntervals) -> Bool { a.elementsEqual(b) }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for interval in self { hasher.combine(interval.rawValue) }
     }
 }
 
@@ -166,10 +240,39 @@ extension HeartRateMeasurement: WireDecodable, WireEncodable {
     /// a field the flags announce but the value lacks, an RR field with no interval or an odd
     /// byte, bytes after the last field.
     ///
-    /// Hot path (benchmarked, no allocation): plain index arithmetic on the slice; the error
-    /// paths are out of line.
+    /// Hot path (benchmarked, no allocation, no reference kept to `bytes`): plain index
+    /// arithmetic on the slice; the error paths are out of line.
     @inlinable
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> HeartRateMeasurement {
+        let base = bytes.startIndex
+        return try bytes.withUnsafeBufferPointer { (buffer) throws(WireError) in
+            try decode(buffer: buffer, baseOffset: base)
+        }
+    }
+
+    /// Decodes a characteristic value held in an array (borrowed: no slice, no reference kept).
+    @inlinable
+    public static func decode(_ bytes: [UInt8]) throws(WireError) -> HeartRateMeasurement {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(WireError) in
+            try decode(buffer: buffer, baseOffset: 0)
+        }
+    }
+
+    /// Decodes a characteristic value from borrowed memory; error offsets are
+    /// `baseOffset` plus the index in `buffer`.
+    @inlinable
+    public static func decode(buffer bytes: UnsafeBufferPointer<UInt8>, baseOffset: Int = 0) throws(WireError)
+        -> HeartRateMeasurement
+    {
+        do {
+            return try decodeFields(bytes)
+        } catch {
+            throw WireError(error.kind, at: error.offset + baseOffset, in: error.context)
+        }
+    }
+
+    @inlinable
+    static func decodeFields(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> HeartRateMeasurement {
         let end = bytes.endIndex
         var i = bytes.startIndex
         guard i < end else { throw failure(.flags, at: i, available: 0, needed: 1) }
@@ -200,7 +303,7 @@ extension HeartRateMeasurement: WireDecodable, WireEncodable {
         }
         return HeartRateMeasurement(
             flags: Flags(rawValue: flags), bpm: bpm, energyExpended: energy,
-            rrIntervals: RRIntervals(bytes: bytes[i..<end]))
+            rrIntervals: RRIntervals(littleEndian: bytes, from: i, count: (end - i) / 2))
     }
 
     /// The fields a measurement can be short of, for error messages.
