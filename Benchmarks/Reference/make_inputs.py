@@ -48,8 +48,11 @@ def advertising_data() -> bytes:
         fields.append((AdvertisingData.TX_POWER_LEVEL, struct.pack("b", rng.randint(-20, 8))))
     if rng.random() < 0.1:
         fields.append((AdvertisingData.SERVICE_DATA_16_BIT_UUID, struct.pack("<H", 0x180D) + bytes([0x06, rng.randint(50, 180)])))
-    data = bytes(AdvertisingData(fields))
-    return data[:31] if len(data) > 31 else data
+    # Legacy advertising data holds 31 bytes: drop whole structures from the end until it fits
+    # (as an advertiser would), never cut one in half.
+    while len(bytes(AdvertisingData(fields))) > 31:
+        fields.pop()
+    return bytes(AdvertisingData(fields))
 
 
 def adv_events(count: int):
