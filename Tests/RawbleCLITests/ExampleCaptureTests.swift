@@ -223,4 +223,20 @@ struct ExampleCaptureTests {
         #expect(Set(expected.measurements.map(\.rrIntervals.count)) == [0, 1, 2, 3])
         #expect(expected.measurements.contains { $0.energyExpended != nil })
     }
+
+    /// `decode btsnoop` itself names the Heart Rate Measurement handle from the discovery it
+    /// saw earlier in the capture and decodes each notification with the shared decoder.
+    @Test func decodeBtsnoopShowsEachHeartBeat() throws {
+        let expected = try Self.loadExpected()
+        let records = try Self.decodedRecords()
+        let beats = records.compactMap { Self.att($0)?["heartRate"] as? [String: Any] }
+        #expect(beats.count == expected.measurements.count)
+        for (got, want) in zip(beats, expected.measurements) {
+            #expect(got["bpm"] as? Int == want.bpm)
+            #expect(got["contact"] as? String == want.contact)
+            #expect((got["rrIntervals"] as? [Double])?.count == want.rrIntervals.count)
+        }
+        let location = records.compactMap { Self.att($0)?["bodySensorLocation"] as? String }
+        #expect(location == ["chest"])
+    }
 }

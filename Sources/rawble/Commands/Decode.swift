@@ -244,6 +244,9 @@ struct DecodeBtsnoop: AsyncParsableCommand {
                 line += ": \(text(field("name", in: att)))"
                 if let handle = field("handle", in: att) { line += " \(text(handle))" }
                 if let value = field("value", in: att) { line += " \(text(value))" }
+                if let name = field("characteristicName", in: att) { line += " (\(text(name)))" }
+                if let summary = field("summary", in: att) { line += ": \(text(summary))" }
+                if let location = field("bodySensorLocation", in: att) { line += ": \(text(location))" }
             } else if case .object(let sig)? = field("signaling", in: fields) ?? field("smp", in: fields) {
                 line += ": \(text(field("name", in: sig)))"
             } else if field("fragment", in: fields) != nil {

@@ -117,6 +117,62 @@ enum PacketDescription {
     /// Type request per connection, so its response can be decoded in full.
     struct Session {
         var readByTypeRequests: [UInt16: BluetoothUUID] = [:]
+        /// Characteristic value handles seen in discovery, per connection.
+        var characteristics: [UInt16: [UInt16: BluetoothUUID]] = [:]
+        /// The handle of the last Read Request per connection, to name its response.
+        var readRequests: [UInt16: UInt16] = [:]
+
+        /// Remembers the value handles of a characteristic discovery response.
+        mutating func learn(_ pdu: ATTPDU, connection: UInt16) {
+            guard case .readByTypeResponse(let entries) = pdu,
+                  readByTypeRequests[connection] == .characteristic else { return }
+            for entry in entries {
+                if let declaration = try? CharacteristicDeclaration.decode(entry.value) {
+                    characteristics[connection, default: [:]][declaration.valueHandle] = declaration.uuid
+                }
+            }
+        }
+
+        /// The value a notification, indication or read carries, decoded when its
+        /// characteristic is one this stack knows (Heart Rate Measurement, Body Sensor Location).
+        mutating func valueFields(_ pdu: ATTPDU, connection: UInt16) -> [(String, JSON)] {
+            let handle: UInt16
+            let value: ArraySlice<UInt8>
+            switch pdu {
+            case let .handleValueNotification(h, v), let .handleValueIndication(h, v):
+                handle = h
+                value = v
+            case .readRequest(let h):
+                readRequests[connection] = h
+                return []
+            case .readResponse(let v):
+                guard let h = readRequests.removeValue(forKey: connection) else { return [] }
+                handle = h
+                value = v
+            default:
+                return []
+            }
+            guard let uuid = characteristics[connection]?[handle] else { return [] }
+            var fields: [(String, JSON)] = [("characteristic", .uuid(uuid))] + uuidName(uuid, key: "characteristicName")
+            switch uuid {
+            case .heartRateMeasurement:
+                // The one Heart Rate decoder, as everywhere HRM bytes appear.
+                do {
+                    let measurement = try HeartRateMeasurement.decode(value)
+                    fields.append(("heartRate", measurement.json(raw: value)))
+                    fields.append(("summary", .string(measurement.summary)))
+                } catch {
+                    fields.append(("heartRateError", .string(error.description)))
+                }
+            case .bodySensorLocation:
+                if let location = try? BodySensorLocation.decode(value) {
+                    fields.append(("bodySensorLocation", location.name.map { .string($0) } ?? JSON(location.rawValue)))
+                }
+            default:
+                break
+            }
+            return fields
+        }
     }
 
     /// The JSON fields of a packet: `type`, then the decoded packet. Throws when the packet does
@@ -188,8 +244,13 @@ enum PacketDescription {
             case .readByTypeResponse:
                 fields.append(("att", pdu.json(readByTypeRequestType: session.readByTypeRequests[connection])))
             default:
-                fields.append(("att", pdu.json))
+                var json = pdu.json
+                if case .object(let attFields) = json {
+                    json = .object(attFields + session.valueFields(pdu, connection: connection))
+                }
+                fields.append(("att", json))
             }
+            session.learn(pdu, connection: connection)
         case .leSignaling:
             let command = try LESignalingCommand.decode(frame.payload)
             fields.append(("signaling", .object([
