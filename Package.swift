@@ -6,6 +6,8 @@ let package = Package(
     products: [
         /// Pure wire layer: every PDU the stack speaks, decoded and encoded, no I/O.
         .library(name: "RawbleWire", targets: ["RawbleWire"]),
+        /// The host's sans-I/O protocol engines (HCI command flow, ACL, L2CAP).
+        .library(name: "RawbleHost", targets: ["RawbleHost"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     dependencies: [
@@ -16,6 +18,11 @@ let package = Package(
     targets: [
         .target(
             name: "RawbleWire",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawbleHost",
+            dependencies: ["RawbleWire"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
