@@ -44,6 +44,10 @@ let package = Package(
             name: "RawbleCLITests",
             dependencies: ["rawble", "RawbleWire"]
         ),
+        .testTarget(
+            name: "RawbleHostTests",
+            dependencies: ["RawbleHost"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
