@@ -2,7 +2,7 @@ import Testing
 import RawbleHost
 
 /// A PDU of `count` bytes with distinct-ish values, so misplaced bytes show.
-func pattern(_ count: Int, seed: UInt8 = 0) -> [UInt8] {
+func aclTestBytes(_ count: Int, seed: UInt8 = 0) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed)) }
 }
 
@@ -29,7 +29,7 @@ struct ACLFlowControlTests {
     @Test func fragmentsPDUsAt27And251WithExactBytes() throws {
         for row in Self.fragmentTable {
             var flow = try make(dataLength: row.acl, total: 100)
-            let pdu = pattern(row.pdu)
+            let pdu = aclTestBytes(row.pdu)
             try flow.enqueue(l2capPDU: pdu, connection: 0x0040)
             let sent = flow.nextPacketsToSend().map(\.encoded)
             var expected: [[UInt8]] = []
@@ -47,7 +47,7 @@ struct ACLFlowControlTests {
 
     @Test func twentyEightBytePDUAt27IsExactlyTheseTwoPackets() throws {
         var flow = try make(dataLength: 27, total: 4)
-        let pdu = pattern(28)
+        let pdu = aclTestBytes(28)
         try flow.enqueue(l2capPDU: pdu, connection: 0x0EFF)
         let sent = flow.nextPacketsToSend().map(\.encoded)
         #expect(sent == [[0xFF, 0x0E, 0x1B, 0x00] + pdu[0..<27], [0xFF, 0x1E, 0x01, 0x00, pdu[27]]])
@@ -55,8 +55,8 @@ struct ACLFlowControlTests {
 
     @Test func creditsAreSharedBetweenTwoConnectionsAndReturnedByNOCP() throws {
         var flow = try make(dataLength: 27, total: 3)
-        try flow.enqueue(l2capPDU: pattern(54), connection: 1)   // 2 fragments
-        try flow.enqueue(l2capPDU: pattern(81), connection: 2)   // 3 fragments
+        try flow.enqueue(l2capPDU: aclTestBytes(54), connection: 1)   // 2 fragments
+        try flow.enqueue(l2capPDU: aclTestBytes(81), connection: 2)   // 3 fragments
         let first = flow.nextPacketsToSend()
         // Round robin: 1, 2, 1, then out of credits.
         #expect(first.map(\.handle) == [1, 2, 1])
@@ -82,7 +82,7 @@ struct ACLFlowControlTests {
 
     @Test func nocpFromTheDecodedEventReturnsCredits() throws {
         var flow = try make(dataLength: 27, total: 2)
-        try flow.enqueue(l2capPDU: pattern(10), connection: 0x40)
+        try flow.enqueue(l2capPDU: aclTestBytes(10), connection: 0x40)
         #expect(flow.nextPacketsToSend().count == 1)
         let event = try HCIEvent.decode([0x13, 0x05, 0x01, 0x40, 0x00, 0x01, 0x00][...])
         guard case .numberOfCompletedPackets(let entries) = event else {
@@ -95,8 +95,8 @@ struct ACLFlowControlTests {
 
     @Test func excessCompletionIsClampedAndReportedNotInflatingCredits() throws {
         var flow = try make(dataLength: 27, total: 4)
-        try flow.enqueue(l2capPDU: pattern(54), connection: 1)
-        try flow.enqueue(l2capPDU: pattern(27), connection: 2)
+        try flow.enqueue(l2capPDU: aclTestBytes(54), connection: 1)
+        try flow.enqueue(l2capPDU: aclTestBytes(27), connection: 2)
         #expect(flow.nextPacketsToSend().count == 3)
         #expect(flow.availableCredits == 1)
         let anomalies = flow.completed([(handle: 1, count: 5)])
@@ -111,7 +111,7 @@ struct ACLFlowControlTests {
 
     @Test func unknownHandleCompletionIsReportedAndIgnored() throws {
         var flow = try make(dataLength: 27, total: 2)
-        try flow.enqueue(l2capPDU: pattern(1), connection: 1)
+        try flow.enqueue(l2capPDU: aclTestBytes(1), connection: 1)
         _ = flow.nextPacketsToSend()
         let anomalies = flow.completed([(handle: 9, count: 1), (handle: 1, count: 1)])
         #expect(anomalies == [.unknownHandle(handle: 9, count: 1)])
@@ -120,8 +120,8 @@ struct ACLFlowControlTests {
 
     @Test func disconnectReturnsInFlightCreditsAndDropsTheQueue() throws {
         var flow = try make(dataLength: 27, total: 2)
-        try flow.enqueue(l2capPDU: pattern(100), connection: 1)   // 4 fragments
-        try flow.enqueue(l2capPDU: pattern(5), connection: 2)
+        try flow.enqueue(l2capPDU: aclTestBytes(100), connection: 1)   // 4 fragments
+        try flow.enqueue(l2capPDU: aclTestBytes(5), connection: 2)
         #expect(flow.nextPacketsToSend().map(\.handle) == [1, 2])
         #expect(flow.availableCredits == 0)
         #expect(flow.connectionClosed(1) == 1)
@@ -140,22 +140,22 @@ struct ACLFlowControlTests {
 
     @Test func queueBeyondTheLimitThrowsAndQueuesNothing() throws {
         var flow = try make(dataLength: 27, total: 1, queueLimit: 3)
-        try flow.enqueue(l2capPDU: pattern(54), connection: 7)   // 2 of 3
+        try flow.enqueue(l2capPDU: aclTestBytes(54), connection: 7)   // 2 of 3
         #expect(throws: ACLFlowControl.EnqueueError.queueFull(handle: 7, queued: 2, needed: 2, limit: 3)) {
-            try flow.enqueue(l2capPDU: pattern(28), connection: 7)
+            try flow.enqueue(l2capPDU: aclTestBytes(28), connection: 7)
         }
         #expect(flow.queuedPackets(on: 7) == 2)
-        try flow.enqueue(l2capPDU: pattern(27), connection: 7)   // exactly fills it
+        try flow.enqueue(l2capPDU: aclTestBytes(27), connection: 7)   // exactly fills it
         #expect(flow.queuedPackets(on: 7) == 3)
         // Sending frees queue space.
         #expect(flow.nextPacketsToSend().count == 1)
-        try flow.enqueue(l2capPDU: pattern(1), connection: 7)
+        try flow.enqueue(l2capPDU: aclTestBytes(1), connection: 7)
     }
 
     @Test func invalidHandleAndConfigurationAreRefused() throws {
         var flow = try make(dataLength: 27, total: 1)
         #expect(throws: ACLFlowControl.EnqueueError.invalidHandle(0x0F00)) {
-            try flow.enqueue(l2capPDU: pattern(1), connection: 0x0F00)
+            try flow.enqueue(l2capPDU: aclTestBytes(1), connection: 0x0F00)
         }
         #expect(throws: ACLFlowControl.ConfigurationError.zeroDataLength) {
             _ = try ACLFlowControl(dataLength: 0, totalPackets: 5)
@@ -170,7 +170,7 @@ struct ACLFlowControlTests {
 
     @Test func fragmentsOfSlicesUseTheSliceBounds() throws {
         var flow = try make(dataLength: 4, total: 10)
-        let bytes = pattern(20)
+        let bytes = aclTestBytes(20)
         try flow.enqueue(l2capPDU: bytes[3..<10], connection: 1)
         #expect(flow.nextPacketsToSend().map { Array($0.payload) } == [Array(bytes[3..<7]), Array(bytes[7..<10])])
     }

@@ -46,13 +46,13 @@ struct ACLReassemblerTests {
 
     @Test func frameSplitOverThreeFragments() {
         var r = ACLReassembler()
-        let frame = l2cap(pattern(60))   // 64 bytes
+        let frame = l2cap(aclTestBytes(60))   // 64 bytes
         #expect(r.receive(packet(.firstFlushable, Array(frame[0..<27]))) == ACLReassembler.Output())
         #expect(r.hasPartialFrame(on: 0x40))
         #expect(r.receive(packet(.continuation, Array(frame[27..<54]))) == ACLReassembler.Output())
         let out = r.receive(packet(.continuation, Array(frame[54...])))
         #expect(out.errors.isEmpty)
-        #expect(out.frame == L2CAPFrame(channelID: .att, payload: pattern(60)))
+        #expect(out.frame == L2CAPFrame(channelID: .att, payload: aclTestBytes(60)))
         #expect(!r.hasPartialFrame(on: 0x40))
     }
 
@@ -84,19 +84,19 @@ struct ACLReassemblerTests {
 
     @Test func connectionsReassembleIndependently() {
         var r = ACLReassembler()
-        let a = l2cap(pattern(30, seed: 1)), b = l2cap(cid: 5, pattern(30, seed: 2))
+        let a = l2cap(aclTestBytes(30, seed: 1)), b = l2cap(cid: 5, aclTestBytes(30, seed: 2))
         #expect(r.receive(packet(1, .firstFlushable, Array(a[0..<27]))).frame == nil)
         #expect(r.receive(packet(2, .firstFlushable, Array(b[0..<27]))).frame == nil)
-        #expect(r.receive(packet(2, .continuation, Array(b[27...]))).frame == L2CAPFrame(channelID: .leSignaling, payload: pattern(30, seed: 2)))
-        #expect(r.receive(packet(1, .continuation, Array(a[27...]))).frame == L2CAPFrame(channelID: .att, payload: pattern(30, seed: 1)))
+        #expect(r.receive(packet(2, .continuation, Array(b[27...]))).frame == L2CAPFrame(channelID: .leSignaling, payload: aclTestBytes(30, seed: 2)))
+        #expect(r.receive(packet(1, .continuation, Array(a[27...]))).frame == L2CAPFrame(channelID: .att, payload: aclTestBytes(30, seed: 1)))
     }
 
     @Test func bumbleWholePDULargerThanACLLengthIsAccepted() {
         // Bumble announces 27-byte buffers but sends a 305-byte PDU in one packet.
         var r = ACLReassembler()
-        let out = r.receive(packet(.firstFlushable, l2cap(pattern(301))))
+        let out = r.receive(packet(.firstFlushable, l2cap(aclTestBytes(301))))
         #expect(out.errors.isEmpty)
-        #expect(out.frame == L2CAPFrame(channelID: .att, payload: pattern(301)))
+        #expect(out.frame == L2CAPFrame(channelID: .att, payload: aclTestBytes(301)))
     }
 
     @Test func continuationWithoutStartIsReportedAndDropped() {
@@ -110,7 +110,7 @@ struct ACLReassemblerTests {
 
     @Test func newStartWhilePendingReportsDroppedPartialAndDeliversNewFrame() {
         var r = ACLReassembler()
-        let long = l2cap(pattern(40))
+        let long = l2cap(aclTestBytes(40))
         _ = r.receive(packet(.firstFlushable, Array(long[0..<27])))
         let out = r.receive(packet(.firstFlushable, l2cap([0x01, 0x02])))
         #expect(out.errors == [.partialFrameDropped(handle: 0x40, received: 27, expected: 44)])
@@ -123,10 +123,10 @@ struct ACLReassemblerTests {
     @Test func newStartWhilePendingStartsTheNewPartialFrame() {
         var r = ACLReassembler()
         _ = r.receive(packet(.firstFlushable, [0x10]))   // header incomplete
-        let frame = l2cap(pattern(30))
+        let frame = l2cap(aclTestBytes(30))
         let out = r.receive(packet(.firstFlushable, Array(frame[0..<27])))
         #expect(out == ACLReassembler.Output(errors: [.partialFrameDropped(handle: 0x40, received: 1, expected: nil)]))
-        #expect(r.receive(packet(.continuation, Array(frame[27...]))).frame == L2CAPFrame(channelID: .att, payload: pattern(30)))
+        #expect(r.receive(packet(.continuation, Array(frame[27...]))).frame == L2CAPFrame(channelID: .att, payload: aclTestBytes(30)))
     }
 
     @Test func fragmentsExceedingAnnouncedLengthDropTheFrame() {
@@ -159,7 +159,7 @@ struct ACLReassemblerTests {
         let out = r.receive(packet(.firstFlushable, [0xFF, 0xFF, 0x04, 0x00, 1, 2]))
         #expect(out == ACLReassembler.Output(errors: [.frameTooLarge(handle: 0x40, length: 65539, limit: 27)]))
         // Its continuations are swallowed silently, not reported nor buffered.
-        #expect(r.receive(packet(.continuation, pattern(100))) == ACLReassembler.Output())
+        #expect(r.receive(packet(.continuation, aclTestBytes(100))) == ACLReassembler.Output())
         // A frame within the limit after it works.
         #expect(r.receive(packet(.firstFlushable, l2cap([7]))).frame == L2CAPFrame(channelID: .att, payload: [7]))
     }
@@ -170,7 +170,7 @@ struct ACLReassemblerTests {
         #expect(r.receive(packet(.firstFlushable, [0x0A, 0x00, 0x04, 0x00, 1, 2])).errors
                 == [.frameTooLarge(handle: 0x40, length: 14, limit: 8)])
         #expect(r.hasPartialFrame(on: 0x40))
-        #expect(r.receive(packet(.continuation, pattern(8))) == ACLReassembler.Output())
+        #expect(r.receive(packet(.continuation, aclTestBytes(8))) == ACLReassembler.Output())
         #expect(!r.hasPartialFrame(on: 0x40))
         // The skip is over: another continuation has no start.
         #expect(r.receive(packet(.continuation, [1])).errors == [.continuationWithoutStart(handle: 0x40, length: 1)])
@@ -178,7 +178,7 @@ struct ACLReassemblerTests {
 
     @Test func wholeOversizedFrameInOnePacketIsDropped() {
         var r = ACLReassembler(maximumFrameLength: 10)
-        let out = r.receive(packet(.firstFlushable, l2cap(pattern(7))))
+        let out = r.receive(packet(.firstFlushable, l2cap(aclTestBytes(7))))
         #expect(out == ACLReassembler.Output(errors: [.frameTooLarge(handle: 0x40, length: 11, limit: 10)]))
     }
 
@@ -196,7 +196,7 @@ struct ACLReassemblerTests {
 
     @Test func connectionClosedDropsThePartialFrame() {
         var r = ACLReassembler()
-        let frame = l2cap(pattern(40))
+        let frame = l2cap(aclTestBytes(40))
         _ = r.receive(packet(.firstFlushable, Array(frame[0..<27])))
         r.connectionClosed(0x40)
         #expect(!r.hasPartialFrame(on: 0x40))
