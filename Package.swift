@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "RawbleWire", targets: ["RawbleWire"]),
         /// The host's sans-I/O protocol engines (HCI command flow, ACL, L2CAP).
         .library(name: "RawbleHost", targets: ["RawbleHost"]),
+        /// Byte-stream transports (H4 over TCP / unix sockets) the host sits on.
+        .library(name: "RawbleTransport", targets: ["RawbleTransport"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     dependencies: [
@@ -22,6 +24,11 @@ let package = Package(
         ),
         .target(
             name: "RawbleHost",
+            dependencies: ["RawbleWire"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawbleTransport",
             dependencies: ["RawbleWire"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -47,6 +54,10 @@ let package = Package(
         .testTarget(
             name: "RawbleHostTests",
             dependencies: ["RawbleHost"]
+        ),
+        .testTarget(
+            name: "RawbleTransportTests",
+            dependencies: ["RawbleTransport"]
         ),
     ],
     swiftLanguageModes: [.v6]

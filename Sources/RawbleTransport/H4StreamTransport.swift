@@ -1,0 +1,265 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import RawbleWire
+import Synchronization
+
+/// H4 over a connected stream socket (TCP or unix): each packet is its type byte followed by
+/// its bytes, back to back.
+///
+/// A dedicated thread does blocking `read`s, splits the bytes with ``H4Framer`` and yields the
+/// packets into ``packets``. A framing error (a garbage type byte, a lying length) goes to
+/// `onFramingError` and the byte is skipped; the stream goes on. Sends are serialized and
+/// written whole. ``close()``, the peer closing, or the consumer dropping/cancelling the
+/// iteration all shut the socket down so the blocked read returns; the reader thread then
+/// closes the descriptor.
+public final class H4StreamTransport: HCITransport {
+    /// Called on the reader thread for each framing error (the offending byte is skipped).
+    public typealias FramingErrorHandler = @Sendable (H4FramerError) -> Void
+
+    public let packets: AsyncThrowingStream<H4Packet, any Error>
+
+    private struct State {
+        /// The socket; -1 once the reader thread has closed it.
+        var fd: Int32
+        /// Set by `close()` or stream termination: the end is local.
+        var closing = false
+        /// Why the connection ended (set before `packets` finishes); later sends throw it.
+        var terminal: TransportError?
+        var readerDone = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+    /// Held for a whole send so packets never interleave. Lock order: writeLock, then state.
+    private let writeLock = Mutex(())
+
+    /// Adopts a connected stream socket `fd` (the transport owns it from now on and starts
+    /// reading at once).
+    public init(fileDescriptor fd: Int32, onFramingError: FramingErrorHandler? = nil) {
+        let (stream, continuation) = AsyncThrowingStream<H4Packet, any Error>.makeStream()
+        packets = stream
+        state = Mutex(State(fd: fd))
+        continuation.onTermination = { [weak self] termination in
+            // Consumer gone (cancelled or dropped): stop reading.
+            if case .cancelled = termination { self?.shutdown(local: true) }
+        }
+        let result = spawnThread { [self] in
+            self.readLoop(fd: fd, continuation: continuation, onFramingError: onFramingError)
+        }
+        if result != 0 {
+            finish(.ioError(errno: result, operation: "pthread_create"), continuation: continuation)
+        }
+    }
+
+    deinit {
+        // Only reached when the reader thread is gone; it closed the descriptor already.
+        state.withLock { state in
+            if state.fd >= 0 { _ = Glibc.close(state.fd) }
+        }
+    }
+
+    // MARK: Connecting
+
+    /// Connects over TCP to `host` (a name or an IPv4/IPv6 literal) at `port`, trying every
+    /// address getaddrinfo returns.
+    public static func connect(
+        tcp host: String, port: UInt16, onFramingError: FramingErrorHandler? = nil
+    ) async throws(TransportError) -> H4StreamTransport {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let list else {
+            throw .addressResolution(host: host, message: String(cString: gai_strerror(status)))
+        }
+        defer { freeaddrinfo(list) }
+        var lastErrno: Int32 = ECONNREFUSED
+        var entry: UnsafeMutablePointer<addrinfo>? = list
+        while let info = entry?.pointee {
+            entry = info.ai_next
+            let fd = socket(info.ai_family, info.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.ai_protocol)
+            guard fd >= 0 else {
+                lastErrno = errno
+                continue
+            }
+            if connectRetryingEINTR(fd, info.ai_addr, info.ai_addrlen) {
+                var one: Int32 = 1
+                _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                return H4StreamTransport(fileDescriptor: fd, onFramingError: onFramingError)
+            }
+            lastErrno = errno
+            _ = Glibc.close(fd)
+        }
+        if lastErrno == ECONNREFUSED { throw .connectionRefused(host: host, port: port) }
+        throw .ioError(errno: lastErrno, operation: "connect to \(host) port \(port)")
+    }
+
+    /// Connects to the unix stream socket at `path`.
+    public static func connect(
+        unix path: String, onFramingError: FramingErrorHandler? = nil
+    ) async throws(TransportError) -> H4StreamTransport {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !pathBytes.isEmpty, pathBytes.count < capacity else {
+            throw .invalidAddress("unix socket path must be 1…\(capacity - 1) bytes: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: pathBytes)
+            raw[pathBytes.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .ioError(errno: errno, operation: "socket") }
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connectRetryingEINTR(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected else {
+            let code = errno
+            _ = Glibc.close(fd)
+            throw .ioError(errno: code, operation: "connect to \(path)")
+        }
+        return H4StreamTransport(fileDescriptor: fd, onFramingError: onFramingError)
+    }
+
+    /// `connect(2)`; an EINTR means the connection goes on in the background, so wait for it.
+    private static func connectRetryingEINTR(
+        _ fd: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t
+    ) -> Bool {
+        if Glibc.connect(fd, address, length) == 0 { return true }
+        guard errno == EINTR else { return false }
+        var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        while poll(&poller, 1, -1) < 0 {
+            if errno != EINTR { return false }
+        }
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return false }
+        if error != 0 {
+            errno = error
+            return false
+        }
+        return true
+    }
+
+    // MARK: HCITransport
+
+    public func send(_ packet: H4Packet) async throws(TransportError) {
+        let bytes = packet.encoded
+        let result: TransportError? = writeLock.withLock { _ in
+            let (fd, terminal) = state.withLock { ($0.fd, $0.terminal) }
+            if let terminal { return terminal }
+            guard fd >= 0 else { return .closed }
+            return Self.writeAll(fd: fd, bytes: bytes)
+        }
+        if let result { throw result }
+    }
+
+    public func close() async {
+        shutdown(local: true)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if state.readerDone { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    // MARK: Internals
+
+    /// Full write with EINTR / partial-write handling; `nil` on success.
+    private static func writeAll(fd: Int32, bytes: [UInt8]) -> TransportError? {
+        bytes.withUnsafeBytes { raw -> TransportError? in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                if n > 0 {
+                    offset += n
+                    continue
+                }
+                let code = errno
+                if n < 0 && code == EINTR { continue }
+                if code == EPIPE || code == ECONNRESET { return .closedByPeer }
+                return .ioError(errno: code, operation: "send")
+            }
+            return nil
+        }
+    }
+
+    /// Shuts the socket down (both directions) so the blocked read returns.
+    private func shutdown(local: Bool) {
+        state.withLock { state in
+            if local { state.closing = true }
+            if state.fd >= 0 { _ = Glibc.shutdown(state.fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    private func readLoop(
+        fd: Int32,
+        continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation,
+        onFramingError: FramingErrorHandler?
+    ) {
+        var framer = H4Framer()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let end: TransportError
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n > 0 {
+                framer.append(buffer[0..<n])
+                while true {
+                    do {
+                        guard let packet = try framer.nextPacket() else { break }
+                        continuation.yield(packet)
+                    } catch {
+                        onFramingError?(error)
+                    }
+                }
+                continue
+            }
+            let code = errno
+            if n < 0 && code == EINTR { continue }
+            let closing = state.withLock { $0.closing }
+            if closing {
+                end = .closed
+            } else if n == 0 || code == ECONNRESET || code == EPIPE {
+                end = .closedByPeer
+            } else {
+                end = .ioError(errno: code, operation: "read")
+            }
+            break
+        }
+        do throws(H4FramerError) {
+            try framer.finish()
+        } catch {
+            onFramingError?(error)
+        }
+        finish(end, continuation: continuation)
+    }
+
+    /// Records the end, finishes `packets`, closes the descriptor, wakes `close()` callers.
+    private func finish(_ end: TransportError, continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation) {
+        state.withLock { state in
+            if state.terminal == nil { state.terminal = end }
+            if state.fd >= 0 { _ = Glibc.shutdown(state.fd, Int32(SHUT_RDWR)) }
+        }
+        continuation.finish(throwing: end)
+        let waiters = writeLock.withLock { _ in
+            state.withLock { state in
+                if state.fd >= 0 { _ = Glibc.close(state.fd) }
+                state.fd = -1
+                state.readerDone = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
