@@ -178,9 +178,10 @@ public final class H4StreamTransport: HCITransport {
     /// Full write with EINTR / partial-write handling; `nil` on success.
     private static func writeAll(fd: Int32, bytes: [UInt8]) -> TransportError? {
         bytes.withUnsafeBytes { raw -> TransportError? in
+            guard let base = raw.baseAddress else { return nil }  // nothing to write
             var offset = 0
             while offset < raw.count {
-                let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                let n = Glibc.send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
                 if n > 0 {
                     offset += n
                     continue

@@ -10,7 +10,23 @@ extension BluetoothUUID: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
 }
 
-struct Scan: AsyncParsableCommand {
+/// A command that opens a transport but whose layer has not landed yet.
+protocol PlannedCommand {
+    var connection: ConnectionOptions { get }
+    var output: OutputOptions { get }
+}
+
+extension PlannedCommand {
+    /// Validates the transport (flag or `RAWBLE_TRANSPORT`), then stops with status 69 and a
+    /// line naming the missing layer.
+    func stopUntilAvailable(_ command: String, needs layer: String) throws -> Never {
+        Logs.setUp(output)
+        _ = try connection.resolvedTransport(environment: environment())
+        throw CLIError.notYetAvailable(command, needs: layer)
+    }
+}
+
+struct Scan: AsyncParsableCommand, PlannedCommand {
     static let configuration = CommandConfiguration(
         abstract: "List advertising devices: a live table, or one JSON line per device.")
 
@@ -36,13 +52,11 @@ struct Scan: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Logs.setUp(output)
-        _ = try connection.resolvedTransport(environment: environment())
-        throw CLIError.notYetAvailable("scan", needs: "the HCI host (scanning)")
+        try stopUntilAvailable("scan", needs: "the HCI host (scanning)")
     }
 }
 
-struct GATT: AsyncParsableCommand {
+struct GATT: AsyncParsableCommand, PlannedCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatt",
         abstract: "Connect, discover the whole GATT database and read every readable value.")
@@ -54,13 +68,11 @@ struct GATT: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        Logs.setUp(output)
-        _ = try connection.resolvedTransport(environment: environment())
-        throw CLIError.notYetAvailable("gatt", needs: "the GATT client")
+        try stopUntilAvailable("gatt", needs: "the GATT client")
     }
 }
 
-struct Read: AsyncParsableCommand {
+struct Read: AsyncParsableCommand, PlannedCommand {
     static let configuration = CommandConfiguration(abstract: "Read one attribute value (long values whole).")
 
     @Argument(help: "The device address.") var address: BluetoothAddress
@@ -70,13 +82,11 @@ struct Read: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        Logs.setUp(output)
-        _ = try connection.resolvedTransport(environment: environment())
-        throw CLIError.notYetAvailable("read", needs: "the GATT client")
+        try stopUntilAvailable("read", needs: "the GATT client")
     }
 }
 
-struct Write: AsyncParsableCommand {
+struct Write: AsyncParsableCommand, PlannedCommand {
     static let configuration = CommandConfiguration(abstract: "Write one attribute value.")
 
     @Argument(help: "The device address.") var address: BluetoothAddress
@@ -93,13 +103,11 @@ struct Write: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Logs.setUp(output)
-        _ = try connection.resolvedTransport(environment: environment())
-        throw CLIError.notYetAvailable("write", needs: "the GATT client")
+        try stopUntilAvailable("write", needs: "the GATT client")
     }
 }
 
-struct Notify: AsyncParsableCommand {
+struct Notify: AsyncParsableCommand, PlannedCommand {
     static let configuration = CommandConfiguration(
         abstract: "Subscribe to a characteristic and print each value; unsubscribe at the end.")
 
@@ -116,13 +124,11 @@ struct Notify: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Logs.setUp(output)
-        _ = try connection.resolvedTransport(environment: environment())
-        throw CLIError.notYetAvailable("notify", needs: "the GATT client")
+        try stopUntilAvailable("notify", needs: "the GATT client")
     }
 }
 
-struct HeartRate: AsyncParsableCommand {
+struct HeartRate: AsyncParsableCommand, PlannedCommand {
     static let configuration = CommandConfiguration(
         commandName: "hr",
         abstract: "Find a heart-rate strap, connect, and show and log every beat.")
@@ -144,8 +150,6 @@ struct HeartRate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        Logs.setUp(output)
-        _ = try connection.resolvedTransport(environment: environment())
-        throw CLIError.notYetAvailable("hr", needs: "the heart-rate monitor")
+        try stopUntilAvailable("hr", needs: "the heart-rate monitor")
     }
 }
