@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "RawbleHost", targets: ["RawbleHost"]),
         /// Byte-stream transports (H4 over TCP / unix sockets) the host sits on.
         .library(name: "RawbleTransport", targets: ["RawbleTransport"]),
+        /// Test support for users of the stack: a launcher for the Bumble virtual-controller peer.
+        .library(name: "RawbleTestSupport", targets: ["RawbleTestSupport"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     dependencies: [
@@ -24,7 +26,11 @@ let package = Package(
         ),
         .target(
             name: "RawbleHost",
-            dependencies: ["RawbleWire"],
+            dependencies: [
+                "RawbleWire",
+                "RawbleTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
@@ -32,10 +38,17 @@ let package = Package(
             dependencies: ["RawbleWire"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        .target(
+            name: "RawbleTestSupport",
+            dependencies: ["RawbleTransport"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .executableTarget(
             name: "rawble",
             dependencies: [
                 "RawbleWire",
+                "RawbleHost",
+                "RawbleTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -49,15 +62,15 @@ let package = Package(
         ),
         .testTarget(
             name: "RawbleCLITests",
-            dependencies: ["rawble", "RawbleWire"]
+            dependencies: ["rawble", "RawbleWire", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleHostTests",
-            dependencies: ["RawbleHost"]
+            dependencies: ["RawbleHost", "RawbleTransport", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleTransportTests",
-            dependencies: ["RawbleTransport"]
+            dependencies: ["RawbleTransport", "RawbleTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

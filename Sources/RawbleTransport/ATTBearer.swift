@@ -1,0 +1,39 @@
+import RawbleWire
+
+/// Why an ATT bearer ended or refused a PDU.
+public enum BearerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The link under the bearer went away; `reason` says why (e.g. "remote user terminated connection").
+    case disconnected(reason: String)
+    /// ``ATTBearer/close()`` was called on this side.
+    case closed
+    /// The PDU is longer than the bearer can carry.
+    case pduTooLong(length: Int, maximum: Int)
+    /// The transport under the bearer failed.
+    case transport(TransportError)
+
+    public var description: String {
+        switch self {
+        case .disconnected(let reason): "disconnected: \(reason)"
+        case .closed: "bearer closed"
+        case let .pduTooLong(length, maximum): "ATT PDU of \(length) bytes exceeds the bearer's \(maximum)"
+        case .transport(let error): error.description
+        }
+    }
+}
+
+/// One ATT bearer: the fixed L2CAP channel 0x0004 of one LE connection, whoever runs L2CAP.
+///
+/// The stack's own L2CAP (over H4 or the HCI user channel) and the kernel's L2CAP ATT socket
+/// both provide this interface, so the ATT client above works unchanged on either.
+public protocol ATTBearer: Sendable {
+    /// Every ATT PDU received from the peer, whole and in order (no reassembly left to do);
+    /// finishes by throwing a ``BearerError`` when the bearer ends.
+    var pdus: AsyncThrowingStream<[UInt8], any Error> { get }
+    /// Sends one ATT PDU (opcode + parameters); returns once it is queued for the link.
+    func send(_ pdu: [UInt8]) async throws(BearerError)
+    /// The largest ATT PDU the bearer itself can carry (the L2CAP SDU limit, not the ATT MTU,
+    /// which the ATT client negotiates with Exchange MTU).
+    var maximumPDULength: Int { get }
+    /// Ends the bearer: `pdus` finishes with ``BearerError/closed``. Safe to call more than once.
+    func close() async
+}
