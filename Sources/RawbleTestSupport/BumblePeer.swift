@@ -1,0 +1,394 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A running `Scripts/bumble-peer`: Google Bumble's virtual controller served as H4 on TCP or a
+/// unix socket, with LE peripherals (heart-rate strap, beacon, thermometer, broken advertiser)
+/// on its virtual link. Each test starts its own peer and stops it (also on deinit).
+public final class BumblePeer: Sendable {
+    /// Where the controller is served, as the ready line says: `tcp:HOST:PORT` or `unix:PATH`.
+    public let transport: String
+    /// The TCP host, for a `tcp:` transport.
+    public let host: String?
+    /// The TCP port, for a `tcp:` transport.
+    public let port: UInt16?
+    /// The unix socket path, for a `unix:` transport.
+    public let socketPath: String?
+    /// What each peripheral advertises, from the ready line.
+    public let devices: [Device]
+    /// The peer process.
+    public let pid: Int32
+    /// The JSON-lines file where the strap logs each Heart Rate Measurement it sends.
+    public let logPath: String
+    /// The file holding the peer's stderr (its logs).
+    public let stderrPath: String
+
+    private let state: Mutex<State>
+
+    private struct State {
+        var stdinFD: Int32
+        var stopped = false
+    }
+
+    /// One advertiser on the peer's link, as the ready line describes it.
+    public struct Device: Hashable, Sendable, Decodable {
+        /// The device's own name (e.g. `rawble-strap`).
+        public var name: String
+        /// The local name it advertises (complete or shortened; may sit in the scan response).
+        public var advertisedName: String?
+        /// Whether the advertised name is the complete local name.
+        public var completeName: Bool?
+        /// Whether the name is only in the scan response.
+        public var nameInScanResponse: Bool?
+        /// `AA:BB:CC:DD:EE:FF`, most significant byte first.
+        public var address: String
+        /// Always `random` (random static addresses).
+        public var addressType: String
+        /// Whether its advertising is connectable.
+        public var connectable: Bool
+        /// Whether it answers an active scan with a scan response.
+        public var scanResponse: Bool
+        /// Advertised service UUIDs: 4 hex digits for 16-bit, the 36-character form for 128-bit.
+        public var services: [String]
+        /// Advertised manufacturer specific data.
+        public var manufacturerData: [ManufacturerData]
+        /// Advertised service data.
+        public var serviceData: [ServiceData]?
+        /// Advertised flags byte, if any.
+        public var flags: UInt8?
+        /// Advertised TX power level, if any.
+        public var txPower: Int8?
+        /// Advertised appearance, if any.
+        public var appearance: UInt16?
+        /// True when the advertising data is deliberately malformed.
+        public var malformed: Bool?
+        /// The raw advertising data, hex.
+        public var advertisingData: String
+        /// The raw scan response data, hex.
+        public var scanResponseData: String
+    }
+
+    /// Manufacturer specific data: company identifier and payload (hex).
+    public struct ManufacturerData: Hashable, Sendable, Decodable {
+        public var company: UInt16
+        /// The payload after the company identifier, hex.
+        public var data: String
+        /// The payload bytes.
+        public var bytes: [UInt8] { BumblePeer.bytes(fromHex: data) ?? [] }
+    }
+
+    /// Service data: a 16-bit service UUID (4 hex digits) and payload (hex).
+    public struct ServiceData: Hashable, Sendable, Decodable {
+        public var uuid: String
+        public var data: String
+        /// The payload bytes.
+        public var bytes: [UInt8] { BumblePeer.bytes(fromHex: data) ?? [] }
+    }
+
+    private struct ReadyLine: Decodable {
+        var ready: Bool
+        var transport: String
+        var devices: [Device]
+    }
+
+    private struct LogLine: Decodable {
+        var value: String
+    }
+
+    private init(ready: ReadyLine, pid: Int32, stdinFD: Int32, logPath: String, stderrPath: String) {
+        transport = ready.transport
+        devices = ready.devices
+        self.pid = pid
+        self.logPath = logPath
+        self.stderrPath = stderrPath
+        state = Mutex(State(stdinFD: stdinFD))
+        if ready.transport.hasPrefix("tcp:") {
+            let rest = ready.transport.dropFirst(4)
+            let colon = rest.lastIndex(of: ":")
+            host = colon.map { String(rest[..<$0]) }
+            port = colon.flatMap { UInt16(rest[rest.index(after: $0)...]) }
+            socketPath = nil
+        } else if ready.transport.hasPrefix("unix:") {
+            socketPath = String(ready.transport.dropFirst(5))
+            host = nil
+            port = nil
+        } else {
+            socketPath = nil
+            host = nil
+            port = nil
+        }
+    }
+
+    deinit { stop() }
+
+    /// The script that is run: `RAWBLE_BUMBLE_PEER` if set, else `Scripts/bumble-peer` in
+    /// this package.
+    public static var scriptPath: String {
+        if let path = ProcessInfo.processInfo.environment["RAWBLE_BUMBLE_PEER"], !path.isEmpty {
+            return path
+        }
+        let root = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent("Scripts/bumble-peer").path
+    }
+
+    /// Starts `python3 Scripts/bumble-peer` with `arguments` (e.g. `["--unix", path]`,
+    /// `["--hr-count", "5"]`) and waits at most `readyTimeout` for its ready line.
+    public static func start(
+        arguments: [String] = [], readyTimeout: Duration = .seconds(30)
+    ) async throws -> BumblePeer {
+        let script = scriptPath
+        guard FileManager.default.isReadableFile(atPath: script) else {
+            throw BumblePeerError.scriptNotFound(path: script)
+        }
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rawble-bumble-peer-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let stderrPath = directory.appendingPathComponent("stderr.log").path
+        var logPath = directory.appendingPathComponent("heart-rate.jsonl").path
+        var arguments = arguments
+        if let index = arguments.firstIndex(of: "--log"), index + 1 < arguments.count {
+            logPath = arguments[index + 1]
+        } else {
+            arguments += ["--log", logPath]
+        }
+
+        let child = try spawn(["python3", script] + arguments, stderrPath: stderrPath)
+        let line: String?
+        do {
+            line = try await readLine(fd: child.stdoutFD, pid: child.pid, timeout: readyTimeout)
+        } catch {
+            _ = close(child.stdoutFD)
+            terminate(pid: child.pid, stdinFD: child.stdinFD)
+            throw error
+        }
+        _ = close(child.stdoutFD)
+        guard let line else {
+            let status = terminate(pid: child.pid, stdinFD: child.stdinFD)
+            let last = lastLine(ofFile: stderrPath)
+            if last.contains("No module named 'bumble'") || last.contains("No module named bumble") {
+                throw BumblePeerError.bumbleNotInstalled
+            }
+            throw BumblePeerError.exitedBeforeReady(status: status, lastStderrLine: last)
+        }
+        guard let ready = try? JSONDecoder().decode(ReadyLine.self, from: Data(line.utf8)), ready.ready else {
+            terminate(pid: child.pid, stdinFD: child.stdinFD)
+            throw BumblePeerError.malformedReadyLine(String(line.prefix(200)))
+        }
+        return BumblePeer(ready: ready, pid: child.pid, stdinFD: child.stdinFD, logPath: logPath,
+                          stderrPath: stderrPath)
+    }
+
+    /// Stops the peer: SIGTERM, at most 3 s for it to exit, then SIGKILL; reaps it. Idempotent.
+    public func stop() {
+        let stdinFD: Int32? = state.withLock { state in
+            if state.stopped { return nil }
+            state.stopped = true
+            return state.stdinFD
+        }
+        guard let stdinFD else { return }
+        Self.terminate(pid: pid, stdinFD: stdinFD)
+    }
+
+    /// The Heart Rate Measurement values the strap has sent so far, in order, from its log.
+    public func sentHeartRateValues() throws -> [[UInt8]] {
+        guard FileManager.default.fileExists(atPath: logPath) else { return [] }
+        let text: String
+        do {
+            text = try String(contentsOfFile: logPath, encoding: .utf8)
+        } catch {
+            throw BumblePeerError.unreadableLog(path: logPath, reason: "\(error)")
+        }
+        var values: [[UInt8]] = []
+        for line in text.split(separator: "\n") where !line.isEmpty {
+            guard let entry = try? JSONDecoder().decode(LogLine.self, from: Data(line.utf8)),
+                  let bytes = Self.bytes(fromHex: entry.value)
+            else {
+                throw BumblePeerError.unreadableLog(path: logPath, reason: "bad line: \(line.prefix(100))")
+            }
+            values.append(bytes)
+        }
+        return values
+    }
+
+    // MARK: Process plumbing
+
+    private struct Child {
+        var pid: pid_t
+        var stdinFD: Int32
+        var stdoutFD: Int32
+    }
+
+    /// posix_spawn (via PATH) with stdin and stdout on pipes and stderr to a file.
+    private static func spawn(_ argv: [String], stderrPath: String) throws -> Child {
+        var stdinPipe: [Int32] = [-1, -1]
+        var stdoutPipe: [Int32] = [-1, -1]
+        guard makePipe(&stdinPipe) else { throw BumblePeerError.launchFailed(errno: errno) }
+        guard makePipe(&stdoutPipe) else {
+            let saved = errno
+            _ = close(stdinPipe[0]); _ = close(stdinPipe[1])
+            throw BumblePeerError.launchFailed(errno: saved)
+        }
+        let stderrFD = open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer {
+            _ = close(stdinPipe[0])
+            _ = close(stdoutPipe[1])
+            if stderrFD >= 0 { _ = close(stderrFD) }
+        }
+        guard stderrFD >= 0 else {
+            let saved = errno
+            _ = close(stdinPipe[1]); _ = close(stdoutPipe[0])
+            throw BumblePeerError.launchFailed(errno: saved)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrFD, 2)
+
+        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawnp(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard status == 0 else {
+            _ = close(stdinPipe[1]); _ = close(stdoutPipe[0])
+            throw BumblePeerError.launchFailed(errno: status)
+        }
+        return Child(pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0])
+    }
+
+    /// A pipe whose both ends close on exec (the spawn's dup2 clears it on the child's copies).
+    private static func makePipe(_ fds: inout [Int32]) -> Bool {
+        guard pipe(&fds) == 0 else { return false }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        return true
+    }
+
+    /// Reads one line from `fd` on its own thread, giving up after `timeout` (then the caller
+    /// kills the child, which ends the read). `nil` at end of file.
+    private static func readLine(fd: Int32, pid: pid_t, timeout: Duration) async throws -> String? {
+        let (stream, continuation) = AsyncStream.makeStream(of: String?.self)
+        let thread = Thread {
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            while true {
+                let count = read(fd, &byte, 1)
+                if count == 1 {
+                    if byte == UInt8(ascii: "\n") { break }
+                    if line.count < 16 << 20 { line.append(byte) }
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    continuation.yield(nil)
+                    continuation.finish()
+                    return
+                }
+            }
+            continuation.yield(String(decoding: line, as: UTF8.self))
+            continuation.finish()
+        }
+        thread.start()
+        return try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await line in stream { return line }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw BumblePeerError.notReady(within: timeout)
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { return nil }
+            return first
+        }
+    }
+
+    /// SIGTERM, wait ≤ 3 s, SIGKILL, reap. Returns the wait status's exit code (or 128+signal).
+    @discardableResult
+    private static func terminate(pid: pid_t, stdinFD: Int32) -> Int32 {
+        _ = close(stdinFD)
+        var status: Int32 = 0
+        if let code = reap(pid, &status) { return code }
+        _ = kill(pid, SIGTERM)
+        for _ in 0..<150 {
+            if let code = reap(pid, &status) { return code }
+            usleep(20_000)
+        }
+        _ = kill(pid, SIGKILL)
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return exitCode(status)
+    }
+
+    private static func reap(_ pid: pid_t, _ status: inout Int32) -> Int32? {
+        let result = waitpid(pid, &status, WNOHANG)
+        if result == pid { return exitCode(status) }
+        if result < 0 && errno == ECHILD { return -1 }
+        return nil
+    }
+
+    private static func exitCode(_ status: Int32) -> Int32 {
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+    }
+
+    private static func lastLine(ofFile path: String) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { return "" }
+        let text = String(decoding: data.suffix(4096), as: UTF8.self)
+        return text.split(separator: "\n").last.map(String.init) ?? ""
+    }
+
+    static func bytes(fromHex text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index + 1 < digits.count {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// Why a ``BumblePeer`` could not start or be read; each description is one actionable line.
+public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible {
+    case scriptNotFound(path: String)
+    case bumbleNotInstalled
+    case launchFailed(errno: Int32)
+    case exitedBeforeReady(status: Int32, lastStderrLine: String)
+    case notReady(within: Duration)
+    case malformedReadyLine(String)
+    case unreadableLog(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .scriptNotFound(let path):
+            "bumble-peer script not found at \(path): set RAWBLE_BUMBLE_PEER or run from the rawble checkout"
+        case .bumbleNotInstalled:
+            "bumble 0.0.236 is not installed for python3: run Scripts/bootstrap"
+        case .launchFailed(let code):
+            "could not launch python3 for bumble-peer: \(String(cString: strerror(code))) (is python3 on PATH?)"
+        case .exitedBeforeReady(let status, let line):
+            "bumble-peer exited with status \(status) before it was ready: \(line)"
+        case .notReady(let timeout):
+            "bumble-peer was not ready within \(timeout.components.seconds) s"
+        case .malformedReadyLine(let line):
+            "bumble-peer printed an unreadable ready line (script and support out of step?): \(line)"
+        case .unreadableLog(let path, let reason):
+            "bumble-peer's heart-rate log \(path) is unreadable: \(reason)"
+        }
+    }
+}
