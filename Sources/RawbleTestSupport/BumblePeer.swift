@@ -339,7 +339,7 @@ public final class BumblePeer: Sendable {
         return text.split(separator: "\n").last.map(String.init) ?? ""
     }
 
-    static func bytes(fromHex text: String) -> [UInt8]? {
+    public static func bytes(fromHex text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []

@@ -26,36 +26,6 @@ extension PlannedCommand {
     }
 }
 
-struct Scan: AsyncParsableCommand, PlannedCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "List advertising devices: a live table, or one JSON line per device.")
-
-    @Option(help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
-    var duration: Double?
-    @Option(help: ArgumentHelp("Only devices advertising this service UUID.", valueName: "uuid"))
-    var service: BluetoothUUID?
-    @Option(help: ArgumentHelp("Only devices whose name contains this text (case-insensitive).", valueName: "text"))
-    var name: String?
-    @Option(help: ArgumentHelp("Only this device.", valueName: "address"))
-    var address: BluetoothAddress?
-    @Flag(help: "Print every report, not only new or changed devices.")
-    var duplicates = false
-    @Flag(help: "Passive scan: no scan requests, so no scan responses.")
-    var passive = false
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var output: OutputOptions
-
-    func validate() throws {
-        if let duration, !(duration > 0 && duration.isFinite) {
-            throw ValidationError("--duration must be a positive number of seconds")
-        }
-    }
-
-    func run() async throws {
-        try stopUntilAvailable("scan", needs: "the HCI host (scanning)")
-    }
-}
-
 struct GATT: AsyncParsableCommand, PlannedCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatt",

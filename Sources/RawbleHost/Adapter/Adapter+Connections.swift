@@ -1,0 +1,265 @@
+import RawbleTransport
+
+/// A connection attempt in progress: the result lands here whether or not anyone is awaiting it yet.
+final class PendingConnection {
+    let id: UInt64
+    let peer: DeviceAddress
+    let timeout: Duration
+    var timedOut = false
+    private var result: Result<LEConnectionComplete, HostError>?
+    private var continuation: CheckedContinuation<Result<LEConnectionComplete, HostError>, Never>?
+
+    init(id: UInt64, peer: DeviceAddress, timeout: Duration) {
+        self.id = id
+        self.peer = peer
+        self.timeout = timeout
+    }
+
+    var isFinished: Bool { result != nil }
+
+    func finish(_ result: Result<LEConnectionComplete, HostError>) {
+        guard self.result == nil else { return }
+        self.result = result
+        continuation?.resume(returning: result)
+        continuation = nil
+    }
+
+    func await(_ continuation: CheckedContinuation<Result<LEConnectionComplete, HostError>, Never>) {
+        if let result {
+            continuation.resume(returning: result)
+        } else {
+            self.continuation = continuation
+        }
+    }
+}
+
+extension Adapter {
+    /// How long the host waits for the controller to confirm Create Connection Cancel.
+    static let cancelGracePeriod: Duration = .seconds(2)
+
+    /// Connects to `peer` as central (LE Extended Create Connection when the controller has it,
+    /// else LE Create Connection). One attempt runs at a time; others wait their turn.
+    /// - Throws: ``HostError/connectionTimedOut(_:seconds:)`` when no connection completes
+    ///   within `timeout` (the attempt is cancelled), ``HostError/connectionFailed(_:_:)``.
+    public func connect(to peer: DeviceAddress, timeout: Duration = .seconds(10)) async throws(HostError) -> Connection {
+        if let failure { throw failure }
+        while connecting != nil {
+            await withCheckedContinuation { connectTurnWaiters.append($0) }
+            if let failure { throw failure }
+        }
+        nextSessionID += 1
+        let pending = PendingConnection(id: nextSessionID, peer: peer, timeout: timeout)
+        connecting = pending
+        defer {
+            if connecting === pending { connecting = nil }
+            if !connectTurnWaiters.isEmpty { connectTurnWaiters.removeFirst().resume() }
+        }
+        do {
+            try await start(createConnectionCommand(to: peer))
+        } catch {
+            pending.finish(.failure(error))
+        }
+        if !pending.isFinished {
+            Task {
+                try? await Task.sleep(for: timeout)
+                await self.connectionAttemptTimedOut(pending)
+            }
+        }
+        let result = await withCheckedContinuation { pending.await($0) }
+        let complete = try result.get()
+        guard let record = connections[complete.connectionHandle] else {
+            throw failure ?? .disconnected(.unknownConnectionIdentifier)
+        }
+        record.claimed = true
+        let bearer = L2CAPATTBearer(adapter: self, lifetime: record.lifetime, pdus: record.attStream)
+        return Connection(handle: record.handle, peer: record.peer, parameters: record.parameters,
+                          att: bearer, adapter: self, lifetime: record.lifetime)
+    }
+
+    private func createConnectionCommand(to peer: DeviceAddress) -> HCICommand {
+        let own: HCICommand.OwnAddressType = controller.ownAddress.type == .random ? .random : .public
+        let parameters = configuration.connectionParameters
+        if controller.usesExtendedCreateConnection {
+            return .leExtendedCreateConnection(HCICommand.ExtendedCreateConnection(
+                filterPolicy: .peerAddress, ownAddressType: own,
+                peerAddressType: peer.type, peerAddress: peer.address,
+                le1M: HCICommand.PHYConnectionParameters(scanInterval: 0x0030, scanWindow: 0x0030, connection: parameters)))
+        }
+        return .leCreateConnection(HCICommand.CreateConnection(
+            scanInterval: 0x0030, scanWindow: 0x0030, filterPolicy: .peerAddress,
+            peerAddressType: peer.type, peerAddress: peer.address, ownAddressType: own,
+            connection: parameters))
+    }
+
+    /// The attempt ran out of time: cancel it, then give the controller a short grace period
+    /// to report the cancellation (or a connection that won the race) before giving up.
+    private func connectionAttemptTimedOut(_ pending: PendingConnection) async {
+        let timeout = pending.timeout
+        guard connecting === pending, !pending.isFinished else { return }
+        pending.timedOut = true
+        logger.notice("no connection to \(pending.peer) within \(formatSeconds(timeout.seconds)) s: cancelling")
+        do {
+            try await execute(.leCreateConnectionCancel)
+        } catch {
+            logger.notice("LE Create Connection Cancel: \(error)")
+        }
+        try? await Task.sleep(for: Self.cancelGracePeriod)
+        pending.finish(.failure(.connectionTimedOut(pending.peer, seconds: timeout.seconds)))
+    }
+
+    func handleConnectionComplete(_ complete: LEConnectionComplete) {
+        let pending = connecting
+        guard complete.status.isSuccess else {
+            guard let pending, !pending.isFinished else {
+                logger.notice("a connection attempt nobody waits for ended: \(complete.status)")
+                return
+            }
+            if pending.timedOut, complete.status == .unknownConnectionIdentifier {
+                // What a successful Create Connection Cancel reports.
+                pending.finish(.failure(.connectionTimedOut(pending.peer, seconds: pending.timeout.seconds)))
+            } else {
+                pending.finish(.failure(.connectionFailed(pending.peer, complete.status)))
+            }
+            return
+        }
+        guard connections[complete.connectionHandle] == nil else {
+            logger.warning("Connection Complete for handle 0x\(String(complete.connectionHandle, radix: 16)), which is already connected: ignored")
+            return
+        }
+        nextSessionID += 1
+        let record = ConnectionRecord(
+            lifetime: LinkLifetime(id: nextSessionID, handle: complete.connectionHandle),
+            peer: complete.peer,
+            parameters: LinkParameters(interval: complete.connectionInterval, latency: complete.peripheralLatency,
+                                       supervisionTimeout: complete.supervisionTimeout),
+            attBufferLimit: configuration.attReceiveBufferLimit)
+        connections[complete.connectionHandle] = record
+        logger.info("connected to \(complete.peer), handle 0x\(String(complete.connectionHandle, radix: 16))")
+        if let pending, !pending.isFinished, complete.role == .central {
+            pending.finish(.success(complete))
+        } else {
+            // Nobody asked for this link (a peripheral-role link, or one that completed after
+            // its attempt was given up): a central-only host lets it go.
+            logger.notice("disconnecting \(complete.peer): no connection attempt is waiting for it")
+            let lifetime = record.lifetime
+            Task {
+                try? await self.disconnect(lifetime, reason: .remoteUserTerminatedConnection, timeout: .seconds(5))
+            }
+        }
+    }
+
+    func handleDisconnection(_ event: HCIEvent.DisconnectionComplete) {
+        guard let record = connections[event.connectionHandle] else {
+            logger.notice("Disconnection Complete for unknown handle 0x\(String(event.connectionHandle, radix: 16)): ignored")
+            return
+        }
+        guard event.status.isSuccess else {
+            logger.warning("disconnection of \(record.peer) failed: \(event.status)")
+            return
+        }
+        connections[event.connectionHandle] = nil
+        _ = aclFlow?.connectionClosed(event.connectionHandle)
+        reassembler.connectionClosed(event.connectionHandle)
+        logger.info("disconnected from \(record.peer): \(event.reason)")
+        record.end(bearerError: .disconnected(reason: event.reason.description), hostError: .disconnected(event.reason))
+    }
+
+    /// Sends HCI Disconnect for the link and waits, bounded, for its Disconnection Complete.
+    func disconnect(_ lifetime: LinkLifetime, reason: HCIStatus, timeout: Duration) async throws(HostError) {
+        guard let record = connections[lifetime.handle], record.lifetime === lifetime else { return }
+        do {
+            try await start(.disconnect(handle: lifetime.handle, reason: reason))
+        } catch {
+            if case .commandFailed(_, .unknownConnectionIdentifier) = error { return }
+            throw error
+        }
+        let ending = await withCheckedContinuation { continuation in
+            let waiter = lifetime.register(continuation)
+            Task {
+                try? await Task.sleep(for: timeout)
+                lifetime.resume(waiter: waiter, with: .commandTimedOut(.disconnect, seconds: timeout.seconds))
+            }
+        }
+        if case .commandTimedOut = ending { throw ending }
+    }
+
+    /// Disconnects by handle (used by ``close()``).
+    func disconnect(handle: UInt16, reason: HCIStatus, timeout: Duration) async throws(HostError) {
+        guard let record = connections[handle] else { return }
+        try await disconnect(record.lifetime, reason: reason, timeout: timeout)
+    }
+
+    func linkParameters(_ lifetime: LinkLifetime) -> LinkParameters? {
+        guard let record = connections[lifetime.handle], record.lifetime === lifetime else { return nil }
+        return record.parameters
+    }
+
+    // MARK: Fixed channels
+
+    func sendATT(_ pdu: [UInt8], on lifetime: LinkLifetime) throws(BearerError) {
+        guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else {
+            if let ending = lifetime.ending { throw bearerError(for: ending) }
+            throw .closed
+        }
+        do {
+            try sendL2CAP(pdu, channel: .att, on: lifetime.handle)
+        } catch {
+            throw bearerError(for: error)
+        }
+    }
+
+    func closeATT(on lifetime: LinkLifetime) {
+        guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else { return }
+        record.attClosed = true
+        record.attInput.finish(throwing: BearerError.closed)
+    }
+
+    /// One whole L2CAP frame from a connection: ATT to its bearer, signaling and SMP answered here.
+    func route(_ frame: L2CAPFrame, on record: ConnectionRecord) {
+        switch frame.channelID {
+        case .att:
+            if !record.deliverATT(Array(frame.payload)), record.droppedATTPDUs.isPowerOfTwo {
+                logger.warning("\(record.droppedATTPDUs) ATT PDUs from \(record.peer) dropped: the reader is too far behind")
+            }
+        case .leSignaling:
+            for action in record.signaling.receive(frame.payload) {
+                switch action {
+                case .send(let command):
+                    try? sendL2CAP(command.encoded, channel: .leSignaling, on: record.handle)
+                case .updateConnectionParameters(let requested):
+                    let handle = record.handle
+                    let parameters = HCICommand.ConnectionParameters(
+                        intervalMin: requested.minimumInterval, intervalMax: requested.maximumInterval,
+                        maxLatency: requested.peripheralLatency, supervisionTimeout: requested.timeoutMultiplier,
+                        minCELength: 0, maxCELength: 0)
+                    logger.info("\(record.peer) asked for connection interval \(requested.minimumInterval)–\(requested.maximumInterval): updating")
+                    Task {
+                        do {
+                            try await self.start(.leConnectionUpdate(handle: handle, parameters: parameters))
+                        } catch {
+                            self.logger.notice("LE Connection Update: \(error)")
+                        }
+                    }
+                case .ignored(let why):
+                    logger.debug("LE signaling from \(record.peer): \(why)")
+                }
+            }
+        case .securityManager:
+            for action in record.securityManager.receive(frame.payload) {
+                switch action {
+                case .send(let command):
+                    logger.notice("\(record.peer) asked to pair: refused (pairing is not supported yet)")
+                    try? sendL2CAP(command.encoded, channel: .securityManager, on: record.handle)
+                case .ignored(let why):
+                    logger.debug("SMP from \(record.peer): \(why)")
+                }
+            }
+        default:
+            logger.notice("dropped an L2CAP frame on \(frame.channelID) from \(record.peer): no such channel here")
+        }
+    }
+}
+
+extension Int {
+    var isPowerOfTwo: Bool { self > 0 && (self & (self - 1)) == 0 }
+}

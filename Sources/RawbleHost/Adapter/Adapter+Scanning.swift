@@ -1,0 +1,139 @@
+/// How to scan.
+public struct ScanOptions: Hashable, Sendable {
+    /// Active scanning asks scannable advertisers for their scan response; passive only listens.
+    public var active = true
+    /// Which devices to report (all by default).
+    public var filter = ScanFilter()
+    /// `true`: every report; `false`: a device when first seen and when what it advertises changes.
+    public var reportsDuplicates = false
+    /// Scan interval and window in units of 0.625 ms; equal values scan continuously.
+    public var interval: UInt16 = 0x0030
+    public var window: UInt16 = 0x0030
+    /// Most devices remembered at once (least recently seen forgotten first).
+    public var maximumDevices = 4096
+
+    public init(active: Bool = true, filter: ScanFilter = ScanFilter(), reportsDuplicates: Bool = false) {
+        self.active = active
+        self.filter = filter
+        self.reportsDuplicates = reportsDuplicates
+    }
+}
+
+/// The one scan an adapter runs at a time (actor-isolated inside ``Adapter``).
+final class ScanSession {
+    let id: UInt64
+    let options: ScanOptions
+    var aggregator: ScanAggregator
+    let output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation
+    var usesExtendedCommands = false
+
+    init(id: UInt64, options: ScanOptions, output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation) {
+        self.id = id
+        self.options = options
+        self.output = output
+        aggregator = ScanAggregator(filter: options.filter, reportsDuplicates: options.reportsDuplicates,
+                                    maximumDevices: options.maximumDevices)
+    }
+
+    func receive(_ reports: [AdvertisingReport]) {
+        for report in reports {
+            if let device = aggregator.receive(report) { output.yield(device) }
+        }
+    }
+
+    func finish(throwing error: HostError? = nil) {
+        if let error { output.finish(throwing: error) } else { output.finish() }
+    }
+}
+
+extension Adapter {
+    /// Starts scanning and returns the devices found, as ``ScanOptions`` says. Extended
+    /// scanning commands are used when the controller has them; legacy and extended reports
+    /// are parsed either way. The scan stops when the sequence's consumer stops (or on
+    /// ``stopScanning()``); the sequence throws when the transport ends.
+    /// - Throws: ``HostError/busy(_:)`` when a scan is already running.
+    public func scan(_ options: ScanOptions = ScanOptions()) async throws(HostError) -> AsyncThrowingStream<DiscoveredDevice, any Error> {
+        if let failure { throw failure }
+        guard scanning == nil else { throw .busy("a scan is already running on this adapter") }
+        nextSessionID += 1
+        let id = nextSessionID
+        let (devices, output) = AsyncThrowingStream.makeStream(
+            of: DiscoveredDevice.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(4096))
+        let session = ScanSession(id: id, options: options, output: output)
+        scanning = session
+        output.onTermination = { _ in
+            Task { await self.scanConsumerEnded(id) }
+        }
+        do {
+            try await enableScanning(session)
+        } catch {
+            if scanning === session { scanning = nil }
+            session.finish(throwing: error)
+            throw error
+        }
+        return devices
+    }
+
+    /// Stops the running scan (if any): its sequence finishes, then scanning is disabled.
+    public func stopScanning() async throws(HostError) {
+        guard let session = scanning else { return }
+        scanning = nil
+        session.finish()
+        try await setScanEnabled(false, extended: session.usesExtendedCommands, filterDuplicates: false)
+    }
+
+    private func scanConsumerEnded(_ id: UInt64) async {
+        guard let session = scanning, session.id == id else { return }
+        try? await stopScanning()
+    }
+
+    private func enableScanning(_ session: ScanSession) async throws(HostError) {
+        let options = session.options
+        let own: HCICommand.OwnAddressType = controller.ownAddress.type == .random ? .random : .public
+        let type: HCICommand.ScanType = options.active ? .active : .passive
+        // The controller's duplicate filter stays off: most filter by address alone, which would
+        // hide a device's changed data and RSSI. The aggregator decides what is new instead.
+        let filterDuplicates = false
+        if controller.usesExtendedScanning {
+            let parameters = HCICommand.ExtendedScanParameters(
+                ownAddressType: own, filterPolicy: .basicUnfiltered,
+                le1M: HCICommand.PHYScanParameters(type: type, interval: options.interval, window: options.window))
+            do {
+                try await executeDisablingScanIfBusy(.leSetExtendedScanParameters(parameters), extended: true)
+                session.usesExtendedCommands = true
+                try await setScanEnabled(true, extended: true, filterDuplicates: filterDuplicates)
+                return
+            } catch {
+                guard case .commandFailed(_, .unknownCommand) = error else { throw error }
+                logger.notice("extended scanning refused (\(error)): falling back to legacy scanning")
+                controller.usesExtendedScanning = false
+                session.usesExtendedCommands = false
+            }
+        }
+        let parameters = HCICommand.ScanParameters(type: type, interval: options.interval, window: options.window,
+                                                   ownAddressType: own, filterPolicy: .basicUnfiltered)
+        try await executeDisablingScanIfBusy(.leSetScanParameters(parameters), extended: false)
+        try await setScanEnabled(true, extended: false, filterDuplicates: filterDuplicates)
+    }
+
+    /// Scan parameters cannot change while the controller scans (a previous host may have left
+    /// it scanning, and Bumble's Reset does not stop it): disable once and retry.
+    private func executeDisablingScanIfBusy(_ command: HCICommand, extended: Bool) async throws(HostError) {
+        do {
+            try await execute(command)
+        } catch {
+            guard case .commandFailed(_, .commandDisallowed) = error else { throw error }
+            try await setScanEnabled(false, extended: extended, filterDuplicates: false)
+            try await execute(command)
+        }
+    }
+
+    private func setScanEnabled(_ enabled: Bool, extended: Bool, filterDuplicates: Bool) async throws(HostError) {
+        if extended {
+            try await execute(.leSetExtendedScanEnable(HCICommand.ExtendedScanEnable(
+                enable: enabled, filterDuplicates: filterDuplicates ? .enabled : .disabled)))
+        } else {
+            try await execute(.leSetScanEnable(enable: enabled, filterDuplicates: filterDuplicates))
+        }
+    }
+}

@@ -1,0 +1,99 @@
+// The start-up sequence: works on a minimal controller (only Reset, LE Read Buffer Size or
+// Read Buffer Size, and LE Set Random Address are required) and adapts to what it supports.
+
+extension Adapter {
+    func runStartupSequence() async throws(HostError) {
+        try await execute(.reset, timeout: configuration.resetTimeout)
+        var info = controller
+
+        if case .localVersion(let version)? = await optionally(.readLocalVersionInformation) {
+            info.version = version
+        }
+        if case .supportedCommands(let supported)? = await optionally(.readLocalSupportedCommands) {
+            info.supportedCommands = supported
+        }
+        var lmpFeatures: LMPFeatures?
+        if info.supports(.readLocalSupportedFeatures, assumed: true),
+           case .localFeatures(let features)? = await optionally(.readLocalSupportedFeatures) {
+            lmpFeatures = features
+        }
+        // A dual-mode controller only runs LE procedures once the host says it supports LE.
+        if let lmpFeatures, !lmpFeatures.contains(.brEDRNotSupported),
+           info.supports(.writeLEHostSupport, assumed: false) {
+            await optionally(.writeLEHostSupport(leSupportedHost: true))
+        }
+        if info.supports(.leReadLocalSupportedFeatures, assumed: true),
+           case .leLocalFeatures(let features)? = await optionally(.leReadLocalSupportedFeatures) {
+            info.leFeatures = features
+        }
+        if info.supports(.setEventMask, assumed: true) {
+            await optionally(.setEventMask(.leCentralDefault))
+        }
+        if info.supports(.leSetEventMask, assumed: true) {
+            await optionally(.leSetEventMask(.leCentralDefault))
+        }
+        if case .deviceAddress(let address)? = await optionally(.readBDADDR), address != .any {
+            info.publicAddress = address
+        }
+
+        let (length, count) = try await readBufferSizes(info)
+        info.aclDataLength = Int(length)
+        info.aclPacketCount = Int(count)
+        do {
+            aclFlow = try ACLFlowControl(dataLength: length, totalPackets: count)
+        } catch {
+            throw .unsupported("LE ACL data (buffers: \(length) bytes × \(count))")
+        }
+
+        switch configuration.ownAddress {
+        case .randomStatic(let chosen):
+            let address = chosen ?? OwnAddressChoice.generateRandomStatic()
+            try await execute(.leSetRandomAddress(address))
+            info.ownAddress = DeviceAddress(address, type: .random)
+        case .public:
+            guard let address = info.publicAddress else {
+                throw .unsupported("a public address (Read BD_ADDR gave none): use the random static own address")
+            }
+            info.ownAddress = DeviceAddress(address, type: .public)
+        }
+
+        let extended = info.leFeatures?.contains(.extendedAdvertising) ?? false
+        info.usesExtendedScanning = extended
+            && info.supports(.leSetExtendedScanParameters, assumed: false)
+            && info.supports(.leSetExtendedScanEnable, assumed: false)
+        info.usesExtendedCreateConnection = extended && info.supports(.leExtendedCreateConnection, assumed: false)
+        controller = info
+        logger.info("controller ready: own address \(info.ownAddress), ACL \(length) bytes × \(count), \(info.usesExtendedScanning ? "extended" : "legacy") scanning")
+    }
+
+    /// LE Read Buffer Size v2, else v1, else (when LE shares the BR/EDR buffers) Read Buffer Size.
+    private func readBufferSizes(_ info: ControllerInfo) async throws(HostError) -> (UInt16, UInt16) {
+        if info.supports(.leReadBufferSizeV2, assumed: false),
+           case .leBufferSize(let size)? = await optionally(.leReadBufferSizeV2),
+           size.aclDataPacketLength > 0, size.totalACLDataPackets > 0 {
+            return (size.aclDataPacketLength, UInt16(size.totalACLDataPackets))
+        }
+        if info.supports(.leReadBufferSize, assumed: true),
+           case .leBufferSize(let size)? = await optionally(.leReadBufferSize),
+           size.aclDataPacketLength > 0, size.totalACLDataPackets > 0 {
+            return (size.aclDataPacketLength, UInt16(size.totalACLDataPackets))
+        }
+        let shared = try await execute(.readBufferSize)
+        guard case .bufferSize(let size) = shared, size.aclDataPacketLength > 0, size.totalACLDataPackets > 0 else {
+            throw .unsupported("ACL data buffers (neither LE Read Buffer Size nor Read Buffer Size reported any)")
+        }
+        return (size.aclDataPacketLength, size.totalACLDataPackets)
+    }
+
+    /// Runs a command the host can do without: a refusal or timeout is logged, not thrown.
+    /// Only the end of the transport is fatal, and the step after this one reports it.
+    @discardableResult
+    func optionally(_ command: HCICommand) async -> CommandReturn? {
+        do {
+            return try await execute(command)
+        } catch {
+            logger.notice("start-up: \(command.opcode) skipped: \(error)")
+            return nil
+        }
+    }
+}

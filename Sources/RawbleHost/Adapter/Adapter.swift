@@ -1,0 +1,364 @@
+import Logging
+import RawbleTransport
+
+/// A controller driven by rawble's own host over an ``HCITransport``: the HCI command engine,
+/// ACL flow control and reassembly, LE scanning, connections and the L2CAP fixed channels.
+///
+/// Open one with ``open(_:configuration:)``, which runs the start-up sequence; then scan with
+/// ``scan(_:)``, connect with ``connect(to:timeout:)`` and close with ``close()``. Everything
+/// the controller or a peer sends is untrusted: bad input is logged and dropped, every wait is
+/// bounded, and the end of the transport fails every pending operation with a ``HostError``.
+public actor Adapter {
+    /// How an adapter drives its controller.
+    public struct Configuration: Sendable {
+        /// Bound on every HCI command without its own timeout.
+        public var commandTimeout: Duration = .seconds(3)
+        /// Bound on HCI Reset, the first command (controllers may take a while after power-on).
+        public var resetTimeout: Duration = .seconds(5)
+        /// The address used on air; a random static address by default.
+        public var ownAddress: OwnAddressChoice = .randomStatic(nil)
+        /// Connection interval, latency and supervision timeout asked for in new connections.
+        public var connectionParameters = HCICommand.ConnectionParameters(
+            intervalMin: 24, intervalMax: 40, maxLatency: 0, supervisionTimeout: 400,
+            minCELength: 0, maxCELength: 0)
+        /// Largest incoming L2CAP frame buffered (header included); larger ones are dropped.
+        /// The default fits an ATT PDU at the largest ATT MTU (517) with room to spare.
+        public var maximumIncomingFrameLength = 4 + 1024
+        /// Incoming ATT PDUs buffered per connection before the oldest unread are kept and
+        /// newer ones dropped (a notification flood cannot exhaust memory).
+        public var attReceiveBufferLimit = 8192
+        /// Where the host logs what it drops and why.
+        public var logger = Logger(label: "rawble.host")
+
+        public init() {}
+    }
+
+    /// What start-up learned about the controller and the choices made from it.
+    public internal(set) var controller: ControllerInfo
+
+    let configuration: Configuration
+    var logger: Logger { configuration.logger }
+    let transport: any HCITransport
+    let outbound: AsyncStream<H4Packet>.Continuation
+    private let outboundPackets: AsyncStream<H4Packet>
+
+    var commands = CommandFlow<ContinuousClock.Instant>(capacity: 64)
+    var commandWaiters: [CommandToken: CheckedContinuation<CommandOutcome, Never>] = [:]
+    private var commandTimerDeadline: ContinuousClock.Instant?
+
+    var aclFlow: ACLFlowControl?
+    var reassembler: ACLReassembler
+    var connections: [UInt16: ConnectionRecord] = [:]
+    var scanning: ScanSession?
+    var connecting: PendingConnection?
+    var connectTurnWaiters: [CheckedContinuation<Void, Never>] = []
+    var nextSessionID: UInt64 = 0
+
+    /// Set once the transport ended or ``close()`` was called: every later operation throws it.
+    var failure: HostError?
+    private var tasks: [Task<Void, Never>] = []
+
+    private init(transport: any HCITransport, configuration: Configuration) {
+        self.transport = transport
+        self.configuration = configuration
+        (outboundPackets, outbound) = AsyncStream.makeStream(of: H4Packet.self)
+        reassembler = ACLReassembler(maximumFrameLength: max(configuration.maximumIncomingFrameLength, 4 + 23))
+        controller = ControllerInfo(
+            version: nil, supportedCommands: nil, leFeatures: nil, publicAddress: nil,
+            ownAddress: DeviceAddress(.any, type: .public), aclDataLength: 27, aclPacketCount: 1,
+            usesExtendedScanning: false, usesExtendedCreateConnection: false)
+    }
+
+    /// Takes over the controller behind `transport`: resets it, learns what it supports, sets
+    /// the event masks, buffers and own address. The adapter owns the transport from then on.
+    /// - Throws: ``HostError`` when the controller does not answer or refuses a required step;
+    ///   the transport is closed in that case.
+    public static func open(_ transport: some HCITransport,
+                            configuration: Configuration = Configuration()) async throws(HostError) -> Adapter {
+        let adapter = Adapter(transport: transport, configuration: configuration)
+        await adapter.startPumps()
+        do {
+            try await adapter.runStartupSequence()
+        } catch {
+            await adapter.close()
+            throw error
+        }
+        return adapter
+    }
+
+    /// Ends everything: stops scanning, disconnects every connection (bounded), fails what is
+    /// pending with ``HostError/closed`` and closes the transport. Safe to call more than once.
+    public func close() async {
+        if failure == nil {
+            if scanning != nil { try? await stopScanning() }
+            for handle in Array(connections.keys) {
+                try? await disconnect(handle: handle, reason: .remoteUserTerminatedConnection, timeout: .seconds(2))
+            }
+        }
+        fail(with: .closed)
+        await transport.close()
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+    }
+
+    // MARK: Pumps
+
+    private func startPumps() {
+        let packets = transport.packets
+        tasks.append(Task {
+            do {
+                for try await packet in packets { self.receive(packet) }
+                self.fail(with: .transport(.closedByPeer))
+            } catch let error as TransportError {
+                self.fail(with: .transport(error))
+            } catch {
+                self.fail(with: .transport(.ioError(errno: 0, operation: "receive: \(error)")))
+            }
+        })
+        let outgoing = outboundPackets
+        let transport = self.transport
+        tasks.append(Task {
+            for await packet in outgoing {
+                do throws(TransportError) {
+                    try await transport.send(packet)
+                } catch {
+                    self.fail(with: .transport(error))
+                    return
+                }
+            }
+        })
+    }
+
+    /// Fails everything pending with `error` and refuses later operations. The first error wins.
+    func fail(with error: HostError) {
+        guard failure == nil else { return }
+        failure = error
+        if case .transport(let transportError) = error {
+            logger.error("host stopped: \(transportError)")
+        }
+        deliver(commands.transportClosed())
+        outbound.finish()
+        connecting?.finish(.failure(error))
+        connecting = nil
+        for waiter in connectTurnWaiters { waiter.resume() }
+        connectTurnWaiters.removeAll()
+        scanning?.finish(throwing: error)
+        scanning = nil
+        for (handle, record) in connections {
+            record.end(bearerError: bearerError(for: error), hostError: error)
+            _ = aclFlow?.connectionClosed(handle)
+        }
+        connections.removeAll()
+    }
+
+    func bearerError(for error: HostError) -> BearerError {
+        switch error {
+        case .transport(let t): .transport(t)
+        case .closed: .closed
+        case .disconnected(let reason): .disconnected(reason: reason.description)
+        default: .disconnected(reason: error.description)
+        }
+    }
+
+    // MARK: Commands
+
+    /// Sends `command` and waits for its Command Complete or Command Status (bounded by
+    /// `timeout`, else the configured command timeout).
+    public func send(_ command: HCICommand, timeout: Duration? = nil) async throws(HostError) -> CommandOutcome {
+        if let failure { throw failure }
+        let token: CommandToken
+        do {
+            token = try commands.submit(command, timeout: timeout ?? configuration.commandTimeout, now: .now)
+        } catch {
+            throw .commandQueueFull
+        }
+        return await withCheckedContinuation { continuation in
+            commandWaiters[token] = continuation
+            releaseCommands()
+        }
+    }
+
+    /// Runs a command that ends with Command Complete and returns its decoded return
+    /// parameters. A failure status, a timeout or a malformed answer throws.
+    @discardableResult
+    public func execute(_ command: HCICommand, timeout: Duration? = nil) async throws(HostError) -> CommandReturn {
+        let outcome = try await send(command, timeout: timeout)
+        let opcode = command.opcode
+        switch outcome {
+        case .completed(_, let complete):
+            let decoded: CommandReturn
+            do {
+                decoded = try CommandReturn.decode(opcode: complete.opcode, returnParameters: complete.returnParameters)
+            } catch {
+                throw .malformedReturn(opcode, error)
+            }
+            if let status = decoded.status, !status.isSuccess { throw .commandFailed(opcode, status) }
+            return decoded
+        case .statusReceived(_, let status):
+            guard status.isSuccess else { throw .commandFailed(opcode, status) }
+            return .success(opcode)
+        default:
+            throw error(for: outcome, opcode: opcode, timeout: timeout)
+        }
+    }
+
+    /// Runs a command that starts with Command Status (connections, disconnection) and
+    /// returns once the controller accepted it.
+    func start(_ command: HCICommand, timeout: Duration? = nil) async throws(HostError) {
+        let outcome = try await send(command, timeout: timeout)
+        switch outcome {
+        case .statusReceived(_, let status):
+            guard status.isSuccess else { throw .commandFailed(command.opcode, status) }
+        case .completed(_, let complete):
+            // Not the documented answer, but a clear one: honour its status.
+            if let status = complete.status, !status.isSuccess { throw .commandFailed(command.opcode, status) }
+        default:
+            throw error(for: outcome, opcode: command.opcode, timeout: timeout)
+        }
+    }
+
+    private func error(for outcome: CommandOutcome, opcode: HCIOpcode, timeout: Duration?) -> HostError {
+        switch outcome {
+        case .timedOut:
+            .commandTimedOut(opcode, seconds: (timeout ?? configuration.commandTimeout).seconds)
+        default:
+            failure ?? .closed
+        }
+    }
+
+    /// Writes every command the credits allow and arms the timer for the earliest deadline.
+    private func releaseCommands() {
+        guard failure == nil else { return }
+        for outgoing in commands.nextCommandsToSend(now: .now) {
+            outbound.yield(H4Packet(type: .command, bytes: outgoing.packet))
+        }
+        guard let deadline = commands.nextDeadline else { return }
+        if let armed = commandTimerDeadline, armed <= deadline { return }
+        commandTimerDeadline = deadline
+        Task {
+            try? await Task.sleep(until: deadline, tolerance: .milliseconds(5), clock: .continuous)
+            self.commandTimerFired()
+        }
+    }
+
+    private func commandTimerFired() {
+        commandTimerDeadline = nil
+        let outcomes = commands.expire(now: .now)
+        for case .timedOut(_, let opcode) in outcomes {
+            logger.warning("the controller did not answer \(opcode) in time")
+        }
+        deliver(outcomes)
+        releaseCommands()
+    }
+
+    func deliver(_ outcomes: [CommandOutcome]) {
+        for outcome in outcomes {
+            if let token = outcome.token {
+                commandWaiters.removeValue(forKey: token)?.resume(returning: outcome)
+            } else if case .unexpected(let event) = outcome {
+                logger.warning("controller answered a command that is not pending: \(event.name)")
+            }
+        }
+    }
+
+    // MARK: Receiving
+
+    func receive(_ packet: H4Packet) {
+        switch packet.type {
+        case .event:
+            do {
+                handle(try HCIEvent.decode(packet.bytes))
+            } catch {
+                logger.warning("dropped a malformed HCI event: \(error)")
+            }
+        case .acl:
+            do {
+                receiveACL(try ACLPacket.decode(packet.bytes))
+            } catch {
+                logger.warning("dropped a malformed ACL packet: \(error)")
+            }
+        default:
+            logger.debug("ignored an \(packet.type.name)")
+        }
+    }
+
+    private func handle(_ event: HCIEvent) {
+        switch event {
+        case .commandComplete, .commandStatus:
+            deliver(commands.receive(event, now: .now))
+            releaseCommands()
+        case .numberOfCompletedPackets(let entries):
+            guard var flow = aclFlow else { return }
+            for anomaly in flow.completed(entries) {
+                logger.warning("Number Of Completed Packets: \(anomaly)")
+            }
+            aclFlow = flow
+            releaseACL()
+        case .disconnectionComplete(let event):
+            handleDisconnection(event)
+        case .le(let meta):
+            handle(meta)
+        case .dataBufferOverflow(let linkType):
+            logger.warning("the controller's data buffers overflowed (link type \(linkType)): packets were lost")
+        case .hardwareError(let code):
+            logger.error("the controller reported hardware error 0x\(String(code, radix: 16))")
+        default:
+            logger.debug("ignored event \(event.name)")
+        }
+    }
+
+    private func handle(_ meta: LEMetaEvent) {
+        switch meta {
+        case .advertisingReport(let reports), .extendedAdvertisingReport(let reports):
+            scanning?.receive(reports)
+        case .connectionComplete(let complete):
+            handleConnectionComplete(complete)
+        case .connectionUpdateComplete(let update):
+            if let record = connections[update.connectionHandle], update.status.isSuccess {
+                record.updateParameters(interval: update.connectionInterval, latency: update.peripheralLatency,
+                                        supervisionTimeout: update.supervisionTimeout)
+            } else if !update.status.isSuccess {
+                logger.notice("connection update on handle \(update.connectionHandle) failed: \(update.status)")
+            }
+        default:
+            logger.debug("ignored LE event \(meta.name)")
+        }
+    }
+
+    // MARK: ACL and L2CAP
+
+    private func receiveACL(_ packet: ACLPacket) {
+        guard let record = connections[packet.handle] else {
+            logger.warning("dropped ACL data for unknown connection handle 0x\(String(packet.handle, radix: 16))")
+            return
+        }
+        let output = reassembler.receive(packet)
+        for error in output.errors { logger.warning("ACL reassembly: \(error)") }
+        guard let frame = output.frame else { return }
+        route(frame, on: record)
+    }
+
+    /// Queues one L2CAP PDU on `channel` of connection `handle`, fragmented to the controller's
+    /// ACL length, and writes what the ACL credits allow.
+    func sendL2CAP(_ payload: [UInt8], channel: L2CAPChannelID, on handle: UInt16) throws(HostError) {
+        if let failure { throw failure }
+        guard connections[handle] != nil, var flow = aclFlow else { throw .disconnected(.unknownConnectionIdentifier) }
+        let frame = L2CAPFrame(channelID: channel, payload: payload).encoded
+        do {
+            try flow.enqueue(l2capPDU: frame, connection: handle)
+        } catch {
+            throw .busy("the outgoing ACL queue of connection 0x\(String(handle, radix: 16)) is full (\(error))")
+        }
+        aclFlow = flow
+        releaseACL()
+    }
+
+    private func releaseACL() {
+        guard failure == nil, var flow = aclFlow else { return }
+        let packets = flow.nextPacketsToSend()
+        aclFlow = flow
+        for packet in packets {
+            outbound.yield(H4Packet(type: .acl, bytes: packet.encoded))
+        }
+    }
+}

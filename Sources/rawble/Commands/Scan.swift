@@ -1,0 +1,108 @@
+import ArgumentParser
+import RawbleHost
+
+/// `rawble scan`: advertising devices as a table or JSON lines, until --duration or Ctrl-C.
+struct Scan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List advertising devices: a live table, or one JSON line per device.")
+
+    @Option(help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
+    var duration: Double?
+    @Option(help: ArgumentHelp("Only devices advertising this service UUID.", valueName: "uuid"))
+    var service: BluetoothUUID?
+    @Option(help: ArgumentHelp("Only devices whose name contains this text (case-insensitive).", valueName: "text"))
+    var name: String?
+    @Option(help: ArgumentHelp("Only this device.", valueName: "address"))
+    var address: BluetoothAddress?
+    @Flag(help: "Print every report, not only new or changed devices.")
+    var duplicates = false
+    @Flag(help: "Passive scan: no scan requests, so no scan responses.")
+    var passive = false
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let duration, !(duration > 0 && duration.isFinite) {
+            throw ValidationError("--duration must be a positive number of seconds")
+        }
+    }
+
+    func run() async throws {
+        let adapter = try await HostSession.openAdapter(connection, output: output)
+        var filter = ScanFilter()
+        if let service { filter.services = [service] }
+        filter.nameSubstring = name
+        if let address { filter.addresses = [address] }
+        var options = ScanOptions(active: !passive, filter: filter, reportsDuplicates: duplicates)
+        options.maximumDevices = 4096
+        let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
+        do {
+            devices = try await adapter.scan(options)
+        } catch {
+            await adapter.close()
+            throw HostSession.cliError(error, transport: try connection.resolvedTransport(environment: environment()))
+        }
+        let json = output.json
+        let table = ScanTable()
+        let printing = Task {
+            do {
+                for try await device in devices {
+                    if json {
+                        Output.json(device.json)
+                    } else {
+                        table.print(device)
+                    }
+                }
+                return nil as HostError?
+            } catch let error as HostError {
+                return error
+            } catch {
+                return nil
+            }
+        }
+        let interrupt = InterruptWatcher { printing.cancel() }
+        if let duration {
+            Task {
+                try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
+                printing.cancel()
+            }
+        }
+        let failure = await printing.value
+        await adapter.close()
+        withExtendedLifetime(interrupt) {}
+        if let failure {
+            throw HostSession.cliError(failure, transport: try connection.resolvedTransport(environment: environment()))
+        }
+    }
+}
+
+
+/// The human view of a scan: one aligned row per new or changed device.
+final class ScanTable: Sendable {
+    private let header = "ADDRESS            TYPE    RSSI  NAME                  SERVICES                  MANUFACTURER"
+
+    init() {
+        Output.line(header)
+    }
+
+    func print(_ device: DiscoveredDevice) {
+        let rssi = device.rssi.map { "\($0)" } ?? "?"
+        let services = device.advertisingData.serviceUUIDs.map { $0.name ?? $0.description }.joined(separator: ",")
+        let manufacturer = device.advertisingData.manufacturerData.map { entry in
+            (entry.companyName ?? String(format: "0x%04X", entry.companyID)) + " " + Hex.encode(entry.data)
+        }.joined(separator: "; ")
+        let name = device.name ?? (device.dataError == nil ? "" : "(broken AD)")
+        Output.line([
+            pad(device.address.address.description, 18),
+            pad(device.address.type.description, 7),
+            pad(rssi, 5),
+            pad(name, 21),
+            pad(services, 25),
+            manufacturer,
+        ].joined(separator: " "))
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}

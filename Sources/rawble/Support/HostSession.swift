@@ -1,0 +1,100 @@
+@preconcurrency import Dispatch
+import Foundation
+import Logging
+import RawbleHost
+import RawbleTransport
+
+/// Opens what a command asked for: the transport (flag or `RAWBLE_TRANSPORT`), the btsnoop
+/// capture around it, and rawble's host on top. Every failure is one actionable `CLIError`.
+enum HostSession {
+    static func openAdapter(_ connection: ConnectionOptions, output: OutputOptions) async throws -> Adapter {
+        Logs.setUp(output)
+        let spec = try connection.resolvedTransport(environment: environment())
+        var transport: any HCITransport = try await openTransport(spec)
+        if let path = connection.btsnoop {
+            transport = try capture(transport, to: path)
+        }
+        var configuration = Adapter.Configuration()
+        configuration.logger = Logger(label: "rawble.host")
+        do {
+            return try await Adapter.open(transport, configuration: configuration)
+        } catch {
+            throw cliError(error, transport: spec)
+        }
+    }
+
+    static func openTransport(_ spec: TransportSpec) async throws -> any HCITransport {
+        do {
+            switch spec {
+            case .kernel, .userChannel:
+                throw CLIError(.unavailable, "the \(spec) transport is not in this version yet",
+                               fix: "use an H4 transport: --transport tcp:HOST:PORT, unix:PATH or serial:PATH[:BAUD]")
+            case let .tcp(host, port):
+                return try await H4StreamTransport.connect(tcp: host, port: port)
+            case .unix(let path):
+                return try await H4StreamTransport.connect(unix: path)
+            case let .serial(path, baud):
+                _ = (path, baud) // SERIAL-PENDING
+                throw CLIError(.unavailable, "serial pending")
+            }
+        } catch let error as TransportError {
+            throw cliError(error, transport: spec)
+        }
+    }
+
+    static func capture(_ transport: any HCITransport, to path: String) throws -> any HCITransport {
+        do {
+            throw CLIError(.unavailable, "capture pending \(path)") // CAPTURE-PENDING
+        } catch {
+            throw CLIError(.cannotOpen, "cannot write the btsnoop file \(path): \(error)",
+                           fix: "check the directory exists and is writable")
+        }
+    }
+
+    static func cliError(_ error: TransportError, transport spec: TransportSpec) -> CLIError {
+        switch error {
+        case .connectionRefused:
+            CLIError(.transport, "nothing listens at \(spec)",
+                     fix: "start the controller first (for a simulated one: Scripts/bumble-peer)")
+        default:
+            CLIError(.transport, "cannot open \(spec): \(error)")
+        }
+    }
+
+    static func cliError(_ error: HostError, transport spec: TransportSpec) -> CLIError {
+        switch error {
+        case .commandTimedOut(let opcode, _) where opcode == .reset:
+            CLIError(.timeout, "the controller at \(spec) did not answer HCI Reset",
+                     fix: "check it is an HCI controller speaking H4 and that no other host drives it")
+        case .commandTimedOut, .connectionTimedOut:
+            CLIError(.timeout, error.description)
+        case .transport(let transportError):
+            CLIError(.transport, "\(spec): \(transportError)")
+        case .connectionFailed, .disconnected:
+            CLIError(.peerError, error.description)
+        case .unsupported:
+            CLIError(.unavailable, error.description)
+        default:
+            CLIError(.transport, error.description)
+        }
+    }
+}
+
+/// Runs `body` once when SIGINT or SIGTERM arrives (Ctrl-C): commands stop their work cleanly.
+final class InterruptWatcher {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: body)
+            source.resume()
+            return source
+        }
+    }
+
+    deinit {
+        for source in sources { source.cancel() }
+    }
+}

@@ -1,0 +1,341 @@
+import RawbleHost
+import RawbleTestSupport
+import RawbleTransport
+import Synchronization
+import Testing
+
+/// A controller played by the test on an ``InMemoryHCITransport``: each command the host sends
+/// is answered with the events `answer` returns for it (`nil`: never answered); ACL packets are
+/// recorded and completed at once, as Bumble's controller does.
+final class ScriptedController: Sendable {
+    let transport = InMemoryHCITransport()
+    let answer: @Sendable (HCICommand) -> [HCIEvent]?
+    private let sentCommands = Mutex<[HCICommand]>([])
+    private let sentACL = Mutex<[ACLPacket]>([])
+
+    init(answer: @escaping @Sendable (HCICommand) -> [HCIEvent]? = ScriptedController.minimal) {
+        self.answer = answer
+    }
+
+    var commands: [HCICommand] { sentCommands.withLock { $0 } }
+    var aclPackets: [ACLPacket] { sentACL.withLock { $0 } }
+
+    /// Plays the controller until the host closes the transport (bounded by `limit`).
+    func run(limit: Duration = .seconds(30)) -> Task<Void, Never> {
+        Task {
+            let end = ContinuousClock.now + limit
+            while ContinuousClock.now < end, let packet = await transport.nextSentPacket(timeout: .seconds(30)) {
+                switch packet.type {
+                case .command:
+                    guard let command = try? HCICommand.decode(packet.bytes) else { continue }
+                    sentCommands.withLock { $0.append(command) }
+                    for event in answer(command) ?? [] { transport.inject(event) }
+                case .acl:
+                    guard let acl = try? ACLPacket.decode(packet.bytes) else { continue }
+                    sentACL.withLock { $0.append(acl) }
+                    transport.inject(.numberOfCompletedPackets([.init(connectionHandle: acl.handle, count: 1)]))
+                default:
+                    continue
+                }
+            }
+        }
+    }
+
+    /// Waits (bounded) until `count` ACL packets were sent.
+    func waitForACL(count: Int, timeout: Duration = .seconds(5)) async -> [ACLPacket] {
+        let end = ContinuousClock.now + timeout
+        while ContinuousClock.now < end {
+            let packets = aclPackets
+            if packets.count >= count { return packets }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return aclPackets
+    }
+
+    static func complete(_ opcode: HCIOpcode, _ parameters: [UInt8] = [0x00]) -> HCIEvent {
+        .commandComplete(.init(numHCICommandPackets: 1, opcode: opcode, returnParameters: parameters[...]))
+    }
+
+    static func status(_ opcode: HCIOpcode, _ status: HCIStatus = .success) -> HCIEvent {
+        .commandStatus(.init(status: status, numHCICommandPackets: 1, opcode: opcode))
+    }
+
+    static let peer = DeviceAddress(BluetoothAddress(0xC1_22_33_44_55_66), type: .random)
+    static let handle: UInt16 = 0x0040
+
+    static func connectionComplete(status: HCIStatus = .success, handle: UInt16 = handle,
+                                   role: LEConnectionComplete.Role = .central) -> HCIEvent {
+        .le(.connectionComplete(LEConnectionComplete(
+            status: status, connectionHandle: handle, role: role, peerAddressType: peer.type,
+            peerAddress: peer.address, connectionInterval: 24, peripheralLatency: 0,
+            supervisionTimeout: 400, centralClockAccuracy: 0)))
+    }
+
+    /// A controller with only what the start-up sequence requires (Reset, LE Read Buffer
+    /// Size, LE Set Random Address), legacy scanning and connections; every other command is
+    /// answered "Unknown HCI Command", as the specification says a controller must.
+    @Sendable static func minimal(_ command: HCICommand) -> [HCIEvent]? {
+        switch command {
+        case .reset, .leSetRandomAddress, .leSetScanParameters, .leSetScanEnable, .leCreateConnectionCancel:
+            [complete(command.opcode)]
+        case .leReadBufferSize:
+            [complete(command.opcode, [0x00, 27, 0x00, 3])]
+        case .leCreateConnection:
+            [status(command.opcode), connectionComplete()]
+        case .disconnect(let handle, _):
+            [status(command.opcode), .disconnectionComplete(.init(status: .success, connectionHandle: handle, reason: .connectionTerminatedByLocalHost))]
+        case .leConnectionUpdate:
+            [status(command.opcode)]
+        default:
+            [complete(command.opcode, [HCIStatus.unknownCommand.rawValue])]
+        }
+    }
+}
+
+private func quietConfiguration(commandTimeout: Duration = .seconds(2)) -> Adapter.Configuration {
+    var configuration = Adapter.Configuration()
+    configuration.commandTimeout = commandTimeout
+    configuration.resetTimeout = commandTimeout
+    configuration.logger.logLevel = .critical
+    return configuration
+}
+
+@Suite("Adapter: start-up sequence")
+struct AdapterStartupTests {
+    @Test("a minimal controller is enough: legacy commands, LE buffers, a random static own address")
+    func minimalController() async throws {
+        let controller = ScriptedController()
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let info = await adapter.controller
+        #expect(info.aclDataLength == 27)
+        #expect(info.aclPacketCount == 3)
+        #expect(info.ownAddress.type == .random)
+        #expect(info.ownAddress.address.value >> 46 == 0b11, "random static: the two top bits set")
+        #expect(!info.usesExtendedScanning)
+        #expect(!info.usesExtendedCreateConnection)
+        let commands = controller.commands
+        #expect(commands.first == .reset)
+        #expect(commands.contains(.leSetRandomAddress(info.ownAddress.address)))
+        #expect(!commands.contains(.leReadBufferSizeV2), "v2 is only tried when the controller claims it")
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("LE Read Buffer Size of 0 falls back to the shared BR/EDR buffers (Read Buffer Size)")
+    func sharedBuffers() async throws {
+        let controller = ScriptedController { command in
+            switch command {
+            case .leReadBufferSize: [ScriptedController.complete(command.opcode, [0x00, 0x00, 0x00, 0x00])]
+            case .readBufferSize: [ScriptedController.complete(command.opcode, [0x00, 0xFD, 0x03, 0x40, 0x08, 0x00, 0x00, 0x00])]
+            default: ScriptedController.minimal(command)
+            }
+        }
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let info = await adapter.controller
+        #expect(info.aclDataLength == 1021)
+        #expect(info.aclPacketCount == 8)
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("LE Read Buffer Size v2 is used when the supported-commands table claims it")
+    func bufferSizeV2() async throws {
+        let supported = SupportedCommands(supporting: [.leReadBufferSizeV2, .leReadBufferSize, .leSetRandomAddress, .reset])
+        let controller = ScriptedController { command in
+            switch command {
+            case .readLocalSupportedCommands: [ScriptedController.complete(command.opcode, [0x00] + supported.octets)]
+            case .leReadBufferSizeV2: [ScriptedController.complete(command.opcode, [0x00, 0xFB, 0x00, 0x0A, 0x00, 0x00, 0x00])]
+            default: ScriptedController.minimal(command)
+            }
+        }
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let info = await adapter.controller
+        #expect(info.aclDataLength == 251)
+        #expect(info.aclPacketCount == 10)
+        #expect(!controller.commands.contains(.leReadBufferSize))
+        #expect(!controller.commands.contains(.leReadLocalSupportedFeatures), "not in the supported table: not sent")
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("a controller that never answers HCI Reset is a typed timeout naming the command, not a hang")
+    func resetNeverAnswered() async throws {
+        let controller = ScriptedController { _ in nil }
+        let pump = controller.run()
+        await #expect(throws: HostError.commandTimedOut(.reset, seconds: 0.3)) {
+            _ = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .milliseconds(300)))
+        }
+        pump.cancel()
+    }
+
+    @Test("optional commands that are never answered are skipped after their timeout")
+    func optionalCommandsNeverAnswered() async throws {
+        let controller = ScriptedController { command in
+            switch command {
+            case .readLocalVersionInformation, .setEventMask: nil
+            default: ScriptedController.minimal(command)
+            }
+        }
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .milliseconds(200)))
+        #expect(await adapter.controller.version == nil)
+        #expect(await adapter.controller.aclDataLength == 27)
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("a transport that ends fails the pending command with the transport's error")
+    func transportEndsDuringStartup() async throws {
+        let controller = ScriptedController { command in
+            command == .reset ? [] : ScriptedController.minimal(command)
+        }
+        let pump = controller.run()
+        Task {
+            try? await Task.sleep(for: .milliseconds(100))
+            controller.transport.hangUp()
+        }
+        await #expect(throws: HostError.transport(.closedByPeer)) {
+            _ = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .seconds(10)))
+        }
+        pump.cancel()
+    }
+}
+
+@Suite("Adapter: bad input from the controller")
+struct AdapterBadInputTests {
+    @Test("garbage events, a Command Complete for a command never sent and ACL for an unknown handle are dropped; the host goes on")
+    func garbageThenWorks() async throws {
+        let controller = ScriptedController()
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        controller.transport.inject(h4: [0x04, 0x0E, 0x01])                       // truncated Command Complete
+        controller.transport.inject(h4: [0x04, 0xFF, 0x00])                       // unknown event code
+        controller.transport.inject(ScriptedController.complete(.leSetAdvertisingEnable)) // never sent
+        controller.transport.inject(H4Packet(type: .acl, bytes: [0x01, 0x0E, 0x05, 0x00, 0x01, 0x00, 0x04, 0x00, 0x0A]))
+        controller.transport.inject(H4Packet(type: .acl, bytes: [0x01, 0x00, 0xFF]))   // malformed ACL header
+        let answer = try await adapter.execute(.leSetScanEnable(enable: false, filterDuplicates: false))
+        #expect(answer == .success(.leSetScanEnable))
+        await adapter.close()
+        pump.cancel()
+    }
+}
+
+@Suite("Adapter: connections and the ATT bearer")
+struct AdapterConnectionTests {
+    @Test("connect, exchange ATT PDUs on channel 4 (fragmented both ways), disconnect with the reason named")
+    func connectExchangeDisconnect() async throws {
+        let controller = ScriptedController()
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let connection = try await adapter.connect(to: ScriptedController.peer, timeout: .seconds(5))
+        #expect(connection.handle == ScriptedController.handle)
+        #expect(connection.peer == ScriptedController.peer)
+        guard case .leCreateConnection(let create)? = controller.commands.last else {
+            Issue.record("expected LE Create Connection, got \(String(describing: controller.commands.last))")
+            return
+        }
+        #expect(create.peer == ScriptedController.peer)
+        #expect(create.ownAddressType == .random)
+
+        // An Exchange MTU request of 30 bytes (a padded one) becomes 34 bytes of L2CAP: two 27-byte fragments.
+        let request: [UInt8] = [0x02, 0x05, 0x02] + [UInt8](repeating: 0, count: 27)
+        try await connection.att.send(request)
+        let sent = await controller.waitForACL(count: 2)
+        #expect(sent.count == 2)
+        #expect(sent.map(\.packetBoundary) == [.firstNonFlushable, .continuation])
+        #expect(sent.allSatisfy { $0.handle == ScriptedController.handle })
+        let l2cap = sent.flatMap { Array($0.payload) }
+        #expect(l2cap == [UInt8(request.count), 0x00, 0x04, 0x00] + request)
+
+        // The peer's response, split across three fragments, arrives whole on the bearer.
+        let response: [UInt8] = [0x03, 0x05, 0x02]
+        let frame: [UInt8] = [0x03, 0x00, 0x04, 0x00] + response
+        controller.transport.inject(H4Packet(type: .acl, bytes: ACLPacket(handle: 0x40, packetBoundary: .firstFlushable, payload: frame[0..<2]).encoded))
+        controller.transport.inject(H4Packet(type: .acl, bytes: ACLPacket(handle: 0x40, packetBoundary: .continuation, payload: frame[2..<5]).encoded))
+        controller.transport.inject(H4Packet(type: .acl, bytes: ACLPacket(handle: 0x40, packetBoundary: .continuation, payload: frame[5...]).encoded))
+        var iterator = connection.att.pdus.makeAsyncIterator()
+        #expect(try await iterator.next() == response)
+
+        try await connection.disconnect()
+        #expect(connection.ending == .disconnected(.connectionTerminatedByLocalHost))
+        #expect(await connection.waitUntilDisconnected() == .disconnected(.connectionTerminatedByLocalHost))
+        await #expect(throws: BearerError.disconnected(reason: HCIStatus.connectionTerminatedByLocalHost.description)) {
+            _ = try await iterator.next()
+        }
+        await #expect(throws: BearerError.self) { try await connection.att.send([0x0A, 0x01, 0x00]) }
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("a peer-initiated disconnection ends the bearer and every waiter with the peer's reason")
+    func peerDisconnects() async throws {
+        let controller = ScriptedController()
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let connection = try await adapter.connect(to: ScriptedController.peer)
+        async let ended = connection.waitUntilDisconnected()
+        controller.transport.inject(.disconnectionComplete(.init(status: .success, connectionHandle: 0x40, reason: .remoteUserTerminatedConnection)))
+        #expect(await ended == .disconnected(.remoteUserTerminatedConnection))
+        await #expect(throws: BearerError.disconnected(reason: HCIStatus.remoteUserTerminatedConnection.description)) {
+            for try await _ in connection.att.pdus {}
+        }
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("a connection that never completes is cancelled with Create Connection Cancel and reported as a timeout")
+    func connectionTimeout() async throws {
+        let controller = ScriptedController { command in
+            switch command {
+            case .leCreateConnection: [ScriptedController.status(command.opcode)]
+            case .leCreateConnectionCancel:
+                [ScriptedController.complete(command.opcode), ScriptedController.connectionComplete(status: .unknownConnectionIdentifier)]
+            default: ScriptedController.minimal(command)
+            }
+        }
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        await #expect(throws: HostError.connectionTimedOut(ScriptedController.peer, seconds: 0.2)) {
+            _ = try await adapter.connect(to: ScriptedController.peer, timeout: .milliseconds(200))
+        }
+        #expect(controller.commands.contains(.leCreateConnectionCancel))
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("a connection refused by the controller is a typed error with its status")
+    func connectionRefused() async throws {
+        let controller = ScriptedController { command in
+            if case .leCreateConnection = command { return [ScriptedController.status(command.opcode, .commandDisallowed)] }
+            return ScriptedController.minimal(command)
+        }
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        await #expect(throws: HostError.commandFailed(.leCreateConnection, .commandDisallowed)) {
+            _ = try await adapter.connect(to: ScriptedController.peer)
+        }
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("the transport ending fails the connection's bearer and waiters with the transport error")
+    func transportEndsWhileConnected() async throws {
+        let controller = ScriptedController()
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let connection = try await adapter.connect(to: ScriptedController.peer)
+        controller.transport.hangUp()
+        #expect(await connection.waitUntilDisconnected() == .transport(.closedByPeer))
+        await #expect(throws: BearerError.transport(.closedByPeer)) {
+            for try await _ in connection.att.pdus {}
+        }
+        await #expect(throws: HostError.transport(.closedByPeer)) {
+            _ = try await adapter.connect(to: ScriptedController.peer)
+        }
+        await adapter.close()
+        pump.cancel()
+    }
+}
