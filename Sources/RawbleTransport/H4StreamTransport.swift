@@ -88,10 +88,13 @@ public final class H4StreamTransport: HCITransport {
     // MARK: Connecting
 
     /// Connects over TCP to `host` (a name or an IPv4/IPv6 literal) at `port`, trying every
-    /// address getaddrinfo returns.
+    /// address getaddrinfo returns, all within `timeout` (then ``TransportError/timedOut(operation:)``:
+    /// a host that drops the connection attempt, or a listener too busy to take it). The name
+    /// lookup itself is not bounded by `timeout`.
     public static func connect(
-        tcp host: String, port: UInt16, onFramingError: FramingErrorHandler? = nil
+        tcp host: String, port: UInt16, timeout: Duration = .seconds(10), onFramingError: FramingErrorHandler? = nil
     ) async throws(TransportError) -> H4StreamTransport {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -105,12 +108,15 @@ public final class H4StreamTransport: HCITransport {
         var entry: UnsafeMutablePointer<addrinfo>? = list
         while let info = entry?.pointee {
             entry = info.ai_next
-            let fd = socket(info.ai_family, info.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.ai_protocol)
+            let flags = Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+            let fd = socket(info.ai_family, info.ai_socktype | flags, info.ai_protocol)
             guard fd >= 0 else {
                 lastErrno = errno
                 continue
             }
-            if connectRetryingEINTR(fd, info.ai_addr, info.ai_addrlen) {
+            if connectBefore(deadline, fd, info.ai_addr, info.ai_addrlen) {
+                // Back to blocking: the reader thread does blocking reads.
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
                 var one: Int32 = 1
                 _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 return H4StreamTransport(fileDescriptor: fd, onFramingError: onFramingError)
@@ -119,7 +125,38 @@ public final class H4StreamTransport: HCITransport {
             _ = Glibc.close(fd)
         }
         if lastErrno == ECONNREFUSED { throw .connectionRefused(host: host, port: port) }
+        if lastErrno == ETIMEDOUT { throw .timedOut(operation: "connect to \(host) port \(port)") }
         throw .ioError(errno: lastErrno, operation: "connect to \(host) port \(port)")
+    }
+
+    /// `connect(2)` on a non-blocking socket, waiting for the outcome until `deadline`; on
+    /// failure `errno` says why (ETIMEDOUT when the deadline passed).
+    private static func connectBefore(
+        _ deadline: ContinuousClock.Instant, _ fd: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t
+    ) -> Bool {
+        if Glibc.connect(fd, address, length) == 0 { return true }
+        guard errno == EINPROGRESS || errno == EINTR else { return false }
+        var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else {
+                errno = ETIMEDOUT
+                return false
+            }
+            let parts = remaining.components
+            let milliseconds = min(Int64(Int32.max), parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000 + 1)
+            let ready = poll(&poller, 1, Int32(milliseconds))
+            if ready > 0 { break }
+            if ready < 0 && errno != EINTR { return false }
+        }
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return false }
+        if error != 0 {
+            errno = error
+            return false
+        }
+        return true
     }
 
     /// Connects to the unix stream socket at `path`.

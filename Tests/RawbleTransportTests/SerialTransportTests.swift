@@ -235,3 +235,51 @@ func receive(_ count: Int, from transport: some HCITransport) async throws -> [H
         }
     }
 }
+
+/// The bounded TCP connect (kept here with the other new transport checks).
+@Suite struct TCPConnectTimeoutTests {
+    /// A socket on 127.0.0.1 of `type`, bound to a port the kernel picks; returns it and the port.
+    static func loopbackSocket() throws -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test func aListenerThatNeverAcceptsMakesTheConnectTimeOut() async throws {
+        // Backlog 0: the accept queue holds one connection, and Linux drops SYNs while it is
+        // full, so the next connection attempt gets no answer at all.
+        let (listener, port) = try Self.loopbackSocket()
+        defer { Glibc.close(listener) }
+        try #require(listen(listener, 0) == 0)
+        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try #require(filler >= 0)
+        defer { Glibc.close(filler) }
+        var bound = timeval(tv_sec: 5, tv_usec: 0)  // a blocking connect honours SO_SNDTIMEO
+        _ = setsockopt(filler, SOL_SOCKET, SO_SNDTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        try #require(connected)
+        // The filler waits in the accept queue (the listener is readable): the queue is full.
+        var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        try #require(poll(&poller, 1, 5_000) == 1)
+
+        await #expect(throws: TransportError.timedOut(operation: "connect to 127.0.0.1 port \(port)")) {
+            _ = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: port, timeout: .milliseconds(300))
+        }
+    }
+}
