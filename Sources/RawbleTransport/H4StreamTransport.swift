@@ -6,15 +6,15 @@ import Musl
 import RawbleWire
 import Synchronization
 
-/// H4 over a connected stream socket (TCP or unix): each packet is its type byte followed by
-/// its bytes, back to back.
+/// H4 over a connected stream socket (TCP or unix) or a serial line (``openSerial(path:baudRate:hardwareFlowControl:writeStallTimeout:onFramingError:)``):
+/// each packet is its type byte followed by its bytes, back to back.
 ///
 /// A dedicated thread does blocking `read`s, splits the bytes with ``H4Framer`` and yields the
 /// packets into ``packets``. A framing error (a garbage type byte, a lying length) goes to
 /// `onFramingError` and the byte is skipped; the stream goes on. Sends are serialized and
 /// written whole. ``close()``, the peer closing, or the consumer dropping/cancelling the
-/// iteration all shut the socket down so the blocked read returns; the reader thread then
-/// closes the descriptor.
+/// iteration all shut the socket down so the blocked read returns (a terminal, which cannot be
+/// shut down, is polled with a wake pipe instead); the reader thread then closes the descriptor.
 public final class H4StreamTransport: HCITransport {
     /// Called on the reader thread for each framing error (the offending byte is skipped).
     public typealias FramingErrorHandler = @Sendable (H4FramerError) -> Void
