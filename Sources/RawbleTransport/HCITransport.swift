@@ -14,6 +14,18 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidAddress(String)
     /// A system call failed: its errno and what was being done.
     case ioError(errno: Int32, operation: String)
+    /// Nothing exists at `path` (a serial device not plugged in, a capture file's directory missing).
+    case notFound(path: String)
+    /// The user may not open `path` (for a serial device: not in the `dialout` group).
+    case permissionDenied(path: String)
+    /// `path` is held exclusively by another program (a serial device already in use).
+    case busy(path: String)
+    /// `path` exists but is not a terminal, so it cannot be a serial line.
+    case notATerminal(path: String)
+    /// The serial line cannot run at this many bits per second (not a standard termios rate).
+    case unsupportedBaudRate(Int)
+    /// A bounded wait ran out: what was being done.
+    case timedOut(operation: String)
 
     public var description: String {
         switch self {
@@ -23,6 +35,14 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .addressResolution(host, message): "cannot resolve \(host): \(message)"
         case .invalidAddress(let message): "invalid address: \(message)"
         case let .ioError(code, operation): "\(operation) failed: errno \(code)"
+        case .notFound(let path): "\(path) does not exist: check the path (for a serial device, that it is plugged in)"
+        case .permissionDenied(let path):
+            "permission denied opening \(path): for a serial device, add yourself to the dialout group (sudo usermod -aG dialout $USER) and log in again"
+        case .busy(let path): "\(path) is in use by another program: close it (e.g. a running bluetoothd, btattach or screen) and retry"
+        case .notATerminal(let path): "\(path) is not a terminal: give a serial device such as /dev/ttyUSB0 or /dev/ttyACM0"
+        case .unsupportedBaudRate(let rate):
+            "unsupported baud rate \(rate): use a standard rate from 1200 to 4000000, e.g. 115200 or 1000000"
+        case .timedOut(let operation): "\(operation) timed out: check the controller is powered and the line (and its flow control) is right"
         }
     }
 }

@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import RawbleWire
+import Synchronization
+
+/// A btsnoop (HCI UART, datalink 1002) capture file written as packets pass: the header at
+/// once, then one `write(2)` per record with no user-space buffering, so the file is complete
+/// up to the last packet even if the process is killed. Readable by Wireshark and `btmon -r`.
+///
+/// Thread-safe. Recording never throws into the data path: the first write failure is kept
+/// (``failure``), later records are dropped, and ``close()`` reports it.
+public final class BtsnoopCaptureFile: Sendable {
+    /// The file's path, as given.
+    public let path: String
+
+    private struct State {
+        /// -1 once closed.
+        var fd: Int32
+        var failure: TransportError?
+        /// Latest timestamp written, so wall-clock stamps never go backwards in the file.
+        var lastUnixMicroseconds = Int64.min
+        var recordCount = 0
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates (or truncates) the file at `path` and writes the btsnoop header.
+    public init(path: String) throws(TransportError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: throw .notFound(path: path)
+            case EACCES, EPERM, EROFS: throw .permissionDenied(path: path)
+            case let code: throw .ioError(errno: code, operation: "create \(path)")
+            }
+        }
+        if let failure = Self.writeAll(fd: fd, bytes: BtsnoopWriter.header(datalink: .hciUART), path: path) {
+            _ = Glibc.close(fd)
+            throw failure
+        }
+        self.path = path
+        state = Mutex(State(fd: fd))
+    }
+
+    deinit {
+        state.withLock { state in
+            if state.fd >= 0 { _ = Glibc.close(state.fd) }
+            state.fd = -1
+        }
+    }
+
+    /// Appends one record for `packet` stamped `unixMicroseconds` (microseconds since 1970).
+    public func record(_ packet: H4Packet, direction: BtsnoopRecord.Direction, at unixMicroseconds: Int64) {
+        let bytes = BtsnoopWriter.record(
+            BtsnoopRecord(packet: packet, direction: direction, unixMicroseconds: unixMicroseconds))
+        state.withLock { state in
+            append(bytes, stamped: unixMicroseconds, to: &state)
+        }
+    }
+
+    /// Appends one record for `packet` stamped with the wall clock, read under the file's lock
+    /// and never earlier than the previous record, so records from several threads stay in order.
+    public func record(_ packet: H4Packet, direction: BtsnoopRecord.Direction) {
+        state.withLock { state in
+            let now = max(Self.wallClockMicroseconds(), state.lastUnixMicroseconds)
+            let bytes = BtsnoopWriter.record(BtsnoopRecord(packet: packet, direction: direction, unixMicroseconds: now))
+            append(bytes, stamped: now, to: &state)
+        }
+    }
+
+    /// Records written so far.
+    public var recordCount: Int { state.withLock { $0.recordCount } }
+
+    /// The first write failure, if any (records after it were dropped).
+    public var failure: TransportError? { state.withLock { $0.failure } }
+
+    /// Closes the file (later records are dropped) and returns the first write failure, if any.
+    /// Safe to call more than once.
+    @discardableResult
+    public func close() -> TransportError? {
+        state.withLock { state in
+            if state.fd >= 0, Glibc.close(state.fd) != 0, state.failure == nil {
+                state.failure = .ioError(errno: errno, operation: "close \(path)")
+            }
+            state.fd = -1
+            return state.failure
+        }
+    }
+
+    /// The current wall-clock time in microseconds since the Unix epoch.
+    public static func wallClockMicroseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
+    }
+
+    private func append(_ bytes: [UInt8], stamped unixMicroseconds: Int64, to state: inout State) {
+        guard state.fd >= 0, state.failure == nil else { return }
+        if let failure = Self.writeAll(fd: state.fd, bytes: bytes, path: path) {
+            state.failure = failure
+            return
+        }
+        state.lastUnixMicroseconds = max(state.lastUnixMicroseconds, unixMicroseconds)
+        state.recordCount += 1
+    }
+
+    /// `write(2)` of all of `bytes` (one call unless interrupted or short); `nil` on success.
+    private static func writeAll(fd: Int32, bytes: [UInt8], path: String) -> TransportError? {
+        bytes.withUnsafeBytes { raw -> TransportError? in
+            guard let base = raw.baseAddress else { return nil }
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, base + offset, raw.count - offset)
+                if n > 0 {
+                    offset += n
+                    continue
+                }
+                if n < 0 && errno == EINTR { continue }
+                return .ioError(errno: n < 0 ? errno : ENOSPC, operation: "write \(path)")
+            }
+            return nil
+        }
+    }
+}
+
+/// A transport that records every packet it carries into a ``BtsnoopCaptureFile``: received
+/// packets as they pass through ``packets``, sent packets just before they are sent, each
+/// stamped with the wall clock. Everything else is the wrapped transport's behaviour.
+public struct CapturingTransport: HCITransport {
+    /// The transport being captured.
+    public let base: any HCITransport
+    /// Where the packets go; closing the transport does not close it.
+    public let capture: BtsnoopCaptureFile
+    public let packets: AsyncThrowingStream<H4Packet, any Error>
+
+    /// Wraps `base`; from now on read packets from this transport's ``packets``, not `base`'s.
+    public init(_ base: any HCITransport, capture: BtsnoopCaptureFile) {
+        self.base = base
+        self.capture = capture
+        let source = PacketSource(base.packets.makeAsyncIterator())
+        packets = AsyncThrowingStream {
+            guard let packet = try await source.next() else { return nil }
+            capture.record(packet, direction: .received)
+            return packet
+        }
+    }
+
+    public func send(_ packet: H4Packet) async throws(TransportError) {
+        capture.record(packet, direction: .sent)
+        try await base.send(packet)
+    }
+
+    public func close() async {
+        await base.close()
+    }
+}
+
+/// The wrapped transport's packet iterator. `packets` has a single consumer and the unfolding
+/// stream calls `next()` once at a time, so the iterator is never used concurrently.
+private final class PacketSource: @unchecked Sendable {
+    private var iterator: AsyncThrowingStream<H4Packet, any Error>.Iterator
+    init(_ iterator: AsyncThrowingStream<H4Packet, any Error>.Iterator) { self.iterator = iterator }
+    func next() async throws -> H4Packet? { try await iterator.next() }
+}
