@@ -28,7 +28,7 @@ struct Scan: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let adapter = try await HostSession.openAdapter(connection, output: output)
+        let session = try await HostSession.open(connection, output: output)
         var filter = ScanFilter()
         if let service { filter.services = [service] }
         filter.nameSubstring = name
@@ -37,10 +37,10 @@ struct Scan: AsyncParsableCommand {
         options.maximumDevices = 4096
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
         do {
-            devices = try await adapter.scan(options)
+            devices = try await session.adapter.scan(options)
         } catch {
-            await adapter.close()
-            throw HostSession.cliError(error, transport: try connection.resolvedTransport(environment: environment()))
+            await session.close()
+            throw session.cliError(error)
         }
         let json = output.json
         let table = ScanTable()
@@ -68,11 +68,9 @@ struct Scan: AsyncParsableCommand {
             }
         }
         let failure = await printing.value
-        await adapter.close()
+        await session.close()
         withExtendedLifetime(interrupt) {}
-        if let failure {
-            throw HostSession.cliError(failure, transport: try connection.resolvedTransport(environment: environment()))
-        }
+        if let failure { throw session.cliError(failure) }
     }
 }
 

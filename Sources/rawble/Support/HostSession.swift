@@ -4,23 +4,51 @@ import Logging
 import RawbleHost
 import RawbleTransport
 
-/// Opens what a command asked for: the transport (flag or `RAWBLE_TRANSPORT`), the btsnoop
-/// capture around it, and rawble's host on top. Every failure is one actionable `CLIError`.
-enum HostSession {
-    static func openAdapter(_ connection: ConnectionOptions, output: OutputOptions) async throws -> Adapter {
+/// What a command opened: the transport (flag or `RAWBLE_TRANSPORT`), the btsnoop capture
+/// around it, and rawble's host on top. Every failure to open is one actionable `CLIError`.
+struct HostSession {
+    let adapter: Adapter
+    let transport: TransportSpec
+    let capture: BtsnoopCaptureFile?
+
+    static func open(_ connection: ConnectionOptions, output: OutputOptions) async throws -> HostSession {
         Logs.setUp(output)
         let spec = try connection.resolvedTransport(environment: environment())
         var transport: any HCITransport = try await openTransport(spec)
+        var capture: BtsnoopCaptureFile?
         if let path = connection.btsnoop {
-            transport = try capture(transport, to: path)
+            do {
+                let file = try BtsnoopCaptureFile(path: path)
+                capture = file
+                transport = CapturingTransport(transport, capture: file)
+            } catch {
+                await transport.close()
+                throw CLIError(.cannotOpen, "cannot write the btsnoop file \(path): \(error)",
+                               fix: "check the directory exists and is writable")
+            }
         }
         var configuration = Adapter.Configuration()
         configuration.logger = Logger(label: "rawble.host")
         do {
-            return try await Adapter.open(transport, configuration: configuration)
+            let adapter = try await Adapter.open(transport, configuration: configuration)
+            return HostSession(adapter: adapter, transport: spec, capture: capture)
         } catch {
+            _ = capture?.close()
             throw cliError(error, transport: spec)
         }
+    }
+
+    /// Stops scanning, disconnects, closes the transport, then the capture (every record is
+    /// already on disk; a write that failed along the way is reported here).
+    func close() async {
+        await adapter.close()
+        if let failure = capture?.close() {
+            Output.error("rawble: the btsnoop capture is incomplete: \(failure)")
+        }
+    }
+
+    func cliError(_ error: HostError) -> CLIError {
+        Self.cliError(error, transport: transport)
     }
 
     static func openTransport(_ spec: TransportSpec) async throws -> any HCITransport {
@@ -34,20 +62,10 @@ enum HostSession {
             case .unix(let path):
                 return try await H4StreamTransport.connect(unix: path)
             case let .serial(path, baud):
-                _ = (path, baud) // SERIAL-PENDING
-                throw CLIError(.unavailable, "serial pending")
+                return try H4StreamTransport.openSerial(path: path, baudRate: baud ?? 115_200)
             }
         } catch let error as TransportError {
             throw cliError(error, transport: spec)
-        }
-    }
-
-    static func capture(_ transport: any HCITransport, to path: String) throws -> any HCITransport {
-        do {
-            throw CLIError(.unavailable, "capture pending \(path)") // CAPTURE-PENDING
-        } catch {
-            throw CLIError(.cannotOpen, "cannot write the btsnoop file \(path): \(error)",
-                           fix: "check the directory exists and is writable")
         }
     }
 
@@ -56,6 +74,12 @@ enum HostSession {
         case .connectionRefused:
             CLIError(.transport, "nothing listens at \(spec)",
                      fix: "start the controller first (for a simulated one: Scripts/bumble-peer)")
+        case .permissionDenied:
+            CLIError(.permission, error.description)
+        case .notFound:
+            CLIError(.cannotOpen, error.description)
+        case .timedOut:
+            CLIError(.timeout, "cannot open \(spec): \(error)")
         default:
             CLIError(.transport, "cannot open \(spec): \(error)")
         }
