@@ -339,3 +339,94 @@ struct AdapterConnectionTests {
         pump.cancel()
     }
 }
+
+@Suite("Adapter: LE signaling and SMP answered on the peer's behalf")
+struct AdapterFixedChannelTests {
+    /// Connects on a minimal scripted controller and returns the pieces a test needs.
+    static func connected() async throws -> (ScriptedController, Adapter, Connection, Task<Void, Never>) {
+        let controller = ScriptedController()
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let connection = try await adapter.connect(to: ScriptedController.peer)
+        return (controller, adapter, connection, pump)
+    }
+
+    static func inject(_ payload: [UInt8], channel: UInt16, into controller: ScriptedController) {
+        let frame = [UInt8(payload.count), 0x00, UInt8(channel & 0xFF), UInt8(channel >> 8)] + payload
+        controller.transport.inject(H4Packet(type: .acl, bytes: ACLPacket(handle: ScriptedController.handle, packetBoundary: .firstFlushable, payload: frame[...]).encoded))
+    }
+
+    /// Waits (bounded) for a command the host sends after `count` commands were seen.
+    static func waitForCommand(_ controller: ScriptedController, _ matches: (HCICommand) -> Bool) async -> HCICommand? {
+        let end = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < end {
+            if let command = controller.commands.first(where: matches) { return command }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return nil
+    }
+
+    @Test("a valid Connection Parameter Update Request is accepted, then LE Connection Update asks the controller for it")
+    func parameterUpdateAccepted() async throws {
+        let (controller, adapter, _, pump) = try await Self.connected()
+        // Request id 7: interval 24–40 (30–50 ms), latency 0, timeout 400 (4 s).
+        Self.inject([0x12, 0x07, 0x08, 0x00, 0x18, 0x00, 0x28, 0x00, 0x00, 0x00, 0x90, 0x01], channel: 0x0005, into: controller)
+        let sent = await controller.waitForACL(count: 1)
+        #expect(sent.first.map { Array($0.payload) } == [0x06, 0x00, 0x05, 0x00, 0x13, 0x07, 0x02, 0x00, 0x00, 0x00])
+        let update = await Self.waitForCommand(controller) { if case .leConnectionUpdate = $0 { true } else { false } }
+        guard case let .leConnectionUpdate(handle, parameters)? = update else {
+            Issue.record("no LE Connection Update sent")
+            return
+        }
+        #expect(handle == ScriptedController.handle)
+        #expect(parameters.intervalMin == 24 && parameters.intervalMax == 40)
+        #expect(parameters.maxLatency == 0 && parameters.supervisionTimeout == 400)
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("an invalid Connection Parameter Update Request (minimum above maximum) is rejected and not applied")
+    func parameterUpdateRejected() async throws {
+        let (controller, adapter, _, pump) = try await Self.connected()
+        Self.inject([0x12, 0x08, 0x08, 0x00, 0x28, 0x00, 0x18, 0x00, 0x00, 0x00, 0x90, 0x01], channel: 0x0005, into: controller)
+        let sent = await controller.waitForACL(count: 1)
+        #expect(sent.first.map { Array($0.payload) } == [0x06, 0x00, 0x05, 0x00, 0x13, 0x08, 0x02, 0x00, 0x01, 0x00])
+        // A later command proves the host went on; no connection update was sent before it.
+        try await adapter.execute(.leSetScanEnable(enable: false, filterDuplicates: false))
+        #expect(!controller.commands.contains { if case .leConnectionUpdate = $0 { true } else { false } })
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("an unknown signaling command is answered with Command Reject (command not understood)")
+    func unknownSignalingCommand() async throws {
+        let (controller, adapter, _, pump) = try await Self.connected()
+        Self.inject([0x55, 0x09, 0x00, 0x00], channel: 0x0005, into: controller)
+        let sent = await controller.waitForACL(count: 1)
+        #expect(sent.first.map { Array($0.payload) } == [0x06, 0x00, 0x05, 0x00, 0x01, 0x09, 0x02, 0x00, 0x00, 0x00])
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("a Pairing Request is answered with Pairing Failed, Pairing Not Supported")
+    func pairingRefused() async throws {
+        let (controller, adapter, _, pump) = try await Self.connected()
+        Self.inject([0x01, 0x03, 0x00, 0x01, 0x10, 0x07, 0x07], channel: 0x0006, into: controller)
+        let sent = await controller.waitForACL(count: 1)
+        #expect(sent.first.map { Array($0.payload) } == [0x02, 0x00, 0x06, 0x00, 0x05, 0x05])
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("frames on channels the host does not serve are dropped; ATT still flows")
+    func unknownChannelDropped() async throws {
+        let (controller, adapter, connection, pump) = try await Self.connected()
+        Self.inject([0x01, 0x02, 0x03], channel: 0x0041, into: controller)
+        Self.inject([0x1B, 0x03, 0x00, 0x5A], channel: 0x0004, into: controller)  // a notification
+        var pdus = connection.att.pdus.makeAsyncIterator()
+        #expect(try await pdus.next() == [0x1B, 0x03, 0x00, 0x5A])
+        #expect(controller.aclPackets.isEmpty, "nothing answered on an unknown channel")
+        await adapter.close()
+        pump.cancel()
+    }
+}
