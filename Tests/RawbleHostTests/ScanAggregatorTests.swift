@@ -195,6 +195,16 @@ struct ScanAggregatorTests {
         #expect(ScanFilter().matches(hrm))
     }
 
+    @Test func settingAdvertisementOrScanResponseRebuildsTheMergedData() {
+        var device = DiscoveredDevice(address: DeviceAddress(address(1), type: .public))
+        #expect(device.advertisingData.bytes.isEmpty)
+        device.scanResponse = AdvertisingData(decoding: name("late"))
+        device.advertisement = AdvertisingData(decoding: flags)
+        #expect(device.advertisingData.bytes.elementsEqual(flags + name("late")))
+        device.scanResponse = nil
+        #expect(device.name == nil)
+    }
+
     // MARK: Broken data
 
     @Test func brokenADKeepsTheStructuresBeforeTheDamage() throws {
