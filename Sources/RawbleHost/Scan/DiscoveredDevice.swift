@@ -13,9 +13,9 @@ public struct DiscoveredDevice: Hashable, Sendable {
     /// response alone does not say, and leaves it `false`).
     public var isConnectable: Bool
     /// The data of the last advertising PDU, `nil` until one was received.
-    public var advertisement: AdvertisingData?
+    public var advertisement: AdvertisingData? { didSet { mergeData() } }
     /// The data of the last scan response, `nil` until one was received.
-    public var scanResponse: AdvertisingData?
+    public var scanResponse: AdvertisingData? { didSet { mergeData() } }
     /// The advertisement's structures followed by the scan response's: what the accessors
     /// below read.
     public private(set) var advertisingData: AdvertisingData
@@ -39,9 +39,8 @@ public struct DiscoveredDevice: Hashable, Sendable {
         mergeData()
     }
 
-    /// Rebuilds ``advertisingData`` from ``advertisement`` and ``scanResponse``; call after
-    /// changing either.
-    public mutating func mergeData() {
+    /// Rebuilds ``advertisingData`` from ``advertisement`` and ``scanResponse``.
+    private mutating func mergeData() {
         var bytes: [UInt8] = []
         bytes.reserveCapacity((advertisement?.bytes.count ?? 0) + (scanResponse?.bytes.count ?? 0))
         if let advertisement { bytes.append(contentsOf: advertisement.bytes) }

@@ -5,7 +5,7 @@
 /// - Devices are keyed by ``DeviceAddress`` (address and type as reported). A scan response
 ///   arriving first creates the device too. A device's advertisement (and scan response) is
 ///   replaced by each new one; an advertiser with several extended advertising sets shows the
-///   last set heard.
+///   last set heard. Anonymous extended advertisers (no address) all share one entry.
 /// - Extended reports with data status "incomplete, more to come" are collected per
 ///   (address, SID, scan response or not) and the device updated when the last fragment
 ///   arrives; "incomplete, truncated" (and the reserved status) ends the collection with what
@@ -165,16 +165,10 @@ public struct ScanAggregator: Sendable {
         device.reportedTXPower = report.txPower
         device.reportCount = device.reportCount == Int.max ? Int.max : device.reportCount + 1
         if report.isScanResponse {
-            if device.scanResponse != data {
-                device.scanResponse = data
-                device.mergeData()
-            }
+            if device.scanResponse != data { device.scanResponse = data }
         } else {
             device.isConnectable = report.isConnectable
-            if device.advertisement != data {
-                device.advertisement = data
-                device.mergeData()
-            }
+            if device.advertisement != data { device.advertisement = data }
         }
         slots[i].device = device
         guard filter.matchesAll || filter.matches(device) else { return nil }
