@@ -5,67 +5,66 @@ import Testing
 /// distinct exit statuses below 128, never death by a signal.
 @Suite("CLI conventions")
 struct CLIConventionTests {
-    @Test func helpListsEveryCommand() throws {
-        let result = try CLI.run(["--help"])
+    @Test func helpListsEveryCommand() async throws {
+        let result = try await CLI.run(["--help"])
         #expect(result.status == 0)
         for command in ["decode", "scan", "gatt", "read", "write", "notify", "hr"] {
             #expect(result.stdout.contains(command), "help lacks \(command)")
         }
     }
 
-    @Test func badAddressIsAOneLineUsageError() throws {
-        let result = try CLI.run(["read", "11:22", "180D"])
+    @Test func badAddressIsAOneLineUsageError() async throws {
+        let result = try await CLI.run(["read", "11:22", "180D"])
         #expect(result.status == 64)
         #expect(result.stderrLines.count == 1)
         #expect(result.stderr.contains("11:22"))
         #expect(result.stdout.isEmpty)
     }
 
-    @Test func handleZeroIsNotATarget() throws {
-        let result = try CLI.run(["read", "11:22:33:44:55:66", "0x0000"])
+    @Test func handleZeroIsNotATarget() async throws {
+        let result = try await CLI.run(["read", "11:22:33:44:55:66", "0x0000"])
         #expect(result.status == 64)
         #expect(result.stderrLines.count == 1)
     }
 
-    @Test func unknownCommandIsAUsageError() throws {
-        let result = try CLI.run(["frobnicate"])
+    @Test func unknownCommandIsAUsageError() async throws {
+        let result = try await CLI.run(["frobnicate"])
         #expect(result.status == 64)
         #expect(result.stderrLines.count == 1)
     }
 
-    @Test func badTransportInEnvironmentNamesTheVariable() throws {
-        let result = try CLI.run(["scan", "--duration", "1"], environment: ["RAWBLE_TRANSPORT": "bluetooth!"])
+    @Test func badTransportInEnvironmentNamesTheVariable() async throws {
+        let result = try await CLI.run(["scan", "--duration", "1"], environment: ["RAWBLE_TRANSPORT": "bluetooth!"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("RAWBLE_TRANSPORT"))
         #expect(result.stderrLines.count == 1)
     }
 
     @Test(arguments: ["tcp:127.0.0.1", "tcp::9000", "user:eth0", "serial:", "hciX", "unix:"])
-    func malformedTransportIsRejected(spec: String) throws {
-        let result = try CLI.run(["scan", "--transport", spec])
+    func malformedTransportIsRejected(spec: String) async throws {
+        let result = try await CLI.run(["scan", "--transport", spec])
         #expect(result.status == 64)
         #expect(result.stderrLines.count == 1)
     }
 
     /// Commands whose layers land in later issues say so in one line, with status 69.
     @Test(arguments: [
-        ["scan", "--transport", "tcp:127.0.0.1:9000"],
         ["gatt", "AA:BB:CC:DD:EE:FF", "--transport", "unix:/tmp/x"],
         ["read", "AA:BB:CC:DD:EE:FF", "2A37", "--transport", "serial:/dev/ttyUSB0:1000000"],
         ["write", "AA:BB:CC:DD:EE:FF", "0x001D", "01", "--transport", "user:hci0"],
         ["notify", "AA:BB:CC:DD:EE:FF", "2A37", "--count", "3", "--transport", "hci1"],
         ["hr", "--count", "1", "--transport", "tcp:[::1]:9000"],
     ])
-    func plannedCommandsFailClearly(arguments: [String]) throws {
-        let result = try CLI.run(arguments)
+    func plannedCommandsFailClearly(arguments: [String]) async throws {
+        let result = try await CLI.run(arguments)
         #expect(result.status == 69)
         #expect(result.stderrLines.count == 1)
         #expect(!result.killedBySignal)
     }
 
-    @Test func globalOptionsAreAcceptedBeforeTheSubcommand() throws {
-        let before = try CLI.run(["--json", "--transport", "tcp:127.0.0.1:9000", "scan"])
-        let after = try CLI.run(["scan", "--json", "--transport", "tcp:127.0.0.1:9000"])
+    @Test func globalOptionsAreAcceptedBeforeTheSubcommand() async throws {
+        let before = try await CLI.run(["--json", "--transport", "tcp:127.0.0.1:9000", "scan"])
+        let after = try await CLI.run(["scan", "--json", "--transport", "tcp:127.0.0.1:9000"])
         #expect(before.status == after.status)
         #expect(before.stderr == after.stderr)
     }

@@ -21,7 +21,17 @@ enum CLI {
         return directory.appendingPathComponent("rawble")
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> CLIResult {
+    /// Runs the binary on a thread of its own, so the many CLI tests running in parallel never
+    /// block the cooperative pool that the host's own async tests need.
+    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) async throws -> CLIResult {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try runBlocking(arguments, environment: environment, stdin: stdin) })
+            }
+        }
+    }
+
+    static func runBlocking(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> CLIResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -9,8 +9,8 @@ import Testing
 struct DecodeCommandTests {
     // MARK: hrm
 
-    @Test func heartRateContactDetected() throws {
-        let result = try CLI.run(["decode", "hrm", "065A", "--json"])
+    @Test func heartRateContactDetected() async throws {
+        let result = try await CLI.run(["decode", "hrm", "065A", "--json"])
         #expect(result.status == 0)
         let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
         #expect(object["bpm"] as? Int == 90)
@@ -20,8 +20,8 @@ struct DecodeCommandTests {
         #expect(object["raw"] as? String == "065a")
     }
 
-    @Test func heartRateWithOneRRInterval() throws {
-        let result = try CLI.run(["decode", "hrm", "10 48 00 04", "--json"])
+    @Test func heartRateWithOneRRInterval() async throws {
+        let result = try await CLI.run(["decode", "hrm", "10 48 00 04", "--json"])
         #expect(result.status == 0)
         let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
         #expect(object["bpm"] as? Int == 72)
@@ -29,16 +29,16 @@ struct DecodeCommandTests {
         #expect((object["rrIntervals"] as? [Double]) == [1.0])
     }
 
-    @Test func heartRateEveryFieldReadable() throws {
-        let result = try CLI.run(["decode", "hrm", "1e6d0800310234023702"])
+    @Test func heartRateEveryFieldReadable() async throws {
+        let result = try await CLI.run(["decode", "hrm", "1e6d0800310234023702"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("109 bpm"))
         #expect(result.stdout.contains("energy 8 kJ"))
         #expect(result.stdout.contains("RR 547.9 ms 550.8 ms 553.7 ms"))
     }
 
-    @Test func heartRateTruncatedNamesFieldAndOffset() throws {
-        let result = try CLI.run(["decode", "hrm", "1e6d08"])
+    @Test func heartRateTruncatedNamesFieldAndOffset() async throws {
+        let result = try await CLI.run(["decode", "hrm", "1e6d08"])
         #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
         #expect(result.stderrLines.count == 1)
@@ -47,8 +47,8 @@ struct DecodeCommandTests {
     }
 
     @Test(arguments: ["0x", "06 5", "06zz", ""])
-    func badHexIsAOneLineError(hex: String) throws {
-        let result = try CLI.run(["decode", "hrm", hex])
+    func badHexIsAOneLineError(hex: String) async throws {
+        let result = try await CLI.run(["decode", "hrm", hex])
         #expect(result.status == 65)
         #expect(result.stderrLines.count == 1)
         #expect(!result.killedBySignal)
@@ -56,11 +56,11 @@ struct DecodeCommandTests {
 
     // MARK: adv
 
-    @Test func advertisementFields() throws {
+    @Test func advertisementFields() async throws {
         let data = AdvertisingData(flags: .generalDiscoverableLEOnly, serviceUUIDs: [.heartRateService],
                                    localName: "Polar H10", txPowerLevel: -4,
                                    manufacturerData: ManufacturerData(companyID: 0x006B, data: [0x01, 0x02]))
-        let result = try CLI.run(["decode", "adv", Hex.encode(data.encoded), "--json"])
+        let result = try await CLI.run(["decode", "adv", Hex.encode(data.encoded), "--json"])
         #expect(result.status == 0)
         let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
         #expect(object["name"] as? String == "Polar H10")
@@ -71,9 +71,9 @@ struct DecodeCommandTests {
         #expect(manufacturer["data"] as? String == "0102")
     }
 
-    @Test func brokenStructureKeepsEarlierOnes() throws {
+    @Test func brokenStructureKeepsEarlierOnes() async throws {
         // Flags, a complete name, then a structure claiming 9 bytes with 2 present.
-        let result = try CLI.run(["decode", "adv", "020106 0409414243 0903 0d18", "--json"])
+        let result = try await CLI.run(["decode", "adv", "020106 0409414243 0903 0d18", "--json"])
         #expect(result.status == 65)
         let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
         #expect(object["name"] as? String == "ABC")
@@ -83,8 +83,8 @@ struct DecodeCommandTests {
 
     // MARK: hci
 
-    @Test func commandCompleteForReset() throws {
-        let result = try CLI.run(["decode", "hci", "040e0401030c00", "--json"])
+    @Test func commandCompleteForReset() async throws {
+        let result = try await CLI.run(["decode", "hci", "040e0401030c00", "--json"])
         #expect(result.status == 0)
         let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
         #expect(object["type"] as? String == "event")
@@ -93,8 +93,8 @@ struct DecodeCommandTests {
         #expect(object["numHCICommandPackets"] as? Int == 1)
     }
 
-    @Test func resetCommand() throws {
-        let result = try CLI.run(["decode", "hci", "01030c00", "--json"])
+    @Test func resetCommand() async throws {
+        let result = try await CLI.run(["decode", "hci", "01030c00", "--json"])
         #expect(result.status == 0)
         let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
         #expect(object["type"] as? String == "command")
@@ -102,7 +102,7 @@ struct DecodeCommandTests {
         #expect(object["name"] as? String == "Reset")
     }
 
-    @Test func advertisingReportsWithDeviceFields() throws {
+    @Test func advertisingReportsWithDeviceFields() async throws {
         let first = AdvertisingData(serviceUUIDs: [.heartRateService], localName: "Strap")
         let second = AdvertisingData(flags: nil, localName: "Scale")
         let event = HCIEvent.le(.advertisingReport([
@@ -112,7 +112,7 @@ struct DecodeCommandTests {
                               address: try #require(BluetoothAddress("00:11:22:33:44:55")), rssi: -70, data: second.encoded[...]),
         ]))
         let packet = H4Packet(type: .event, bytes: event.encoded)
-        let result = try CLI.run(["decode", "hci", Hex.encode(packet.encoded), "--json"])
+        let result = try await CLI.run(["decode", "hci", Hex.encode(packet.encoded), "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
         let reports = try #require(object["reports"] as? [[String: Any]])
@@ -127,9 +127,9 @@ struct DecodeCommandTests {
         #expect(reports[1]["connectable"] as? Bool == false)
     }
 
-    @Test func aclCarryingAnATTNotification() throws {
+    @Test func aclCarryingAnATTNotification() async throws {
         // ACL handle 0x0040, L2CAP length 5 on CID 4, Handle Value Notification of HRM 06 5A.
-        let result = try CLI.run(["decode", "hci", "02 4000 0900 0500 0400 1b 1000 065a", "--json"])
+        let result = try await CLI.run(["decode", "hci", "02 4000 0900 0500 0400 1b 1000 065a", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
         #expect(object["type"] as? String == "acl")
@@ -140,23 +140,23 @@ struct DecodeCommandTests {
         #expect(att["value"] as? String == "065a")
     }
 
-    @Test func unknownPacketTypeNamesByteZero() throws {
-        let result = try CLI.run(["decode", "hci", "0c0001"])
+    @Test func unknownPacketTypeNamesByteZero() async throws {
+        let result = try await CLI.run(["decode", "hci", "0c0001"])
         #expect(result.status == 65)
         #expect(result.stderrLines.count == 1)
         #expect(result.stderr.contains("byte 0"))
     }
 
-    @Test func eventLengthMismatchIsMalformed() throws {
-        let result = try CLI.run(["decode", "hci", "040e05 01030c00"])
+    @Test func eventLengthMismatchIsMalformed() async throws {
+        let result = try await CLI.run(["decode", "hci", "040e05 01030c00"])
         #expect(result.status == 65)
         #expect(result.stderrLines.count == 1)
     }
 
     // MARK: att
 
-    @Test func attErrorResponse() throws {
-        let result = try CLI.run(["decode", "att", "01 08 0100 0a", "--json"])
+    @Test func attErrorResponse() async throws {
+        let result = try await CLI.run(["decode", "att", "01 08 0100 0a", "--json"])
         #expect(result.status == 0)
         let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
         #expect(object["name"] as? String == "Error Response")
@@ -164,8 +164,8 @@ struct DecodeCommandTests {
         #expect(object["handle"] as? String == "0x0001")
     }
 
-    @Test func attTruncated() throws {
-        let result = try CLI.run(["decode", "att", "0a01"])
+    @Test func attTruncated() async throws {
+        let result = try await CLI.run(["decode", "att", "0a01"])
         #expect(result.status == 65)
         #expect(result.stderrLines.count == 1)
         #expect(result.stderr.contains("byte 1"))
@@ -195,10 +195,10 @@ struct DecodeCommandTests {
         ]
     }
 
-    @Test func btsnoopRecordsAsJSONLines() throws {
+    @Test func btsnoopRecordsAsJSONLines() async throws {
         let path = try writeCapture(session)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try CLI.run(["decode", "btsnoop", path, "--json"])
+        let result = try await CLI.run(["decode", "btsnoop", path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try result.stdoutLines.map(CLI.jsonObject)
         #expect(lines.count == 4)
@@ -217,16 +217,16 @@ struct DecodeCommandTests {
         #expect(result.stderrLines.count == 1)  // "1 of 4 records did not decode"
     }
 
-    @Test func btsnoopTruncatedFileShowsRecordsBeforeTheBreak() throws {
+    @Test func btsnoopTruncatedFileShowsRecordsBeforeTheBreak() async throws {
         let path = try writeCapture(session, truncateBy: 2)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try CLI.run(["decode", "btsnoop", path])
+        let result = try await CLI.run(["decode", "btsnoop", path])
         #expect(result.status == 65)
         #expect(result.stdoutLines.count == 3)
         #expect(result.stderrLines.count == 1)
     }
 
-    @Test func btsnoopCharacteristicDeclarationsDecodedFromTheirRequest() throws {
+    @Test func btsnoopCharacteristicDeclarationsDecodedFromTheirRequest() async throws {
         // Read By Type Request for 2803 on handles 1-FFFF, then its response with the Heart Rate
         // Measurement declaration: notify, value handle 0x0010, UUID 2A37.
         let request: [UInt8] = [0x40, 0x00, 0x0B, 0x00, 0x07, 0x00, 0x04, 0x00, 0x08, 0x01, 0x00, 0xFF, 0xFF, 0x03, 0x28]
@@ -236,7 +236,7 @@ struct DecodeCommandTests {
             BtsnoopRecord(packet: H4Packet(type: .acl, bytes: response), direction: .received, unixMicroseconds: 1),
         ])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try CLI.run(["decode", "btsnoop", path, "--json"])
+        let result = try await CLI.run(["decode", "btsnoop", path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = try result.stdoutLines.map(CLI.jsonObject)
         let att = try #require(lines.last?["att"] as? [String: Any])
@@ -246,17 +246,17 @@ struct DecodeCommandTests {
         #expect(entry["properties"] as? [String] == ["notify"])
     }
 
-    @Test func btsnoopMissingFile() throws {
-        let result = try CLI.run(["decode", "btsnoop", "/nonexistent/capture.log"])
+    @Test func btsnoopMissingFile() async throws {
+        let result = try await CLI.run(["decode", "btsnoop", "/nonexistent/capture.log"])
         #expect(result.status == 66)
         #expect(result.stderrLines.count == 1)
     }
 
-    @Test func btsnoopNotACapture() throws {
+    @Test func btsnoopNotACapture() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-not-btsnoop-\(UUID().uuidString)").path
         try Data("hello, this is not a capture".utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try CLI.run(["decode", "btsnoop", path])
+        let result = try await CLI.run(["decode", "btsnoop", path])
         #expect(result.status == 65)
         #expect(result.stderrLines.count == 1)
     }

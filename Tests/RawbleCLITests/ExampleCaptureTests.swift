@@ -59,8 +59,8 @@ struct ExampleCaptureTests {
     }
 
     /// Every record of `rawble decode btsnoop <capture> --json`, in order.
-    static func decodedRecords() throws -> [[String: Any]] {
-        let result = try CLI.run(["decode", "btsnoop", capture.path, "--json"])
+    static func decodedRecords() async throws -> [[String: Any]] {
+        let result = try await CLI.run(["decode", "btsnoop", capture.path, "--json"])
         #expect(!result.killedBySignal)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stderr.isEmpty, "stderr: \(result.stderr)")
@@ -121,8 +121,8 @@ struct ExampleCaptureTests {
         return handles
     }
 
-    @Test func everyRecordDecodesWithoutError() throws {
-        let records = try Self.decodedRecords()
+    @Test func everyRecordDecodesWithoutError() async throws {
+        let records = try await Self.decodedRecords()
         #expect(records.count >= 100, "a whole session, not a fragment: \(records.count) records")
         #expect(records.map { $0["index"] as? Int } == Array(1...records.count).map { Optional($0) })
         for record in records {
@@ -133,9 +133,9 @@ struct ExampleCaptureTests {
         #expect(types == ["command", "event", "acl"])
     }
 
-    @Test func advertisingReportNamesTheStrap() throws {
+    @Test func advertisingReportNamesTheStrap() async throws {
         let expected = try Self.loadExpected()
-        let reports = try Self.decodedRecords()
+        let reports = try await Self.decodedRecords()
             .filter { ($0["name"] as? String)?.hasPrefix("LE") == true }
             .compactMap { $0["reports"] as? [[String: Any]] }
             .flatMap { $0 }
@@ -150,9 +150,9 @@ struct ExampleCaptureTests {
         #expect(strap.contains { $0["connectable"] as? Bool == true }, "the strap's connectable advertisement")
     }
 
-    @Test func discoveryReadsAndControlPointWrite() throws {
+    @Test func discoveryReadsAndControlPointWrite() async throws {
         let expected = try Self.loadExpected()
-        let records = try Self.decodedRecords()
+        let records = try await Self.decodedRecords()
 
         // Primary services discovered with Read By Group Type.
         let services = records.compactMap(Self.att)
@@ -190,9 +190,9 @@ struct ExampleCaptureTests {
         #expect(writes.map { $0["value"] as? String } == ["01"])
     }
 
-    @Test func notificationsEqualTheScriptTheStrapSent() throws {
+    @Test func notificationsEqualTheScriptTheStrapSent() async throws {
         let expected = try Self.loadExpected()
-        let records = try Self.decodedRecords()
+        let records = try await Self.decodedRecords()
         let hrmHandle = try #require(try Self.characteristicValueHandles(records)["2A37"],
                                      "no characteristic declaration for 2A37 in the discovery")
 
@@ -226,9 +226,9 @@ struct ExampleCaptureTests {
 
     /// `decode btsnoop` itself names the Heart Rate Measurement handle from the discovery it
     /// saw earlier in the capture and decodes each notification with the shared decoder.
-    @Test func decodeBtsnoopShowsEachHeartBeat() throws {
+    @Test func decodeBtsnoopShowsEachHeartBeat() async throws {
         let expected = try Self.loadExpected()
-        let records = try Self.decodedRecords()
+        let records = try await Self.decodedRecords()
         let beats = records.compactMap { Self.att($0)?["heartRate"] as? [String: Any] }
         #expect(beats.count == expected.measurements.count)
         for (got, want) in zip(beats, expected.measurements) {

@@ -16,6 +16,8 @@ struct AdapterBumbleTests {
         }
         var configuration = Adapter.Configuration()
         configuration.logger.logLevel = .warning
+        // Generous: the whole suite runs in parallel on two cores; no test here is about timing.
+        configuration.commandTimeout = .seconds(10)
         return try await Adapter.open(transport, configuration: configuration)
     }
 

@@ -92,10 +92,12 @@ final class ScriptedController: Sendable {
     }
 }
 
-private func quietConfiguration(commandTimeout: Duration = .seconds(2)) -> Adapter.Configuration {
+/// Timeouts are generous (the whole suite runs in parallel on two cores) except where a test
+/// is about a command never answered.
+private func quietConfiguration(commandTimeout: Duration = .seconds(10), resetTimeout: Duration = .seconds(10)) -> Adapter.Configuration {
     var configuration = Adapter.Configuration()
     configuration.commandTimeout = commandTimeout
-    configuration.resetTimeout = commandTimeout
+    configuration.resetTimeout = resetTimeout
     configuration.logger.logLevel = .critical
     return configuration
 }
@@ -166,7 +168,7 @@ struct AdapterStartupTests {
         let controller = ScriptedController { _ in nil }
         let pump = controller.run()
         await #expect(throws: HostError.commandTimedOut(.reset, seconds: 0.3)) {
-            _ = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .milliseconds(300)))
+            _ = try await Adapter.open(controller.transport, configuration: quietConfiguration(resetTimeout: .milliseconds(300)))
         }
         pump.cancel()
     }
@@ -180,7 +182,7 @@ struct AdapterStartupTests {
             }
         }
         let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .milliseconds(200)))
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .seconds(1)))
         #expect(await adapter.controller.version == nil)
         #expect(await adapter.controller.aclDataLength == 27)
         await adapter.close()
