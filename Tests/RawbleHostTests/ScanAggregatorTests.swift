@@ -418,3 +418,41 @@ struct ScanAggregatorTests {
         }
     }
 }
+
+@Suite("ScanAggregator: waiting for scan responses in an active scan")
+struct ScanAggregatorScanResponseWaitTests {
+    static let address = BluetoothAddress(0xC0_00_00_00_00_07)
+    static let advertisement: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0x0D, 0x18]
+    static let response: [UInt8] = [0x06, 0x09, 0x73, 0x74, 0x72, 0x61, 0x70]
+
+    static func report(_ type: AdvertisingReport.LegacyEventType, _ data: [UInt8]) -> AdvertisingReport {
+        AdvertisingReport(legacy: type, addressType: .random, address: address, rssi: -40, data: data[...])
+    }
+
+    @Test("a scannable device is shown once, with its scan response, not twice")
+    func heldUntilScanResponse() {
+        var aggregator = ScanAggregator(waitsForScanResponses: true)
+        #expect(aggregator.receive(Self.report(.advInd, Self.advertisement)) == nil)
+        let shown = aggregator.receive(Self.report(.scanRsp, Self.response))
+        #expect(shown?.name == "strap")
+        #expect(shown?.serviceUUIDs == [.heartRateService])
+        #expect(aggregator.receive(Self.report(.advInd, Self.advertisement)) == nil, "nothing changed")
+    }
+
+    @Test("without a scan response the device is shown at its next advertisement")
+    func releasedByNextAdvertisement() {
+        var aggregator = ScanAggregator(waitsForScanResponses: true)
+        #expect(aggregator.receive(Self.report(.advInd, Self.advertisement)) == nil)
+        #expect(aggregator.receive(Self.report(.advInd, Self.advertisement))?.serviceUUIDs == [.heartRateService])
+    }
+
+    @Test("non-scannable advertisers and passive scans are shown at once")
+    func notHeld() {
+        var active = ScanAggregator(waitsForScanResponses: true)
+        #expect(active.receive(Self.report(.advNonconnInd, Self.advertisement)) != nil)
+        var passive = ScanAggregator(waitsForScanResponses: false)
+        #expect(passive.receive(Self.report(.advInd, Self.advertisement)) != nil)
+        var duplicates = ScanAggregator(reportsDuplicates: true, waitsForScanResponses: true)
+        #expect(duplicates.receive(Self.report(.advInd, Self.advertisement)) != nil)
+    }
+}

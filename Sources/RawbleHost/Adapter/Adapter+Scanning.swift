@@ -32,7 +32,7 @@ final class ScanSession {
         self.options = options
         self.output = output
         aggregator = ScanAggregator(filter: options.filter, reportsDuplicates: options.reportsDuplicates,
-                                    maximumDevices: options.maximumDevices)
+                                    maximumDevices: options.maximumDevices, waitsForScanResponses: options.active)
     }
 
     func receive(_ reports: [AdvertisingReport]) {

@@ -17,6 +17,10 @@
 ///   only when what it advertises changes (advertisement or scan response bytes, or
 ///   connectability); RSSI-only changes and repeated identical reports (Bumble reports every
 ///   advertisement twice) emit nothing. With it, every report that passes is emitted.
+/// - With ``waitsForScanResponses`` (an active scan, without duplicates), the first
+///   advertisement of a scannable device is held until its scan response or its next
+///   advertisement arrives, so the device is shown once with everything it advertises instead
+///   of twice (an advertiser heard only once is never shown).
 /// - Memory is bounded: at most ``maximumDevices`` are tracked. When full, a new advertiser
 ///   evicts the least recently seen device (it is reported again as new if heard later).
 ///   Every step is O(1) apart from decoding the report's own data.
@@ -30,6 +34,8 @@ public struct ScanAggregator: Sendable {
     public let reportsDuplicates: Bool
     /// Most devices tracked at once.
     public let maximumDevices: Int
+    /// Whether a scannable device's first advertisement waits for its scan response.
+    public let waitsForScanResponses: Bool
     /// How many devices were evicted to make room so far.
     public private(set) var evictedDeviceCount = 0
 
@@ -39,6 +45,8 @@ public struct ScanAggregator: Sendable {
         var device: DiscoveredDevice
         /// What was last emitted for the device; `nil` before its first emission.
         var emitted: Emitted?
+        /// Whether the first advertisement was held back for the scan response.
+        var held = false
         var older: Int
         var newer: Int
     }
@@ -71,10 +79,14 @@ public struct ScanAggregator: Sendable {
     ///   - filter: which devices to emit; the default lets all through.
     ///   - reportsDuplicates: emit every passing report, not only changes.
     ///   - maximumDevices: most devices tracked (at least 1).
-    public init(filter: ScanFilter = .init(), reportsDuplicates: Bool = false, maximumDevices: Int = 4096) {
+    ///   - waitsForScanResponses: hold a scannable device's first advertisement for its scan
+    ///     response (for active scans; ignored with `reportsDuplicates`).
+    public init(filter: ScanFilter = .init(), reportsDuplicates: Bool = false, maximumDevices: Int = 4096,
+                waitsForScanResponses: Bool = false) {
         self.filter = filter
         self.reportsDuplicates = reportsDuplicates
         self.maximumDevices = max(1, maximumDevices)
+        self.waitsForScanResponses = waitsForScanResponses && !reportsDuplicates
     }
 
     /// Number of devices tracked now (never above ``maximumDevices``).
@@ -175,6 +187,11 @@ public struct ScanAggregator: Sendable {
         let now = Emitted(advertisement: device.advertisement, scanResponse: device.scanResponse,
                           isConnectable: device.isConnectable)
         if !reportsDuplicates, slots[i].emitted == now { return nil }
+        if waitsForScanResponses, slots[i].emitted == nil, !slots[i].held,
+           !report.isScanResponse, report.isScannable, device.scanResponse == nil {
+            slots[i].held = true
+            return nil
+        }
         slots[i].emitted = now
         return device
     }
