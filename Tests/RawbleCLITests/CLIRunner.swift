@@ -71,3 +71,49 @@ enum CLI {
 }
 
 enum CLIRunnerError: Error { case notAnObject(String) }
+
+extension CLI {
+    /// Runs the binary, sends it SIGINT (Ctrl-C) after `delay`, and waits at most `limit` for it
+    /// to exit (then SIGKILL, which the caller sees as `killedBySignal`).
+    static func runInterrupted(_ arguments: [String], after delay: Duration, limit: Duration = .seconds(15)) async throws -> CLIResult {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result {
+                    let process = Process()
+                    process.executableURL = executable
+                    process.arguments = arguments
+                    var env = ProcessInfo.processInfo.environment
+                    env.removeValue(forKey: "RAWBLE_TRANSPORT")
+                    env["SWIFT_BACKTRACE"] = "enable=no"
+                    process.environment = env
+                    let out = Pipe(), err = Pipe()
+                    process.standardOutput = out
+                    process.standardError = err
+                    process.standardInput = FileHandle.nullDevice
+                    try process.run()
+                    let pid = process.processIdentifier
+                    let group = DispatchGroup()
+                    nonisolated(unsafe) var outData = Data(), errData = Data()
+                    group.enter()
+                    DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+                    group.enter()
+                    DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+                    let (seconds, attoseconds) = delay.components
+                    usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+                    kill(pid, SIGINT)
+                    let (limitSeconds, _) = limit.components
+                    if group.wait(timeout: .now() + .seconds(Int(limitSeconds))) == .timedOut {
+                        kill(pid, SIGKILL)
+                        group.wait()
+                    }
+                    process.waitUntilExit()
+                    return CLIResult(
+                        status: process.terminationStatus,
+                        stdout: String(decoding: outData, as: UTF8.self),
+                        stderr: String(decoding: errData, as: UTF8.self),
+                        killedBySignal: process.terminationReason == .uncaughtSignal)
+                })
+            }
+        }
+    }
+}

@@ -43,14 +43,14 @@ struct Scan: AsyncParsableCommand {
             throw session.cliError(error)
         }
         let json = output.json
-        let table = ScanTable()
+        let table: ScanTable? = json ? nil : ScanTable()
         let printing = Task {
             do {
                 for try await device in devices {
                     if json {
                         Output.json(device.json)
                     } else {
-                        table.print(device)
+                        table?.print(device)
                     }
                 }
                 return nil as HostError?

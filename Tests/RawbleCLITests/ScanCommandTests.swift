@@ -1,0 +1,159 @@
+import Foundation
+import RawbleTestSupport
+import RawbleWire
+import Testing
+
+/// `rawble scan` as a user runs it, against Bumble's virtual controller and peripherals.
+@Suite("rawble scan against Bumble's virtual controller")
+struct ScanCommandTests {
+    /// The JSON device lines of a scan, keyed by address (the last line of each).
+    static func devices(_ result: CLIResult) throws -> [String: [String: Any]] {
+        var devices: [String: [String: Any]] = [:]
+        for line in result.stdoutLines {
+            let object = try CLI.jsonObject(line)
+            let address = try #require(object["address"] as? String)
+            devices[address] = object
+        }
+        return devices
+    }
+
+    @Test("--json lists every advertiser with the fields it advertises (scan response merged, broken AD still listed)")
+    func jsonListsEveryAdvertiser() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        let result = try await CLI.run(["scan", "--transport", peer.transport, "--duration", "3", "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(!result.killedBySignal)
+        let devices = try Self.devices(result)
+        for expected in peer.devices {
+            let device = try #require(devices[expected.address], "\(expected.name) missing from: \(result.stdout)")
+            #expect(device["addressType"] as? String == "random")
+            #expect(device["rssi"] is Int)
+            #expect(device["connectable"] as? Bool == expected.connectable, "\(expected.name)")
+            #expect(device["services"] as? [String] == expected.services, "\(expected.name)")
+            let name = expected.nameInScanResponse == true ? expected.name : expected.advertisedName
+            #expect(device["name"] as? String == name, "\(expected.name)")
+            let manufacturer = device["manufacturerData"] as? [[String: Any]] ?? []
+            #expect(manufacturer.map { $0["company"] as? Int } == expected.manufacturerData.map { Int($0.company) })
+            #expect(manufacturer.map { $0["data"] as? String } == expected.manufacturerData.map { $0.data.lowercased() })
+            let serviceData = device["serviceData"] as? [[String: Any]] ?? []
+            #expect(serviceData.map { $0["uuid"] as? String } == (expected.serviceData ?? []).map(\.uuid), "\(expected.name)")
+            #expect(device["txPower"] as? Int == expected.txPower.map(Int.init), "\(expected.name)")
+            #expect(device["appearance"] as? Int == expected.appearance.map(Int.init), "\(expected.name)")
+            #expect((device["error"] != nil) == (expected.malformed ?? false), "\(expected.name)")
+        }
+        // Without --duplicates each device is printed once: nothing it advertises changes.
+        #expect(result.stdoutLines.count == peer.devices.count, "\(result.stdout)")
+    }
+
+    @Test("filters: --name (case-insensitive), --service, --address; the transport from RAWBLE_TRANSPORT")
+    func filters() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let environment = ["RAWBLE_TRANSPORT": peer.transport]
+
+        let byName = try await CLI.run(["scan", "--duration", "2", "--json", "--name", "THERMO"], environment: environment)
+        #expect(byName.status == 0, "stderr: \(byName.stderr)")
+        #expect(try Self.devices(byName).values.compactMap { $0["name"] as? String } == ["rawble-thermo"])
+
+        let byService = try await CLI.run(["scan", "--duration", "2", "--json", "--service", "180d"], environment: environment)
+        #expect(try Array(Self.devices(byService).keys) == [strap.address])
+
+        let beacon = try #require(peer.devices.first { $0.name == "rawble-beacon" })
+        let byAddress = try await CLI.run(["scan", "--duration", "2", "--json", "--address", beacon.address.lowercased()], environment: environment)
+        #expect(try Array(Self.devices(byAddress).keys) == [beacon.address])
+    }
+
+    @Test("--passive sends no scan requests: a name carried only by the scan response is not seen")
+    func passive() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        let thermo = try #require(peer.devices.first { $0.name == "rawble-thermo" })
+        let result = try await CLI.run(["scan", "--transport", peer.transport, "--duration", "2", "--json", "--passive"])
+        let devices = try Self.devices(result)
+        let device = try #require(devices[thermo.address])
+        #expect(device["name"] is NSNull)
+    }
+
+    @Test("--duplicates prints every report: devices repeat")
+    func duplicates() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        let result = try await CLI.run(["scan", "--transport", peer.transport, "--duration", "3", "--json", "--duplicates"])
+        #expect(result.status == 0)
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let strapLines = result.stdoutLines.filter { $0.contains(strap.address) }
+        #expect(strapLines.count >= 3, "\(result.stdout)")
+    }
+
+    @Test("the table has a header and one row per device; --btsnoop writes the session as a capture rawble and tshark read")
+    func tableAndCapture() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-scan-\(UUID().uuidString).btsnoop").path
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let result = try await CLI.run(["scan", "--transport", peer.transport, "--duration", "2", "--btsnoop", capture])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let lines = result.stdoutLines
+        #expect(lines.first?.hasPrefix("ADDRESS") == true)
+        for device in peer.devices {
+            #expect(lines.contains { $0.hasPrefix(device.address) }, "\(device.name)")
+        }
+        #expect(lines.contains { $0.contains("rawble-strap") && $0.contains("Heart Rate") })
+
+        let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
+        #expect(decoded.status == 0, "stderr: \(decoded.stderr)")
+        let records = try decoded.stdoutLines.map(CLI.jsonObject)
+        #expect(records.first?["type"] as? String == "command")
+        #expect(records.first?["direction"] as? String == "sent")
+        #expect(records.contains { ($0["reports"] as? [[String: Any]])?.isEmpty == false }, "advertising reports captured")
+        // The scan was switched off before the transport closed: the last commands disable it.
+        #expect(decoded.stdout.contains("LE Set Scan Enable"))
+    }
+
+    @Test("Ctrl-C stops the scan, disables scanning, completes the capture and exits 0 within seconds")
+    func interrupt() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-int-\(UUID().uuidString).btsnoop").path
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let result = try await CLI.runInterrupted(["scan", "--transport", peer.transport, "--json", "--btsnoop", capture],
+                                                  after: .seconds(2))
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(!result.killedBySignal)
+        #expect(result.stdoutLines.count >= peer.devices.count)
+        let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
+        let sent = try decoded.stdoutLines.map(CLI.jsonObject).filter { $0["direction"] as? String == "sent" }
+        let last = try #require(sent.last)
+        #expect(last["name"] as? String == "LE Set Scan Enable", "\(last)")
+    }
+
+    @Test("nothing listening is one line and the transport status (74)")
+    func nothingListening() async throws {
+        // A port that was free a moment ago: bind, read the port, close.
+        let port = try freePort()
+        let result = try await CLI.run(["scan", "--transport", "tcp:127.0.0.1:\(port)", "--duration", "1"])
+        #expect(result.status == 74)
+        #expect(result.stderrLines.count == 1)
+        #expect(result.stderr.contains("nothing listens"))
+    }
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
+func freePort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw CLIRunnerError.notAnObject("cannot bind a probe socket") }
+    return UInt16(bigEndian: address.sin_port)
+}
