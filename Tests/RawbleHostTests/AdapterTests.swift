@@ -432,3 +432,73 @@ struct AdapterFixedChannelTests {
         pump.cancel()
     }
 }
+
+@Suite("Adapter: random controller input")
+struct AdapterRandomInputTests {
+    /// SplitMix64: a seeded generator, so a failure names a reproducible seed.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test("thousands of random events and ACL fragments never trap, and the host still works afterwards", arguments: [1, 2, 3] as [UInt64])
+    func randomInput(seed: UInt64) async throws {
+        var random = SeededGenerator(state: seed)
+        let controller = ScriptedController()
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let connection = try await adapter.connect(to: ScriptedController.peer)
+        for _ in 0..<3000 {
+            let length = Int.random(in: 0...40, using: &random)
+            var body = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            switch Int.random(in: 0...3, using: &random) {
+            case 0:  // an event with a random code and a consistent length
+                body = [UInt8.random(in: 0...255, using: &random), UInt8(body.count)] + body
+                controller.transport.inject(H4Packet(type: .event, bytes: body))
+            case 1:  // an LE meta event with a random subevent
+                body = [0x3E, UInt8(body.count + 1), UInt8.random(in: 0...0x30, using: &random)] + body
+                controller.transport.inject(H4Packet(type: .event, bytes: body))
+            case 2:  // an ACL fragment for the live connection, random boundary flag
+                let flags = UInt8.random(in: 0...3, using: &random) << 4
+                let header: [UInt8] = [0x40, flags, UInt8(body.count), 0x00]
+                controller.transport.inject(H4Packet(type: .acl, bytes: header + body))
+            default:  // raw bytes as an event packet, lengths and all random
+                controller.transport.inject(H4Packet(type: .event, bytes: body))
+            }
+        }
+        // Still answering, still carrying ATT on the same connection.
+        #expect(try await adapter.execute(.leSetScanEnable(enable: false, filterDuplicates: false)) == .success(.leSetScanEnable))
+        if connection.ending == nil {
+            try await connection.att.send([0x0A, 0x01, 0x00])
+            let sent = await controller.waitForACL(count: 1)
+            #expect(sent.last.map { Array($0.payload) } == [0x03, 0x00, 0x04, 0x00, 0x0A, 0x01, 0x00])
+        }
+        await adapter.close()
+        pump.cancel()
+    }
+}
+
+@Suite("Adapter: command credits")
+struct AdapterCommandCreditTests {
+    @Test("a controller that answers with zero command credits and never grants more is a timeout, not a hang")
+    func zeroCreditsForever() async throws {
+        let controller = ScriptedController { command in
+            if command == .reset {
+                return [.commandComplete(.init(numHCICommandPackets: 0, opcode: .reset, returnParameters: [0x00]))]
+            }
+            return ScriptedController.minimal(command)
+        }
+        let pump = controller.run()
+        await #expect(throws: HostError.commandTimedOut(.readBufferSize, seconds: 0.2)) {
+            _ = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .milliseconds(200)))
+        }
+        #expect(controller.commands == [.reset], "nothing sent without a credit")
+        pump.cancel()
+    }
+}

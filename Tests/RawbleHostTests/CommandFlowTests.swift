@@ -224,3 +224,19 @@ struct CommandFlowTests {
         #expect(flow.expire(now: start + .seconds(1)) == [.timedOut(a, .reset)])
     }
 }
+
+@Suite("CommandFlow: withdrawing queued commands")
+struct CommandFlowWithdrawTests {
+    @Test("a queued command can be withdrawn; a sent one cannot")
+    func withdraw() throws {
+        var flow = CommandFlow<ContinuousClock.Instant>()
+        let now = ContinuousClock.now
+        let first = try flow.submit(.reset, timeout: .seconds(1), now: now)
+        let second = try flow.submit(.readBDADDR, timeout: .seconds(1), now: now)
+        #expect(flow.nextCommandsToSend(now: now).map(\.token) == [first])
+        #expect(flow.withdraw(first) == nil, "already sent")
+        #expect(flow.withdraw(second) == .cancelled(second))
+        #expect(flow.queuedCount == 0)
+        #expect(flow.withdraw(second) == nil, "already ended")
+    }
+}

@@ -172,10 +172,25 @@ public actor Adapter {
         } catch {
             throw .commandQueueFull
         }
+        let limit = timeout ?? configuration.commandTimeout
         return await withCheckedContinuation { continuation in
             commandWaiters[token] = continuation
             releaseCommands()
+            if commands.queuedCount > 0 {
+                // Waiting for a command credit is bounded too: a controller that set its
+                // credits to 0 and never grants more must not wedge the host.
+                Task {
+                    try? await Task.sleep(for: limit)
+                    self.withdrawIfStillQueued(token, opcode: command.opcode)
+                }
+            }
         }
+    }
+
+    private func withdrawIfStillQueued(_ token: CommandToken, opcode: HCIOpcode) {
+        guard commands.withdraw(token) != nil else { return }
+        logger.warning("the controller granted no command credit for \(opcode) in time")
+        commandWaiters.removeValue(forKey: token)?.resume(returning: .timedOut(token, opcode))
     }
 
     /// Runs a command that ends with Command Complete and returns its decoded return

@@ -198,6 +198,15 @@ public struct CommandFlow<Instant: InstantProtocol>: Sendable {
         return outcomes
     }
 
+    /// Withdraws a command still waiting for a credit (never sent), ending it with
+    /// ``CommandOutcome/cancelled(_:)``; `nil` when it was already sent or has ended. Lets a
+    /// driver bound the wait of a command the controller never grants a credit for.
+    public mutating func withdraw(_ token: CommandToken) -> CommandOutcome? {
+        guard let index = queue.firstIndex(where: { $0.token == token }) else { return nil }
+        queue.remove(at: index)
+        return .cancelled(token)
+    }
+
     /// Drops every queued and awaited command with ``CommandOutcome/cancelled(_:)`` (queued
     /// first, each group oldest first) and sets the credits back to 1, as after HCI Reset.
     public mutating func reset() -> [CommandOutcome] {
