@@ -32,6 +32,15 @@ let package = Package(
             dependencies: ["WireWorkloads"],
             path: "Sources/WireRates"
         ),
+        // Host timings against a Bumble peer over TCP (Scripts/benchmark-host, issue 3).
+        .executableTarget(
+            name: "HostTiming",
+            dependencies: [
+                .product(name: "RawbleHost", package: "rawble"),
+                .product(name: "RawbleTransport", package: "rawble"),
+            ],
+            path: "Sources/HostTiming"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
