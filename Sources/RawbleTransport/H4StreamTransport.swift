@@ -149,6 +149,11 @@ public final class H4StreamTransport: HCITransport {
             if ready > 0 { break }
             if ready < 0 && errno != EINTR { return false }
         }
+        return pendingConnectSucceeded(fd)
+    }
+
+    /// Whether the non-blocking connect on `fd` (now writable) succeeded; sets `errno` if not.
+    private static func pendingConnectSucceeded(_ fd: Int32) -> Bool {
         var error: Int32 = 0
         var size = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return false }
@@ -199,14 +204,7 @@ public final class H4StreamTransport: HCITransport {
         while poll(&poller, 1, -1) < 0 {
             if errno != EINTR { return false }
         }
-        var error: Int32 = 0
-        var size = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return false }
-        if error != 0 {
-            errno = error
-            return false
-        }
-        return true
+        return pendingConnectSucceeded(fd)
     }
 
     // MARK: HCITransport

@@ -23,15 +23,24 @@ enum CLI {
 
     /// Runs the binary on a thread of its own, so the many CLI tests running in parallel never
     /// block the cooperative pool that the host's own async tests need.
-    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) async throws -> CLIResult {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIResult {
+        try await onOwnThread { try runBlocking(arguments, environment: environment) }
+    }
+
+    /// Runs the binary, sends it SIGINT (Ctrl-C) after `delay`, and waits at most `limit` for it
+    /// to exit (then SIGKILL, which the caller sees as `killedBySignal`).
+    static func runInterrupted(_ arguments: [String], after delay: Duration, limit: Duration = .seconds(15)) async throws -> CLIResult {
+        try await onOwnThread { try runBlocking(arguments, interruptAfter: delay, limit: limit) }
+    }
+
+    private static func onOwnThread(_ body: @escaping @Sendable () throws -> CLIResult) async throws -> CLIResult {
         try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try runBlocking(arguments, environment: environment, stdin: stdin) })
-            }
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
         }
     }
 
-    static func runBlocking(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> CLIResult {
+    static func runBlocking(_ arguments: [String], environment: [String: String] = [:],
+                            interruptAfter delay: Duration? = nil, limit: Duration = .seconds(120)) throws -> CLIResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -50,8 +59,16 @@ enum CLI {
         nonisolated(unsafe) var outData = Data(), errData = Data()
         group.enter()
         DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
+        group.enter()
+        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        if let delay {
+            Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+            kill(process.processIdentifier, SIGINT)
+        }
+        if group.wait(timeout: .now() + .seconds(Int(limit.components.seconds))) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            group.wait()
+        }
         process.waitUntilExit()
         return CLIResult(
             status: process.terminationStatus,
@@ -71,49 +88,3 @@ enum CLI {
 }
 
 enum CLIRunnerError: Error { case notAnObject(String) }
-
-extension CLI {
-    /// Runs the binary, sends it SIGINT (Ctrl-C) after `delay`, and waits at most `limit` for it
-    /// to exit (then SIGKILL, which the caller sees as `killedBySignal`).
-    static func runInterrupted(_ arguments: [String], after delay: Duration, limit: Duration = .seconds(15)) async throws -> CLIResult {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result {
-                    let process = Process()
-                    process.executableURL = executable
-                    process.arguments = arguments
-                    var env = ProcessInfo.processInfo.environment
-                    env.removeValue(forKey: "RAWBLE_TRANSPORT")
-                    env["SWIFT_BACKTRACE"] = "enable=no"
-                    process.environment = env
-                    let out = Pipe(), err = Pipe()
-                    process.standardOutput = out
-                    process.standardError = err
-                    process.standardInput = FileHandle.nullDevice
-                    try process.run()
-                    let pid = process.processIdentifier
-                    let group = DispatchGroup()
-                    nonisolated(unsafe) var outData = Data(), errData = Data()
-                    group.enter()
-                    DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-                    group.enter()
-                    DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-                    let (seconds, attoseconds) = delay.components
-                    usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
-                    kill(pid, SIGINT)
-                    let (limitSeconds, _) = limit.components
-                    if group.wait(timeout: .now() + .seconds(Int(limitSeconds))) == .timedOut {
-                        kill(pid, SIGKILL)
-                        group.wait()
-                    }
-                    process.waitUntilExit()
-                    return CLIResult(
-                        status: process.terminationStatus,
-                        stdout: String(decoding: outData, as: UTF8.self),
-                        stderr: String(decoding: errData, as: UTF8.self),
-                        killedBySignal: process.terminationReason == .uncaughtSignal)
-                })
-            }
-        }
-    }
-}

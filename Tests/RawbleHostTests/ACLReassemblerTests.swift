@@ -15,18 +15,6 @@ private func l2cap(cid: UInt16 = 4, _ payload: [UInt8]) -> [UInt8] {
     L2CAPFrame(channelID: L2CAPChannelID(cid), payload: payload).encoded
 }
 
-/// Deterministic generator for the round-trip check (SplitMix64).
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("ACL reassembly")
 struct ACLReassemblerTests {
     @Test func wholeFrameInOneControllerPacket() {
@@ -205,7 +193,7 @@ struct ACLReassemblerTests {
     }
 
     @Test func fragmentThenReassembleRoundTripsForRandomSizes() throws {
-        var rng = SplitMix(state: 0x5EED)
+        var rng = SplitMix64(state: 0x5EED)
         for _ in 0..<300 {
             let aclLength = UInt16.random(in: 1...300, using: &rng)
             let payloadLength = Int.random(in: 0...1200, using: &rng)

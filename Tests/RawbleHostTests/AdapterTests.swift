@@ -435,21 +435,9 @@ struct AdapterFixedChannelTests {
 
 @Suite("Adapter: random controller input")
 struct AdapterRandomInputTests {
-    /// SplitMix64: a seeded generator, so a failure names a reproducible seed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("thousands of random events and ACL fragments never trap, and the host still works afterwards", arguments: [1, 2, 3] as [UInt64])
     func randomInput(seed: UInt64) async throws {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(state: seed)
         let controller = ScriptedController()
         let pump = controller.run()
         let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())

@@ -1,18 +1,6 @@
 import Testing
 import RawbleHost
 
-/// SplitMix64: a small seeded generator so every failing run can be replayed by its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("HCI command flow properties")
 struct CommandFlowPropertyTests {
     static let commands: [HCICommand] = [.reset, .readBDADDR, .readBufferSize, .leReadBufferSize, .leCreateConnectionCancel]

@@ -11,18 +11,6 @@ private func isIgnored(_ actions: [LESignalingAction]) -> Bool {
     return true
 }
 
-/// Deterministic generator for the random-input checks (SplitMix64).
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("LE signaling responder")
 struct LESignalingResponderTests {
     @Test func validConnectionParameterUpdateIsAcceptedThenApplied() {
@@ -183,7 +171,7 @@ struct LESignalingResponderTests {
     }
 
     @Test func randomPayloadsNeverTrapAndAnswerOnlyRequestsWithTheirIdentifier() {
-        var rng = SplitMix(state: 0x5167_4E41_4C00)
+        var rng = SplitMix64(state: 0x5167_4E41_4C00)
         let answerCodes: Set<UInt8> = [0x01, 0x07, 0x13, 0x15, 0x16, 0x18, 0x1A]
         for mtu in [23, 64] {
             var responder = LESignalingResponder(signalingMTU: mtu)

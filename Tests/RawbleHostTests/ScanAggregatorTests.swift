@@ -36,18 +36,6 @@ private func emitted(_ device: DiscoveredDevice?, sourceLocation: SourceLocation
     try #require(device, sourceLocation: sourceLocation)
 }
 
-/// Deterministic generator for the random-input checks (SplitMix64).
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Scan aggregation")
 struct ScanAggregatorTests {
     // MARK: Emission
@@ -378,7 +366,7 @@ struct ScanAggregatorTests {
     // MARK: Random reports
 
     @Test func randomReportsNeverTrapAndStayBounded() {
-        var rng = SplitMix(state: 0x5343_414E)
+        var rng = SplitMix64(state: 0x5343_414E)
         let statuses: [AdvertisingReport.DataStatus] = [.complete, .incompleteMoreToCome, .incompleteTruncated, .reserved]
         for (maximum, duplicates, filter) in [(1, false, ScanFilter()), (7, false, ScanFilter(nameSubstring: "a")),
                                               (50, true, ScanFilter(services: [heartRate]))] {

@@ -10,18 +10,6 @@ private func isIgnored(_ actions: [SecurityManagerAction]) -> Bool {
     return true
 }
 
-/// Deterministic generator for the random-input check (SplitMix64).
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Security Manager responder")
 struct SecurityManagerResponderTests {
     @Test func pairingRequestIsRefusedWithPairingNotSupported() {
@@ -66,7 +54,7 @@ struct SecurityManagerResponderTests {
     }
 
     @Test func randomPayloadsNeverTrapAndRefuseOnlyWellFormedRequests() {
-        var rng = SplitMix(state: 0x534D_5000)
+        var rng = SplitMix64(state: 0x534D_5000)
         var responder = SecurityManagerResponder()
         var refusals = 0
         for _ in 0..<20_000 {
