@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "RawbleHost", targets: ["RawbleHost"]),
         /// Byte-stream transports (H4 over TCP / unix sockets) the host sits on.
         .library(name: "RawbleTransport", targets: ["RawbleTransport"]),
+        /// The ATT/GATT client, on any ATT bearer (the host's own L2CAP or the kernel's socket).
+        .library(name: "RawbleGATT", targets: ["RawbleGATT"]),
         /// Test support for users of the stack: a launcher for the Bumble virtual-controller peer.
         .library(name: "RawbleTestSupport", targets: ["RawbleTestSupport"]),
         .executable(name: "rawble", targets: ["rawble"]),
@@ -39,6 +41,15 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleGATT",
+            dependencies: [
+                "RawbleWire",
+                "RawbleTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleTestSupport",
             dependencies: ["RawbleTransport"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -49,6 +60,7 @@ let package = Package(
                 "RawbleWire",
                 "RawbleHost",
                 "RawbleTransport",
+                "RawbleGATT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -67,6 +79,10 @@ let package = Package(
         .testTarget(
             name: "RawbleHostTests",
             dependencies: ["RawbleHost", "RawbleTransport", "RawbleTestSupport"]
+        ),
+        .testTarget(
+            name: "RawbleGATTTests",
+            dependencies: ["RawbleGATT", "RawbleHost", "RawbleTransport", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleTransportTests",
