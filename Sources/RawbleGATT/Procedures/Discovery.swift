@@ -252,8 +252,11 @@ public struct DiscoverCharacteristics: GATTProcedure {
                 previous = declaration.valueHandle
                 lastDeclaration = entry.handle
             }
-            // The next request starts after the last declaration (Core Vol 3 Part G 4.6.1).
-            if let lastDeclaration { cursor.advance(past: lastDeclaration) }
+            // The next request starts after the last declaration (Core Vol 3 Part G 4.6.1);
+            // when that declaration's value is the service's last handle, none can follow.
+            if let previous, let lastDeclaration {
+                cursor.advance(past: previous >= cursor.end ? previous : lastDeclaration)
+            }
             return next()
         case let .errorResponse(requestOpcode, handle, code):
             let error = try GATTError.fromErrorResponse(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
