@@ -84,6 +84,10 @@ public actor ATTClient {
 
     /// Requests queued or outstanding (for diagnostics and tests).
     public var pendingRequestCount: Int { queue.count + (outstanding == nil ? 0 : 1) }
+    /// Live update streams (for diagnostics and tests).
+    public var subscriptionCount: Int {
+        subscribers.values.reduce(everyHandleSubscribers.count) { $0 + $1.count }
+    }
 
     // MARK: Requests
 
