@@ -1,0 +1,392 @@
+import Logging
+
+/// One value update from the server: a notification or an indication (already confirmed).
+public struct ATTValueUpdate: Hashable, Sendable {
+    /// The attribute handle the value belongs to (a characteristic's value handle).
+    public var handle: UInt16
+    /// The value: a slice of the received PDU, not a copy.
+    public var value: ArraySlice<UInt8>
+    /// Whether the server sent it as an indication (which the client has confirmed).
+    public var isIndication: Bool
+
+    public init(handle: UInt16, value: ArraySlice<UInt8>, isIndication: Bool) {
+        self.handle = handle
+        self.value = value
+        self.isIndication = isIndication
+    }
+}
+
+/// The ATT client on one bearer (Core Vol 3 Part F): one request outstanding at a time with a
+/// bounded FIFO queue behind it, responses matched by opcode, the transaction timeout, value
+/// updates routed to subscribers (indications confirmed), requests from the peer answered.
+///
+/// It reads the bearer from the moment it is created until the bearer ends or ``close()`` is
+/// called; after that every pending and later call fails with the error that ended it.
+public actor ATTClient {
+    /// How the client behaves; the defaults follow the specification.
+    public struct Configuration: Sendable {
+        /// A request with no response within this time ends the bearer (Core Vol 3 Part F 3.3.3).
+        public var transactionTimeout: Duration = .seconds(30)
+        /// The receive MTU this client offers in Exchange MTU (capped by the bearer's PDU limit).
+        public var preferredMTU: UInt16 = 517
+        /// Per subscription stream: updates kept for a slow consumer before the oldest are
+        /// dropped (counted in ``ATTClient/droppedUpdateCount`` and logged).
+        public var updateBufferLimit = 4096
+        /// Requests waiting behind the outstanding one; more fail at once (bounded memory).
+        public var requestQueueLimit = 256
+        /// Where dropped PDUs, dropped updates and peer requests are logged.
+        public var logger = Logger(label: "rawble.att")
+        public init() {}
+    }
+
+    private typealias UpdateContinuation = AsyncThrowingStream<ATTValueUpdate, any Error>.Continuation
+
+    /// One request, queued or outstanding. `continuation` is nil once its caller stopped waiting
+    /// (cancelled): the transaction still runs to its end before the next request goes out.
+    private struct Transaction {
+        let id: UInt64
+        let opcode: ATTOpcode
+        let bytes: [UInt8]
+        var continuation: CheckedContinuation<Result<ATTPDU, GATTError>, Never>?
+    }
+
+    private static let confirmationPDU: [UInt8] = [ATTOpcode.handleValueConfirmation.rawValue]
+
+    private let bearer: any ATTBearer
+    private let configuration: Configuration
+    private let logger: Logger
+    /// What this client can receive: the preferred MTU within the bearer's limit, at least 23.
+    private let receiveMTU: UInt16
+
+    /// The ATT_MTU of the bearer: 23 until an Exchange MTU (ours or the peer's) raises it.
+    public private(set) var mtu: UInt16 = ATTPDU.defaultMTU
+    /// Value updates a slow subscriber lost because its buffer was full.
+    public private(set) var droppedUpdateCount = 0
+
+    private var queue: [Transaction] = []
+    private var outstanding: Transaction?
+    private var transactionTask: Task<Void, Never>?
+    private var terminalError: GATTError?
+    private var nextID: UInt64 = 0
+    private var mtuExchangeStarted = false
+    private var subscribers: [UInt16: [UInt64: UpdateContinuation]] = [:]
+    private var everyHandleSubscribers: [UInt64: UpdateContinuation] = [:]
+
+    /// Creates the client and starts reading `bearer`.
+    public init(bearer: some ATTBearer, configuration: Configuration = Configuration()) {
+        self.bearer = bearer
+        self.configuration = configuration
+        self.logger = configuration.logger
+        let bearerLimit = UInt16(clamping: max(0, bearer.maximumPDULength))
+        self.receiveMTU = max(ATTPDU.defaultMTU, min(configuration.preferredMTU, ATTPDU.maximumMTU, bearerLimit))
+        Task { await self.readLoop() }
+    }
+
+    /// Requests queued or outstanding (for diagnostics and tests).
+    public var pendingRequestCount: Int { queue.count + (outstanding == nil ? 0 : 1) }
+    /// Live update streams (for diagnostics and tests).
+    public var subscriptionCount: Int {
+        subscribers.values.reduce(everyHandleSubscribers.count) { $0 + $1.count }
+    }
+
+    // MARK: Requests
+
+    /// Exchange MTU (once); returns the negotiated MTU = min(preferredMTU, server's), at least 23.
+    /// A server that answers with an Error Response keeps the MTU at 23 (returned, not thrown).
+    /// A second call returns the current MTU without a request.
+    public func exchangeMTU() async throws(GATTError) -> UInt16 {
+        if mtuExchangeStarted { return mtu }
+        mtuExchangeStarted = true
+        let response: ATTPDU
+        do {
+            response = try await transact(.exchangeMTURequest(clientMTU: receiveMTU))
+        } catch {
+            mtuExchangeStarted = false
+            throw error
+        }
+        switch response {
+        case .exchangeMTUResponse(let serverMTU):
+            mtu = max(mtu, negotiatedMTU(serverMTU))
+        default:
+            logger.debug("Exchange MTU answered \(response); the ATT_MTU stays \(mtu)")
+        }
+        return mtu
+    }
+
+    /// Sends a request and returns the server's answer: its response PDU, or `.errorResponse`
+    /// for THIS request (the caller interprets it). Throws only for timeout, bearer end,
+    /// cancellation, a malformed response, a request longer than the MTU or a full queue.
+    /// `request` must be a request (its opcode's kind is `.request`).
+    public func transact(_ request: ATTPDU) async throws(GATTError) -> ATTPDU {
+        let opcode = request.opcode
+        precondition(opcode.kind == .request, "ATTClient.transact needs a request, not \(opcode)")
+        if let terminalError { throw terminalError }
+        if Task.isCancelled { throw .cancelled }
+        let bytes = request.encoded
+        guard bytes.count <= Int(mtu) else {
+            throw .bearer(.pduTooLong(length: bytes.count, maximum: Int(mtu)))
+        }
+        guard queue.count < configuration.requestQueueLimit else {
+            throw .bearer(.transport(.busy(path: "ATT request queue (\(configuration.requestQueueLimit) requests)")))
+        }
+        nextID &+= 1
+        let id = nextID
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<ATTPDU, GATTError>, Never>) in
+                queue.append(Transaction(id: id, opcode: opcode, bytes: bytes, continuation: continuation))
+                if Task.isCancelled {
+                    cancelRequest(id)
+                } else {
+                    startNextTransaction()
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelRequest(id) }
+        }
+        return try result.get()
+    }
+
+    /// Like ``transact(_:)``, but an Error Response throws ``GATTError/att(_:)``.
+    public func request(_ request: ATTPDU) async throws(GATTError) -> ATTPDU {
+        let response = try await transact(request)
+        if let error = ATTError(response) { throw .att(error) }
+        return response
+    }
+
+    /// Sends a command (Write Command, Signed Write Command): no response, not queued behind
+    /// the outstanding request.
+    public func send(command: ATTPDU) async throws(GATTError) {
+        precondition(command.opcode.kind == .command, "ATTClient.send(command:) needs a command, not \(command.opcode)")
+        if let terminalError { throw terminalError }
+        let bytes = command.encoded
+        guard bytes.count <= Int(mtu) else {
+            throw .bearer(.pduTooLong(length: bytes.count, maximum: Int(mtu)))
+        }
+        do {
+            try await bearer.send(bytes)
+        } catch {
+            throw .bearer(error)
+        }
+    }
+
+    /// Runs a sans-I/O procedure to its end, one request at a time.
+    public func run<P: GATTProcedure>(_ procedure: P) async throws(GATTError) -> P.Output {
+        var procedure = procedure
+        var step = procedure.start()
+        while true {
+            switch step {
+            case .finished(let output):
+                return output
+            case .send(let request):
+                let response = try await transact(request)
+                step = try procedure.receive(response)
+            }
+        }
+    }
+
+    // MARK: Value updates
+
+    /// Value updates for `handle` (nil: every handle), registered synchronously when this
+    /// returns — so a caller registers BEFORE writing the CCCD and no early notification is
+    /// lost. The stream finishes (throwing the GATTError) when the client ends; terminating
+    /// the stream unregisters.
+    public func updates(for handle: UInt16?) -> AsyncThrowingStream<ATTValueUpdate, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: ATTValueUpdate.self, throwing: (any Error).self,
+            bufferingPolicy: .bufferingNewest(max(1, configuration.updateBufferLimit)))
+        if let terminalError {
+            continuation.finish(throwing: terminalError)
+            return stream
+        }
+        nextID &+= 1
+        let id = nextID
+        if let handle {
+            subscribers[handle, default: [:]][id] = continuation
+        } else {
+            everyHandleSubscribers[id] = continuation
+        }
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(id, handle: handle) }
+        }
+        return stream
+    }
+
+    /// Closes the bearer; everything pending and later fails with `GATTError.bearer(.closed)`.
+    public func close() async {
+        end(with: .bearer(.closed))
+        await bearer.close()
+    }
+
+    // MARK: Internals
+
+    private func negotiatedMTU(_ peerMTU: UInt16) -> UInt16 {
+        max(ATTPDU.defaultMTU, min(receiveMTU, peerMTU))
+    }
+
+    /// Sends the head of the queue when no request is outstanding, then waits for the timeout
+    /// (cancelled when the response arrives).
+    private func startNextTransaction() {
+        guard terminalError == nil, outstanding == nil, !queue.isEmpty else { return }
+        let next = queue.removeFirst()
+        outstanding = next
+        let bearer = self.bearer
+        let timeout = configuration.transactionTimeout
+        let id = next.id
+        let bytes = next.bytes
+        transactionTask = Task {
+            do throws(BearerError) {
+                try await bearer.send(bytes)
+            } catch {
+                self.sendFailed(id, error)
+                return
+            }
+            do {
+                try await Task.sleep(for: timeout)
+            } catch {
+                return  // the transaction completed
+            }
+            await self.transactionTimedOut(id)
+        }
+    }
+
+    private func completeTransaction(_ result: Result<ATTPDU, GATTError>) {
+        guard let transaction = outstanding else { return }
+        outstanding = nil
+        transactionTask?.cancel()
+        transactionTask = nil
+        transaction.continuation?.resume(returning: result)
+        startNextTransaction()
+    }
+
+    private func cancelRequest(_ id: UInt64) {
+        if let index = queue.firstIndex(where: { $0.id == id }) {
+            let transaction = queue.remove(at: index)
+            transaction.continuation?.resume(returning: .failure(.cancelled))
+        } else if outstanding?.id == id, let continuation = outstanding?.continuation {
+            // Sent: stop waiting, but the transaction stays outstanding until it ends.
+            outstanding?.continuation = nil
+            continuation.resume(returning: .failure(.cancelled))
+        }
+    }
+
+    private func sendFailed(_ id: UInt64, _ error: BearerError) {
+        guard outstanding?.id == id else { return }
+        if case .pduTooLong = error {
+            completeTransaction(.failure(.bearer(error)))
+        } else {
+            end(with: .bearer(error))
+        }
+    }
+
+    private func transactionTimedOut(_ id: UInt64) async {
+        guard let transaction = outstanding, transaction.id == id else { return }
+        let parts = configuration.transactionTimeout.components
+        let seconds = Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+        logger.warning("no response to \(transaction.opcode) within \(seconds) s: closing the ATT bearer")
+        end(with: .timeout(request: transaction.opcode, seconds: seconds))
+        await bearer.close()
+    }
+
+    /// Ends the client once: fails the outstanding and queued requests and finishes every
+    /// update stream with `error`; later calls fail with it too.
+    private func end(with error: GATTError) {
+        guard terminalError == nil else { return }
+        terminalError = error
+        transactionTask?.cancel()
+        transactionTask = nil
+        if let transaction = outstanding {
+            outstanding = nil
+            transaction.continuation?.resume(returning: .failure(error))
+        }
+        let queued = queue
+        queue.removeAll()
+        for transaction in queued { transaction.continuation?.resume(returning: .failure(error)) }
+        let streams = subscribers.values.flatMap(\.values) + Array(everyHandleSubscribers.values)
+        subscribers.removeAll()
+        everyHandleSubscribers.removeAll()
+        for stream in streams { stream.finish(throwing: error) }
+    }
+
+    private func unsubscribe(_ id: UInt64, handle: UInt16?) {
+        if let handle {
+            subscribers[handle]?[id] = nil
+            if subscribers[handle]?.isEmpty == true { subscribers[handle] = nil }
+        } else {
+            everyHandleSubscribers[id] = nil
+        }
+    }
+
+    private func readLoop() async {
+        do {
+            for try await pdu in bearer.pdus {
+                await receive(pdu)
+            }
+            end(with: .bearer(.closed))
+        } catch {
+            end(with: .bearer(error as? BearerError ?? .disconnected(reason: "\(error)")))
+        }
+    }
+
+    /// Handles one PDU from the peer.
+    private func receive(_ pdu: [UInt8]) async {
+        guard terminalError == nil else { return }
+        switch ATTInbound.classify(pdu, outstanding: outstanding?.opcode, receiveMTU: receiveMTU) {
+        case .response(let response):
+            completeTransaction(.success(response))
+        case .malformedResponse(let error):
+            logger.debug("malformed response: \(error)")
+            completeTransaction(.failure(.malformedPDU(error)))
+        case let .update(handle, value, isIndication):
+            route(ATTValueUpdate(handle: handle, value: value, isIndication: isIndication))
+            if isIndication { await sendToPeer(Self.confirmationPDU) }
+        case .multipleUpdates(let tuples):
+            for tuple in tuples {
+                route(ATTValueUpdate(handle: tuple.handle, value: tuple.value, isIndication: false))
+            }
+        case let .answerPeerMTURequest(clientMTU, answer):
+            logger.debug("the peer exchanges the MTU (\(clientMTU)); answering \(receiveMTU)")
+            mtu = max(mtu, negotiatedMTU(clientMTU))
+            await sendToPeer(answer.encoded)
+        case .answerPeerRequest(let answer):
+            logger.debug("request from the peer answered with \(answer)")
+            await sendToPeer(answer.encoded)
+        case .dropped(let reason):
+            logger.debug("dropped: \(reason)")
+        }
+    }
+
+    /// Delivers one update to every matching subscriber; a full buffer drops (counted).
+    private func route(_ update: ATTValueUpdate) {
+        var delivered = false
+        if let streams = subscribers[update.handle] {
+            for stream in streams.values { deliver(update, to: stream) }
+            delivered = !streams.isEmpty
+        }
+        for stream in everyHandleSubscribers.values {
+            deliver(update, to: stream)
+            delivered = true
+        }
+        if !delivered {
+            logger.debug("update for handle 0x\(String(update.handle, radix: 16)) with no subscriber dropped")
+        }
+    }
+
+    private func deliver(_ update: ATTValueUpdate, to stream: UpdateContinuation) {
+        if case .dropped = stream.yield(update) {
+            droppedUpdateCount += 1
+            if droppedUpdateCount == 1 || droppedUpdateCount % 1000 == 0 {
+                logger.warning("a subscriber is too slow: \(droppedUpdateCount) updates dropped so far")
+            }
+        }
+    }
+
+    /// Sends a PDU the peer is owed (confirmation, answer); a failure surfaces through the
+    /// bearer's end.
+    private func sendToPeer(_ bytes: [UInt8]) async {
+        do {
+            try await bearer.send(bytes)
+        } catch {
+            logger.debug("could not answer the peer: \(error)")
+        }
+    }
+}
