@@ -71,7 +71,7 @@ struct HostSession {
 
     static func cliError(_ error: TransportError, transport spec: TransportSpec) -> CLIError {
         switch error {
-        case .connectionRefused:
+        case .connectionRefused, .ioError(ENOENT, _), .ioError(ECONNREFUSED, _):
             CLIError(.transport, "nothing listens at \(spec)",
                      fix: "start the controller first (for a simulated one: Scripts/bumble-peer)")
         case .permissionDenied:

@@ -1,0 +1,258 @@
+import Logging
+
+/// A GATT client on one ATT bearer: discovery (cached, invalidated by Service Changed), reads,
+/// writes and subscriptions, on top of ``ATTClient`` and the sans-I/O procedures.
+///
+/// Works unchanged over the stack's own L2CAP (`Connection.att`) or any other ``ATTBearer``.
+/// Every call is bounded by the ATT transaction timeout; errors are ``GATTError``.
+public actor GATTClient {
+    /// The ATT client underneath (MTU, raw requests, value updates).
+    public nonisolated let att: ATTClient
+    /// Ranges of handles the server said changed (Service Changed indications), after the
+    /// cached discovery results overlapping them were dropped. Rediscover to see the new ones.
+    public nonisolated let serviceChanges: AsyncStream<ClosedRange<UInt16>>
+    private let serviceChangesInput: AsyncStream<ClosedRange<UInt16>>.Continuation
+    private let logger: Logger
+
+    private var cachedServices: [GATTService]?
+    private var cachedIncludes: [UInt16: [GATTIncludedService]] = [:]
+    private var cachedCharacteristics: [UInt16: [GATTCharacteristic]] = [:]
+    private var cachedDescriptors: [UInt16: [GATTDescriptor]] = [:]
+    private var watchingServiceChanges = false
+
+    /// A client on `att`.
+    public init(att: ATTClient, logger: Logger = Logger(label: "rawble.gatt")) {
+        self.att = att
+        self.logger = logger
+        (serviceChanges, serviceChangesInput) = AsyncStream.makeStream(of: ClosedRange<UInt16>.self, bufferingPolicy: .bufferingNewest(64))
+    }
+
+    /// A client on `bearer`, with its own ``ATTClient``.
+    public init(bearer: some ATTBearer, configuration: ATTClient.Configuration = ATTClient.Configuration()) {
+        self.init(att: ATTClient(bearer: bearer, configuration: configuration))
+    }
+
+    /// Exchanges the MTU (once per bearer) and returns it.
+    @discardableResult
+    public func exchangeMTU() async throws(GATTError) -> UInt16 {
+        try await att.exchangeMTU()
+    }
+
+    /// The ATT MTU in use.
+    public var mtu: UInt16 {
+        get async { await att.mtu }
+    }
+
+    /// Ends the client: closes the bearer; everything pending fails.
+    public func close() async {
+        serviceChangesInput.finish()
+        await att.close()
+    }
+
+    // MARK: Discovery
+
+    /// Every primary service (cached until Service Changed or `refresh`).
+    public func services(refresh: Bool = false) async throws(GATTError) -> [GATTService] {
+        if !refresh, let cachedServices { return cachedServices }
+        let services = try await run(DiscoverPrimaryServices())
+        cachedServices = services
+        return services
+    }
+
+    /// The primary services with `uuid` (Find By Type Value: one round trip for a known service).
+    public func services(withUUID uuid: BluetoothUUID) async throws(GATTError) -> [GATTService] {
+        if let cachedServices { return cachedServices.filter { $0.uuid == uuid } }
+        return try await run(DiscoverPrimaryServicesByUUID(uuid))
+    }
+
+    /// The services `service` includes.
+    public func includedServices(of service: GATTService) async throws(GATTError) -> [GATTIncludedService] {
+        if let cached = cachedIncludes[service.startHandle] { return cached }
+        let included = try await run(FindIncludedServices(of: service))
+        cachedIncludes[service.startHandle] = included
+        return included
+    }
+
+    /// The characteristics of `service` (all, or those with `uuid`).
+    public func characteristics(of service: GATTService, uuid: BluetoothUUID? = nil) async throws(GATTError) -> [GATTCharacteristic] {
+        let all: [GATTCharacteristic]
+        if let cached = cachedCharacteristics[service.startHandle] {
+            all = cached
+        } else {
+            all = try await run(DiscoverCharacteristics(of: service))
+            cachedCharacteristics[service.startHandle] = all
+        }
+        guard let uuid else { return all }
+        return all.filter { $0.uuid == uuid }
+    }
+
+    /// The descriptors of `characteristic`.
+    public func descriptors(of characteristic: GATTCharacteristic) async throws(GATTError) -> [GATTDescriptor] {
+        if let cached = cachedDescriptors[characteristic.declarationHandle] { return cached }
+        let descriptors = try await run(DiscoverDescriptors(of: characteristic))
+        cachedDescriptors[characteristic.declarationHandle] = descriptors
+        return descriptors
+    }
+
+    /// The whole database: every primary service, its included services, characteristics
+    /// and descriptors. Starts watching Service Changed when the server has it.
+    public func discoverAll(refresh: Bool = false) async throws(GATTError) -> GATTDatabase {
+        var database = GATTDatabase(services: [])
+        for service in try await services(refresh: refresh) {
+            var entry = GATTDatabase.Service(service: service)
+            entry.includedServices = try await includedServices(of: service)
+            for characteristic in try await characteristics(of: service) {
+                entry.characteristics.append(GATTDatabase.Characteristic(
+                    characteristic: characteristic, descriptors: try await descriptors(of: characteristic)))
+            }
+            database.services.append(entry)
+        }
+        try await watchServiceChanges(in: database)
+        return database
+    }
+
+    /// Finds the characteristic with `uuid` (in service `service` when given), discovering
+    /// only what it needs: the service by UUID when given, else every service.
+    public func characteristic(_ uuid: BluetoothUUID, inService service: BluetoothUUID? = nil) async throws(GATTError) -> GATTCharacteristic? {
+        let candidates = if let service { try await services(withUUID: service) } else { try await services() }
+        for candidate in candidates {
+            if let found = try await characteristics(of: candidate, uuid: uuid).first { return found }
+        }
+        return nil
+    }
+
+    // MARK: Values
+
+    /// Reads a value whole (Read, then Read Blob while it continues; at most 512 bytes).
+    public func read(_ characteristic: GATTCharacteristic) async throws(GATTError) -> [UInt8] {
+        try await read(handle: characteristic.valueHandle)
+    }
+
+    /// Reads the value at `handle` whole.
+    public func read(handle: UInt16) async throws(GATTError) -> [UInt8] {
+        try await run(ReadLongValue(handle: handle, mtu: await att.mtu))
+    }
+
+    /// Writes `value` to `handle`: a Write Request (a long write when it does not fit one),
+    /// or, `withoutResponse`, a Write Command (which must fit one PDU).
+    public func write(_ value: [UInt8], to handle: UInt16, withoutResponse: Bool = false) async throws(GATTError) {
+        guard value.count <= 512 else { throw .valueTooLong(value.count) }
+        let mtu = await att.mtu
+        let fitsOnePDU = value.count <= Int(mtu) - 3
+        if withoutResponse {
+            guard fitsOnePDU else {
+                throw .invalidResponse("a Write Command carries at most \(Int(mtu) - 3) bytes at MTU \(mtu); \(value.count) given")
+            }
+            try await att.send(command: .writeCommand(handle: handle, value: value[...]))
+        } else if fitsOnePDU {
+            try await run(try WriteValue(handle: handle, value: value, mtu: mtu))
+        } else {
+            try await run(try LongWrite(handle: handle, value: value, mtu: mtu))
+        }
+    }
+
+    /// Writes `value` to `characteristic`'s value.
+    public func write(_ value: [UInt8], to characteristic: GATTCharacteristic, withoutResponse: Bool = false) async throws(GATTError) {
+        try await write(value, to: characteristic.valueHandle, withoutResponse: withoutResponse)
+    }
+
+    // MARK: Subscriptions
+
+    /// Subscribes to `characteristic`'s notifications (or indications): registers for its
+    /// values first, then writes its CCCD, so no value sent right after the write is lost.
+    /// - Throws: ``GATTError/notFound(_:)`` when it has no CCCD or does not notify/indicate.
+    public func subscribe(to characteristic: GATTCharacteristic, indications: Bool = false) async throws(GATTError) -> GATTSubscription {
+        let wanted: CharacteristicProperties = indications ? .indicate : .notify
+        guard characteristic.properties.contains(wanted) else {
+            throw .notFound("\(characteristic.uuid) does not \(indications ? "indicate" : "notify")")
+        }
+        guard let cccd = try await descriptors(of: characteristic).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
+            throw .notFound("\(characteristic.uuid) has no Client Characteristic Configuration descriptor")
+        }
+        let updates = await att.updates(for: characteristic.valueHandle)
+        let configuration: ClientCharacteristicConfiguration = indications ? .indicate : .notify
+        try await run(WriteCCCD(handle: cccd.handle, value: configuration))
+        return GATTSubscription(characteristic: characteristic, configurationHandle: cccd.handle, updates: updates, client: self)
+    }
+
+    /// Writes 0 to a subscription's CCCD (the server stops sending).
+    public func unsubscribe(_ subscription: GATTSubscription) async throws(GATTError) {
+        try await run(WriteCCCD(handle: subscription.configurationHandle, value: []))
+    }
+
+    // MARK: Service Changed
+
+    /// Subscribes to Service Changed indications once, when the database has the characteristic.
+    private func watchServiceChanges(in database: GATTDatabase) async throws(GATTError) {
+        guard !watchingServiceChanges,
+              let entry = database.characteristic(.serviceChanged, inService: BluetoothUUID(0x1801)),
+              entry.characteristic.properties.contains(.indicate),
+              entry.configurationDescriptor != nil else { return }
+        watchingServiceChanges = true
+        let subscription = try await subscribe(to: entry.characteristic, indications: true)
+        Task { [weak self] in
+            do {
+                for try await update in subscription {
+                    guard let self else { return }
+                    await self.serviceChanged(update.value)
+                }
+            } catch {
+                // The bearer ended: nothing more will change.
+            }
+        }
+    }
+
+    private func serviceChanged(_ value: ArraySlice<UInt8>) {
+        guard let changed = try? ServiceChanged.decode(value), let range = changed.handles else {
+            logger.warning("ignored a malformed Service Changed value: \(Array(value))")
+            return
+        }
+        invalidate(range)
+        logger.info("the server changed handles \(range.lowerBound)–\(range.upperBound): cached discovery dropped")
+        serviceChangesInput.yield(range)
+    }
+
+    /// Drops every cached result that overlaps `range` (and the service list, which a change
+    /// can extend).
+    public func invalidate(_ range: ClosedRange<UInt16> = 0x0001...0xFFFF) {
+        cachedServices = nil
+        let overlapping = { (start: UInt16, end: UInt16) in start <= range.upperBound && end >= range.lowerBound }
+        cachedIncludes = cachedIncludes.filter { !range.contains($0.key) }
+        cachedCharacteristics = cachedCharacteristics.filter { entry in
+            let end = entry.value.last?.endHandle ?? entry.key
+            return !overlapping(entry.key, end)
+        }
+        cachedDescriptors = cachedDescriptors.filter { !range.contains($0.key) }
+    }
+
+    private func run<P: GATTProcedure>(_ procedure: P) async throws(GATTError) -> P.Output {
+        do {
+            return try await att.run(procedure)
+        } catch {
+            if case .att(let attError) = error, attError.code == .databaseOutOfSync { invalidate() }
+            throw error
+        }
+    }
+}
+
+/// The values of one subscribed characteristic, as an `AsyncSequence`. Leaving the loop stops
+/// delivery here; ``GATTClient/unsubscribe(_:)`` tells the server to stop sending.
+public struct GATTSubscription: AsyncSequence, Sendable {
+    public typealias Element = ATTValueUpdate
+    public typealias Failure = any Error
+
+    public let characteristic: GATTCharacteristic
+    /// The CCCD written to subscribe.
+    public let configurationHandle: UInt16
+    let updates: AsyncThrowingStream<ATTValueUpdate, any Error>
+    let client: GATTClient
+
+    public func makeAsyncIterator() -> AsyncThrowingStream<ATTValueUpdate, any Error>.AsyncIterator {
+        updates.makeAsyncIterator()
+    }
+
+    /// Unsubscribes (writes 0 to the CCCD).
+    public func cancel() async throws(GATTError) {
+        try await client.unsubscribe(self)
+    }
+}

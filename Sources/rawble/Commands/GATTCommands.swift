@@ -1,0 +1,153 @@
+import ArgumentParser
+import Foundation
+import RawbleGATT
+import RawbleHost
+
+// `rawble gatt`, `read`, `write`, `notify`: connect over the stack's own host, exchange the
+// MTU, do one GATT job, disconnect. Ctrl-C stops the job, unsubscribes and disconnects.
+
+struct GATT: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gatt",
+        abstract: "Connect, discover the whole GATT database and read every readable value.")
+
+    @Argument(help: "The device address, AA:BB:CC:DD:EE:FF.") var address: BluetoothAddress
+    @Option(name: .customLong("address-type"), help: "public or random (default: as seen while scanning, else random).")
+    var addressType: AddressTypeArgument?
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
+        let json = output.json
+        try await session.run { session in
+            let database = try await session.gatt.discoverAll()
+            var values: [UInt16: Result<[UInt8], GATTError>] = [:]
+            for entry in database.characteristics where entry.characteristic.properties.contains(.read) {
+                do throws(GATTError) {
+                    values[entry.characteristic.valueHandle] = .success(try await session.gatt.read(entry.characteristic))
+                } catch {
+                    values[entry.characteristic.valueHandle] = .failure(error)
+                }
+            }
+            let mtu = await session.gatt.mtu
+            if json {
+                Output.document(database.json(address: session.connection.peer, mtu: mtu, values: values))
+            } else {
+                for line in database.tree(address: session.connection.peer, mtu: mtu, values: values) { Output.line(line) }
+            }
+        }
+    }
+}
+
+struct Read: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Read one attribute value (long values whole).")
+
+    @Argument(help: "The device address.") var address: BluetoothAddress
+    @Argument(help: "0x001D (a handle) or a characteristic UUID.") var target: AttributeTarget
+    @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
+        let (target, json) = (self.target, output.json)
+        try await session.run { session in
+            let (handle, characteristic) = try await session.characteristic(for: target)
+            let value = try await session.gatt.read(handle: handle)
+            if json {
+                Output.json(.object([
+                    ("handle", .handle(handle)),
+                    ("uuid", characteristic.map { .uuid($0.uuid) } ?? .null),
+                    ("value", .hex(value)),
+                ]))
+            } else {
+                Output.line(Hex.encode(value))
+            }
+        }
+    }
+}
+
+struct Write: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Write one attribute value.")
+
+    @Argument(help: "The device address.") var address: BluetoothAddress
+    @Argument(help: "0x001D (a handle) or a characteristic UUID.") var target: AttributeTarget
+    @Argument(help: "The value, in hex.") var value: HexBytes
+    @Flag(name: .customLong("without-response"), help: "Write Command: no response from the peer.")
+    var withoutResponse = false
+    @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if value.bytes.count > 512 { throw ValidationError("a value is at most 512 bytes") }
+    }
+
+    func run() async throws {
+        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
+        let (target, bytes, withoutResponse) = (self.target, value.bytes, self.withoutResponse)
+        try await session.run { session in
+            let (handle, _) = try await session.characteristic(for: target)
+            try await session.gatt.write(bytes, to: handle, withoutResponse: withoutResponse)
+        }
+    }
+}
+
+struct Notify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Subscribe to a characteristic and print each value; unsubscribe at the end.")
+
+    @Argument(help: "The device address.") var address: BluetoothAddress
+    @Argument(help: "0x001D (a value handle) or a characteristic UUID.") var target: AttributeTarget
+    @Option(help: "Stop after this many values.") var count: Int?
+    @Flag(help: "Subscribe to indications instead of notifications.") var indicate = false
+    @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() async throws {
+        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
+        let (target, count, indicate, json) = (self.target, self.count, self.indicate, output.json)
+        try await session.run { session in
+            let (_, found) = try await session.characteristic(for: target)
+            guard let characteristic = found else {
+                throw GATTError.notFound("no characteristic at \(target)")
+            }
+            let subscription = try await session.gatt.subscribe(to: characteristic, indications: indicate)
+            var received = 0
+            do {
+                for try await update in subscription {
+                    if json {
+                        Output.json(.object([
+                            ("time", .string(iso8601(unixMicroseconds: Clock.unixMicroseconds()))),
+                            ("handle", .handle(update.handle)),
+                            ("uuid", .uuid(characteristic.uuid)),
+                            ("value", .hex(update.value)),
+                        ]))
+                    } else {
+                        Output.line(Hex.encode(update.value))
+                    }
+                    received += 1
+                    if let count, received >= count { break }
+                }
+            } catch is CancellationError {
+            }
+            // Unsubscribe even after Ctrl-C: a detached task is not cancelled with this one.
+            _ = await Task.detached { try? await subscription.cancel() }.value
+        }
+    }
+}
+
+/// The wall clock in microseconds since 1970, for timestamps people read.
+enum Clock {
+    static func unixMicroseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+    }
+}

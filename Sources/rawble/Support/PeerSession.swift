@@ -1,0 +1,135 @@
+import Foundation
+import RawbleGATT
+import RawbleHost
+import RawbleTransport
+
+/// A command's link to one peer: the host session, the connection and a GATT client on its ATT
+/// bearer with the MTU exchanged. `close()` disconnects and closes everything.
+struct PeerSession {
+    let host: HostSession
+    let connection: Connection
+    let gatt: GATTClient
+    let timeout: Duration
+
+    /// Opens the transport, finds the address type (the flag, else as seen in a short scan,
+    /// else random), connects within `--timeout`, and exchanges the MTU.
+    static func open(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
+                     connection options: ConnectionOptions, output: OutputOptions) async throws -> PeerSession {
+        let timeout = Duration.milliseconds(Int(options.timeout * 1000))
+        let host = try await HostSession.open(options, output: output)
+        do {
+            let type = try await resolveType(of: address, given: addressType, adapter: host.adapter,
+                                             within: min(timeout, .seconds(5)))
+            let peer = DeviceAddress(address, type: type)
+            let connection: Connection
+            do {
+                connection = try await host.adapter.connect(to: peer, timeout: timeout)
+            } catch {
+                throw host.cliError(error)
+            }
+            var configuration = ATTClient.Configuration()
+            configuration.transactionTimeout = timeout
+            let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
+            let session = PeerSession(host: host, connection: connection, gatt: gatt, timeout: timeout)
+            do {
+                try await gatt.exchangeMTU()
+            } catch {
+                await session.close()
+                throw session.cliError(error)
+            }
+            return session
+        } catch {
+            await host.close()
+            throw error
+        }
+    }
+
+    /// The type the flag gives, else the one the device advertises with (a scan of at most
+    /// `limit`), else random (what almost every LE peripheral uses).
+    private static func resolveType(of address: BluetoothAddress, given: AddressTypeArgument?, adapter: Adapter,
+                                    within limit: Duration) async throws -> LEAddressType {
+        switch given {
+        case .public?: return .public
+        case .random?: return .random
+        case nil: break
+        }
+        let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
+        do {
+            devices = try await adapter.scan(ScanOptions(active: false, filter: ScanFilter(addresses: [address])))
+        } catch {
+            return .random
+        }
+        let first = Task { () -> LEAddressType? in
+            for try await device in devices { return device.address.type }
+            return nil
+        }
+        let watchdog = Task {
+            try await Task.sleep(for: limit)
+            first.cancel()
+        }
+        let type = (try? await first.value) ?? nil
+        watchdog.cancel()
+        try? await adapter.stopScanning()
+        return type ?? .random
+    }
+
+    /// Disconnects (bounded) and closes the host session.
+    func close() async {
+        await gatt.close()
+        try? await connection.disconnect(timeout: .seconds(3))
+        await host.close()
+    }
+
+    /// A GATT failure as one line and the exit status of its class.
+    func cliError(_ error: GATTError) -> CLIError {
+        switch error {
+        case .att, .invalidResponse, .malformedPDU, .valueTooLong, .notFound:
+            CLIError(.peerError, "\(connection.peer.address): \(error)")
+        case .timeout:
+            CLIError(.timeout, "\(connection.peer.address): \(error)")
+        case .bearer(let bearerError):
+            if case .disconnected = bearerError {
+                CLIError(.peerError, "\(connection.peer.address) disconnected: \(bearerError)")
+            } else {
+                CLIError(.transport, "\(connection.peer.address): \(error)")
+            }
+        case .cancelled:
+            CLIError(.interrupted, "interrupted")
+        }
+    }
+
+    /// The characteristic a command-line target names: a UUID (found by discovery) or a handle
+    /// (the characteristic whose value or declaration is there, when discovery finds one).
+    func characteristic(for target: AttributeTarget) async throws(GATTError) -> (handle: UInt16, characteristic: GATTCharacteristic?) {
+        switch target {
+        case .uuid(let uuid):
+            guard let found = try await gatt.characteristic(uuid) else {
+                throw .notFound("no characteristic \(uuid)\(uuid.name.map { " (\($0))" } ?? "")")
+            }
+            return (found.valueHandle, found)
+        case .handle(let handle):
+            for service in try await gatt.services() where service.startHandle <= handle && handle <= service.endHandle {
+                let found = try await gatt.characteristics(of: service).first { $0.valueHandle == handle || $0.declarationHandle == handle }
+                return (found?.valueHandle ?? handle, found)
+            }
+            return (handle, nil)
+        }
+    }
+
+    /// Runs `body`; Ctrl-C (or SIGTERM) cancels it, then the session closes either way.
+    func run(_ body: @escaping @Sendable (PeerSession) async throws -> Void) async throws {
+        let work = Task { try await body(self) }
+        let interrupt = InterruptWatcher { work.cancel() }
+        let result = await work.result
+        withExtendedLifetime(interrupt) {}
+        await close()
+        do {
+            try result.get()
+        } catch let error as GATTError {
+            if case .cancelled = error { return }
+            throw cliError(error)
+        } catch is CancellationError {
+            return
+        }
+    }
+}
