@@ -3,8 +3,9 @@ import Glibc
 import Synchronization
 
 /// A running `Scripts/bumble-peer`: Google Bumble's virtual controller served as H4 on TCP or a
-/// unix socket, with LE peripherals (heart-rate strap, beacon, thermometer, broken advertiser)
-/// on its virtual link. Each test starts its own peer and stops it (also on deinit).
+/// unix socket, with LE peripherals (heart-rate strap, beacon, thermometer, broken advertiser,
+/// and with `--lab` the GATT test device `rawble-lab`) on its virtual link. Each test starts its
+/// own peer and stops it (also on deinit).
 public final class BumblePeer: Sendable {
     /// Where the controller is served, as the ready line says: `tcp:HOST:PORT` or `unix:PATH`.
     public let transport: String
@@ -22,6 +23,10 @@ public final class BumblePeer: Sendable {
     public let logPath: String
     /// The file holding the peer's stderr (its logs).
     public let stderrPath: String
+    /// The JSON-lines file where `rawble-lab` logs each completed write and Service Changed.
+    public let writeLogPath: String
+    /// The JSON-lines file where `rawble-lab` logs each stream value it sends and a summary per run.
+    public let streamLogPath: String
 
     private let state: Mutex<State>
 
@@ -66,6 +71,151 @@ public final class BumblePeer: Sendable {
         public var advertisingData: String
         /// The raw scan response data, hex.
         public var scanResponseData: String
+        /// The GATT database with the handles Bumble assigned, in handle order (`rawble-lab` only).
+        public var gatt: [ServiceLayout]?
+        /// The handles tests use most, also found in ``gatt`` (`rawble-lab` only).
+        public var handles: LabHandles?
+        /// What the stream characteristic sends on subscription (`rawble-lab` only).
+        public var stream: StreamSettings?
+
+        /// The first service with `uuid` (4 hex digits or the upper-case 36-character form).
+        public func service(_ uuid: String) -> ServiceLayout? {
+            gatt?.first { $0.uuid == uuid }
+        }
+    }
+
+    /// One service of a peer's database as Bumble laid it out; handles are inclusive.
+    public struct ServiceLayout: Hashable, Sendable, Decodable {
+        /// 4 hex digits for a 16-bit UUID, else the upper-case 36-character form.
+        public var uuid: String
+        /// Primary (true) or secondary service.
+        public var primary: Bool
+        /// The service declaration's handle.
+        public var start: UInt16
+        /// The last handle of the service's group.
+        public var end: UInt16
+        /// Include declarations, in handle order.
+        public var includes: [IncludeLayout]
+        /// Characteristics, in handle order.
+        public var characteristics: [CharacteristicLayout]
+
+        /// The first characteristic with `uuid`.
+        public func characteristic(_ uuid: String) -> CharacteristicLayout? {
+            characteristics.first { $0.uuid == uuid }
+        }
+    }
+
+    /// An include declaration: its own handle and the included service's range and UUID.
+    public struct IncludeLayout: Hashable, Sendable, Decodable {
+        public var handle: UInt16
+        public var start: UInt16
+        public var end: UInt16
+        public var uuid: String
+    }
+
+    /// A characteristic: declaration handle, value handle, last handle of its group, properties.
+    public struct CharacteristicLayout: Hashable, Sendable, Decodable {
+        public var uuid: String
+        public var declaration: UInt16
+        public var value: UInt16
+        public var end: UInt16
+        /// The properties byte of the declaration (0x02 read, 0x04 write without response,
+        /// 0x08 write, 0x10 notify, 0x20 indicate).
+        public var properties: UInt8
+        /// Descriptors, in handle order (Bumble puts a CCCD last).
+        public var descriptors: [DescriptorLayout]
+        /// The static value, hex; nil when the value is computed on read (or changes).
+        public var data: String?
+        /// The static value's bytes, nil when computed on read.
+        public var bytes: [UInt8]? { data.flatMap(BumblePeer.bytes(fromHex:)) }
+
+        /// The handle of the first descriptor with `uuid` (e.g. `2902`).
+        public func descriptor(_ uuid: String) -> UInt16? {
+            descriptors.first { $0.uuid == uuid }?.handle
+        }
+    }
+
+    /// A descriptor: its type and handle, and its value (hex) when static.
+    public struct DescriptorLayout: Hashable, Sendable, Decodable {
+        public var uuid: String
+        public var handle: UInt16
+        public var data: String?
+    }
+
+    /// The value handles (and CCCD handles) of `rawble-lab`'s most used characteristics.
+    public struct LabHandles: Hashable, Sendable, Decodable {
+        public var serviceChanged: UInt16
+        public var serviceChangedCCCD: UInt16
+        public var batteryLevel: UInt16
+        public var batteryLevelCCCD: UInt16
+        public var heartRateMeasurement: UInt16
+        public var heartRateMeasurementCCCD: UInt16
+        /// The 300-byte read-only value (byte i = i % 256).
+        public var longRead: UInt16
+        /// The writable value (write, write without response, ≤ 512 bytes, readable back).
+        public var write: UInt16
+        /// The stream value (notify + indicate) and its CCCD.
+        public var stream: UInt16
+        public var streamCCCD: UInt16
+    }
+
+    /// How many stream values the lab sends per subscription, how fast, and how long each is.
+    public struct StreamSettings: Hashable, Sendable, Decodable {
+        public var count: Int
+        /// Values per second; 0 = as fast as the event loop goes.
+        public var rate: Double
+        /// Bytes per value: a 4-byte little-endian counter, then byte k = (counter + k) % 256.
+        public var size: Int
+    }
+
+    /// A write the lab completed (after the whole prepared queue for a long write).
+    public struct CompletedWrite: Hashable, Sendable, Decodable {
+        /// Seconds since 1970, when the peer accepted it.
+        public var time: Double
+        public var handle: UInt16
+        /// The value, hex.
+        public var value: String
+        /// The value's bytes.
+        public var bytes: [UInt8] { BumblePeer.bytes(fromHex: value) ?? [] }
+    }
+
+    /// One stream value the lab sent (in order).
+    public struct StreamValue: Hashable, Sendable, Decodable {
+        public var time: Double
+        public var counter: UInt32
+        /// The value, hex.
+        public var value: String
+        /// The value's bytes.
+        public var bytes: [UInt8] { BumblePeer.bytes(fromHex: value) ?? [] }
+    }
+
+    /// One stream run (one subscription) as the lab summed it up when it ended.
+    public struct StreamSummary: Hashable, Sendable, Decodable {
+        /// `notification` or `indication`.
+        public var mode: String
+        /// Values sent; counters 0 ..< count.
+        public var count: Int
+        public var first: UInt32?
+        public var last: UInt32?
+        public var size: Int
+        public var rate: Double
+        /// Wall time of the run, seconds.
+        public var elapsed: Double
+        /// The peer process's CPU time during the run, seconds.
+        public var cpu: Double
+        /// How far behind schedule the peer fell at worst, seconds.
+        public var maxLate: Double
+    }
+
+    /// A Service Changed the lab made (`--service-changed-after`): the appended range and
+    /// whether it was indicated (and confirmed) or not (client never enabled indications).
+    public struct ServiceChange: Hashable, Sendable, Decodable {
+        public var time: Double
+        public var start: UInt16?
+        public var end: UInt16?
+        public var indicated: Bool
+        /// The appended service, as laid out.
+        public var service: ServiceLayout?
     }
 
     /// Manufacturer specific data: company identifier and payload (hex).
@@ -95,12 +245,20 @@ public final class BumblePeer: Sendable {
         var value: String
     }
 
-    private init(ready: ReadyLine, pid: Int32, stdinFD: Int32, logPath: String, stderrPath: String) {
+    /// Lab log lines carry a `kind`; the strap's heart-rate lines do not.
+    private struct LogKind: Decodable {
+        var kind: String?
+    }
+
+    private init(ready: ReadyLine, pid: Int32, stdinFD: Int32, logPath: String, stderrPath: String,
+                 writeLogPath: String, streamLogPath: String) {
         transport = ready.transport
         devices = ready.devices
         self.pid = pid
         self.logPath = logPath
         self.stderrPath = stderrPath
+        self.writeLogPath = writeLogPath
+        self.streamLogPath = streamLogPath
         state = Mutex(State(stdinFD: stdinFD))
         if ready.transport.hasPrefix("tcp:") {
             let rest = ready.transport.dropFirst(4)
@@ -152,6 +310,18 @@ public final class BumblePeer: Sendable {
         } else {
             arguments += ["--log", logPath]
         }
+        var writeLogPath = directory.appendingPathComponent("lab-writes.jsonl").path
+        if let index = arguments.firstIndex(of: "--write-log"), index + 1 < arguments.count {
+            writeLogPath = arguments[index + 1]
+        } else {
+            arguments += ["--write-log", writeLogPath]
+        }
+        var streamLogPath = directory.appendingPathComponent("lab-stream.jsonl").path
+        if let index = arguments.firstIndex(of: "--stream-log"), index + 1 < arguments.count {
+            streamLogPath = arguments[index + 1]
+        } else {
+            arguments += ["--stream-log", streamLogPath]
+        }
 
         let child = try spawn(["python3", script] + arguments, stderrPath: stderrPath)
         let line: String?
@@ -176,7 +346,7 @@ public final class BumblePeer: Sendable {
             throw BumblePeerError.malformedReadyLine(String(line.prefix(200)))
         }
         return BumblePeer(ready: ready, pid: child.pid, stdinFD: child.stdinFD, logPath: logPath,
-                          stderrPath: stderrPath)
+                          stderrPath: stderrPath, writeLogPath: writeLogPath, streamLogPath: streamLogPath)
     }
 
     /// Stops the peer: SIGTERM, at most 3 s for it to exit, then SIGKILL; reaps it. Idempotent.
@@ -201,6 +371,7 @@ public final class BumblePeer: Sendable {
         }
         var values: [[UInt8]] = []
         for line in text.split(separator: "\n") where !line.isEmpty {
+            if (try? JSONDecoder().decode(LogKind.self, from: Data(line.utf8)))?.kind != nil { continue }
             guard let entry = try? JSONDecoder().decode(LogLine.self, from: Data(line.utf8)),
                   let bytes = Self.bytes(fromHex: entry.value)
             else {
@@ -209,6 +380,67 @@ public final class BumblePeer: Sendable {
             values.append(bytes)
         }
         return values
+    }
+
+    /// The writes `rawble-lab` completed so far, in order.
+    public func completedWrites() throws -> [CompletedWrite] {
+        try Self.entries(ofKind: "write", inLog: writeLogPath)
+    }
+
+    /// The Service Changed events `rawble-lab` made so far.
+    public func serviceChanges() throws -> [ServiceChange] {
+        try Self.entries(ofKind: "service-changed", inLog: writeLogPath)
+    }
+
+    /// The stream values `rawble-lab` sent so far, in order (empty with `--no-stream-log-values`);
+    /// complete for a run once ``streamSummaries()`` lists it (values are flushed in batches).
+    public func sentStreamValues() throws -> [StreamValue] {
+        try Self.entries(ofKind: "stream", inLog: streamLogPath)
+    }
+
+    /// One summary per finished (or cancelled) stream run, in order.
+    public func streamSummaries() throws -> [StreamSummary] {
+        try Self.entries(ofKind: "stream-summary", inLog: streamLogPath)
+    }
+
+    /// The Heart Rate Measurement values `rawble-lab` (not the strap) notified so far, in order.
+    public func sentLabHeartRateValues() throws -> [[UInt8]] {
+        let lines: [LogLine] = try Self.entries(ofKind: "heart-rate", inLog: streamLogPath)
+        return try lines.map { line in
+            guard let bytes = Self.bytes(fromHex: line.value) else {
+                throw BumblePeerError.unreadableLog(path: streamLogPath, reason: "bad hex: \(line.value.prefix(100))")
+            }
+            return bytes
+        }
+    }
+
+    /// Every line of the JSON-lines file at `path` whose `kind` is `kind`, decoded as `T`.
+    private static func entries<T: Decodable>(ofKind kind: String, inLog path: String) throws -> [T] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw BumblePeerError.unreadableLog(path: path, reason: "\(error)")
+        }
+        let decoder = JSONDecoder()
+        var entries: [T] = []
+        // A line the peer is still writing has no newline yet: only whole lines count.
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        lines.removeLast()
+        for line in lines where !line.isEmpty {
+            let data = Data(line.utf8)
+            guard let tag = try? decoder.decode(LogKind.self, from: data) else {
+                throw BumblePeerError.unreadableLog(path: path, reason: "bad line: \(line.prefix(100))")
+            }
+            guard tag.kind == kind else { continue }
+            do {
+                entries.append(try decoder.decode(T.self, from: data))
+            } catch {
+                throw BumblePeerError.unreadableLog(path: path, reason: "bad \(kind) line: \(line.prefix(100))")
+            }
+        }
+        return entries
     }
 
     // MARK: Process plumbing
@@ -388,7 +620,7 @@ public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible 
         case .malformedReadyLine(let line):
             "bumble-peer printed an unreadable ready line (script and support out of step?): \(line)"
         case .unreadableLog(let path, let reason):
-            "bumble-peer's heart-rate log \(path) is unreadable: \(reason)"
+            "bumble-peer's log \(path) is unreadable: \(reason)"
         }
     }
 }

@@ -143,4 +143,161 @@ struct BumblePeerTests {
             return status == 2 && line.contains("--no-such-option")
         }
     }
+
+    // MARK: rawble-lab, the GATT test device
+
+    @Test func labIsOffByDefaultAndItsDatabaseFieldsAreAbsentFromOtherDevices() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        #expect(!peer.devices.contains { $0.name == "rawble-lab" })
+        #expect(peer.devices.allSatisfy { $0.gatt == nil && $0.handles == nil && $0.stream == nil })
+    }
+
+    @Test func labIsSeenAdvertisingItsServiceAndItsNameInTheScanResponse() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--no-standard", "--lab"])
+        defer { peer.stop() }
+        let lab = try #require(peer.devices.first { $0.name == "rawble-lab" })
+        #expect(peer.devices.count == 1)
+        let host = try #require(peer.host)
+        let port = try #require(peer.port)
+        let transport = try await H4StreamTransport.connect(tcp: host, port: port)
+        let seen = try await within(15) { try await Self.scanAll(peer, transport: transport) }
+        await transport.close()
+
+        let entry = try #require(seen[lab.address], "rawble-lab not seen")
+        #expect(entry.connectable)
+        #expect(Hex.encode(entry.advertisingData) == lab.advertisingData)
+        #expect(Hex.encode(entry.scanResponseData ?? []) == lab.scanResponseData)
+        let data = AdvertisingData(decoding: entry.advertisingData)
+        #expect(data.error == nil)
+        #expect(data.serviceUUIDs.map(\.description) == lab.services)
+        #expect(lab.services.count == 1 && lab.services.first?.count == 36)
+        #expect(AdvertisingData(decoding: entry.scanResponseData ?? []).localName == "rawble-lab")
+    }
+
+    @Test func labReadyLineListsAWholeConsistentDatabaseWithEveryRequiredService() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--no-standard", "--lab"])
+        defer { peer.stop() }
+        let lab = try #require(peer.devices.first { $0.name == "rawble-lab" })
+        let services = try #require(lab.gatt)
+        let handles = try #require(lab.handles)
+
+        // Services tile the handle space from 1 with no gap or overlap; every attribute of a
+        // service (include, declaration, value, descriptor) lies inside it, in increasing order.
+        var next: UInt16 = 1
+        for service in services {
+            #expect(service.start == next, "\(service.uuid)")
+            #expect(service.end >= service.start, "\(service.uuid)")
+            var inner = service.start + 1
+            for include in service.includes {
+                #expect(include.handle == inner, "\(service.uuid)")
+                inner = include.handle + 1
+            }
+            for characteristic in service.characteristics {
+                #expect(characteristic.declaration == inner, "\(characteristic.uuid)")
+                #expect(characteristic.value == characteristic.declaration + 1, "\(characteristic.uuid)")
+                var last = characteristic.value
+                for descriptor in characteristic.descriptors {
+                    #expect(descriptor.handle == last + 1, "\(characteristic.uuid) \(descriptor.uuid)")
+                    last = descriptor.handle
+                }
+                #expect(characteristic.end == last, "\(characteristic.uuid)")
+                let notifies = characteristic.properties & 0x30 != 0
+                #expect((characteristic.descriptor("2902") != nil) == notifies, "\(characteristic.uuid)")
+                inner = last + 1
+            }
+            #expect(inner == service.end + 1, "\(service.uuid) has attributes not listed")
+            next = service.end + 1
+        }
+
+        let labUUID = try #require(lab.services.first)
+        #expect(services.map(\.uuid) == ["1800", "1801", "180A", "180F", "180D", labUUID])
+        #expect(services.allSatisfy { $0.primary })
+        let gap = try #require(lab.service("1800"))
+        #expect(gap.characteristic("2A00")?.bytes == Array("rawble-lab".utf8))
+        #expect(gap.characteristic("2A01")?.bytes?.count == 2)
+        let serviceChanged = try #require(lab.service("1801")?.characteristic("2A05"))
+        #expect(serviceChanged.properties == 0x20)
+        #expect(handles.serviceChanged == serviceChanged.value)
+        #expect(handles.serviceChangedCCCD == serviceChanged.descriptor("2902"))
+        let information = try #require(lab.service("180A"))
+        #expect(information.characteristic("2A29")?.bytes == Array("rawble-sim".utf8))
+        #expect(information.characteristic("2A24")?.bytes == Array("LAB-1".utf8))
+        let batteryService = try #require(lab.service("180F"))
+        let battery = try #require(batteryService.characteristic("2A19"))
+        #expect(battery.bytes == [87] && battery.properties == 0x12)
+        #expect(handles.batteryLevel == battery.value && handles.batteryLevelCCCD == battery.descriptor("2902"))
+        let heartRate = try #require(lab.service("180D"))
+        let measurement = try #require(heartRate.characteristic("2A37"))
+        #expect(measurement.properties == 0x10)
+        #expect(handles.heartRateMeasurement == measurement.value)
+        #expect(handles.heartRateMeasurementCCCD == measurement.descriptor("2902"))
+        #expect(heartRate.characteristic("2A38")?.bytes == [1])
+
+        let custom = try #require(lab.service(labUUID))
+        #expect(custom.includes.map { [$0.start, $0.end] } == [[batteryService.start, batteryService.end]])
+        #expect(custom.includes.first?.uuid == "180F")
+        #expect(custom.characteristics.count == 3)
+        #expect(custom.characteristics.allSatisfy { $0.uuid.count == 36 })
+        let longRead = try #require(custom.characteristics.first { $0.value == handles.longRead })
+        #expect(longRead.properties == 0x02)
+        #expect(longRead.bytes == (0..<300).map { UInt8(truncatingIfNeeded: $0) })
+        let writable = try #require(custom.characteristics.first { $0.value == handles.write })
+        #expect(writable.properties & 0x0C == 0x0C)
+        #expect(writable.descriptor("2901") != nil)
+        let stream = try #require(custom.characteristics.first { $0.value == handles.stream })
+        #expect(stream.properties & 0x30 == 0x30)
+        #expect(handles.streamCCCD == stream.descriptor("2902"))
+        let description = try #require(stream.descriptors.first { $0.uuid == "2901" }?.data)
+        #expect(BumblePeer.bytes(fromHex: description) == Array("lab stream".utf8))
+        #expect(lab.stream.map { [Double($0.count), $0.rate, Double($0.size)] } == [5000, 1000, 20])
+    }
+
+    @Test func labStreamOptionsReachTheReadyLine() async throws {
+        let peer = try await BumblePeer.start(
+            arguments: ["--no-standard", "--lab", "--stream-count", "7", "--stream-rate", "50", "--stream-size", "64"])
+        defer { peer.stop() }
+        let lab = try #require(peer.devices.first { $0.name == "rawble-lab" })
+        #expect(lab.stream.map { [Double($0.count), $0.rate, Double($0.size)] } == [7, 50, 64])
+        #expect(try peer.completedWrites().isEmpty)
+        #expect(try peer.sentStreamValues().isEmpty)
+        #expect(try peer.streamSummaries().isEmpty)
+        #expect(try peer.serviceChanges().isEmpty)
+    }
+
+    @Test func logHelpersKeepEachKindApartAndIgnoreAnUnfinishedLastLine() async throws {
+        // The peer writes these files; here lines in its format are appended by hand so the
+        // readers are proven without a GATT client (the lead's client drives the real ones).
+        let peer = try await BumblePeer.start(arguments: ["--no-standard", "--extra", "1"])
+        defer { peer.stop() }
+        let writes = """
+            {"kind": "write", "time": 1.5, "handle": 34, "value": "0102ff"}
+            {"kind": "service-changed", "time": 2.0, "start": 40, "end": 42, "indicated": true}
+            {"kind": "write", "time": 3.0, "handle": 34, "value": ""}
+            {"kind": "write", "time": 4.0, "handle": 34, "val
+            """
+        try writes.write(toFile: peer.writeLogPath, atomically: true, encoding: .utf8)
+        let stream = """
+            {"kind": "stream", "time": 1.0, "counter": 0, "value": "00000000"}
+            {"kind": "heart-rate", "time": 1.0, "index": 0, "value": "003e"}
+            {"kind": "stream", "time": 1.1, "counter": 1, "value": "01000000"}
+            {"kind": "stream-summary", "time": 2, "started": 1, "mode": "notification", "count": 2, "first": 0, "last": 1, "size": 4, "rate": 1000.0, "elapsed": 0.1, "cpu": 0.05, "maxLate": 0.0}
+
+            """
+        try stream.write(toFile: peer.streamLogPath, atomically: true, encoding: .utf8)
+        try stream.write(toFile: peer.logPath, atomically: true, encoding: .utf8)
+
+        #expect(try peer.completedWrites().map(\.bytes) == [[0x01, 0x02, 0xFF], []])
+        #expect(try peer.completedWrites().map(\.handle) == [34, 34])
+        #expect(try peer.serviceChanges().map { [$0.start, $0.end] } == [[40, 42]])
+        #expect(try peer.sentStreamValues().map(\.counter) == [0, 1])
+        #expect(try peer.sentStreamValues().map(\.bytes) == [[0, 0, 0, 0], [1, 0, 0, 0]])
+        #expect(try peer.sentLabHeartRateValues() == [[0x00, 0x3E]])
+        #expect(try peer.streamSummaries().map(\.count) == [2])
+        #expect(try peer.sentHeartRateValues().isEmpty)  // lab lines are not the strap's
+
+        try "{\"kind\": \"write\", \"time\": 1, \"handle\": 34}\n".write(
+            toFile: peer.writeLogPath, atomically: true, encoding: .utf8)
+        #expect(throws: BumblePeerError.self) { try peer.completedWrites() }
+    }
 }
