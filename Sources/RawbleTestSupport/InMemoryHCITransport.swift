@@ -15,6 +15,15 @@ public final class InMemoryHCITransport: HCITransport {
     }
     private let sent = Mutex(Sent())
     private let closedError = Mutex<TransportError?>(nil)
+    private let responder = Mutex<(@Sendable (H4Packet) -> [H4Packet]?)?>(nil)
+
+    /// Answers the host's packets at once, inside ``send(_:)``: `respond` returns the packets
+    /// the controller sends back (delivered to the host before `send` returns), or `nil` to
+    /// leave the packet for ``nextSentPacket(timeout:)``. Answers then never depend on a test
+    /// task being scheduled, however loaded the machine.
+    public func respond(with respond: @escaping @Sendable (H4Packet) -> [H4Packet]?) {
+        responder.withLock { $0 = respond }
+    }
 
     public init() {
         (packets, toHost) = AsyncThrowingStream.makeStream(of: H4Packet.self, throwing: (any Error).self)
@@ -22,6 +31,10 @@ public final class InMemoryHCITransport: HCITransport {
 
     public func send(_ packet: H4Packet) async throws(TransportError) {
         if let error = closedError.withLock({ $0 }) { throw error }
+        if let respond = responder.withLock({ $0 }), let answers = respond(packet) {
+            for answer in answers { toHost.yield(answer) }
+            return
+        }
         let waiter = sent.withLock { state -> CheckedContinuation<H4Packet?, Never>? in
             if let waiter = state.waiter {
                 state.waiter = nil

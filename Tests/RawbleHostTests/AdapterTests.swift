@@ -20,25 +20,26 @@ final class ScriptedController: Sendable {
     var commands: [HCICommand] { sentCommands.withLock { $0 } }
     var aclPackets: [ACLPacket] { sentACL.withLock { $0 } }
 
-    /// Plays the controller until the host closes the transport (bounded by `limit`).
-    func run(limit: Duration = .seconds(30)) -> Task<Void, Never> {
-        Task {
-            let end = ContinuousClock.now + limit
-            while ContinuousClock.now < end, let packet = await transport.nextSentPacket(timeout: .seconds(30)) {
-                switch packet.type {
-                case .command:
-                    guard let command = try? HCICommand.decode(packet.bytes) else { continue }
-                    sentCommands.withLock { $0.append(command) }
-                    for event in answer(command) ?? [] { transport.inject(event) }
-                case .acl:
-                    guard let acl = try? ACLPacket.decode(packet.bytes) else { continue }
-                    sentACL.withLock { $0.append(acl) }
-                    transport.inject(.numberOfCompletedPackets([.init(connectionHandle: acl.handle, count: 1)]))
-                default:
-                    continue
-                }
+    /// Starts playing the controller: every packet the host sends is answered inside the
+    /// transport's `send`, so no test depends on a task being scheduled in time. (The task
+    /// returned has nothing left to do; tests cancel it for symmetry.)
+    func run() -> Task<Void, Never> {
+        transport.respond { [self] packet in
+            switch packet.type {
+            case .command:
+                guard let command = try? HCICommand.decode(packet.bytes) else { return [] }
+                sentCommands.withLock { $0.append(command) }
+                return (answer(command) ?? []).map { H4Packet(type: .event, bytes: $0.encoded) }
+            case .acl:
+                guard let acl = try? ACLPacket.decode(packet.bytes) else { return [] }
+                sentACL.withLock { $0.append(acl) }
+                let completed = HCIEvent.numberOfCompletedPackets([.init(connectionHandle: acl.handle, count: 1)])
+                return [H4Packet(type: .event, bytes: completed.encoded)]
+            default:
+                return []
             }
         }
+        return Task {}
     }
 
     /// Waits (bounded) until `count` ACL packets were sent.

@@ -45,6 +45,10 @@ public actor Adapter {
     var commands = CommandFlow<ContinuousClock.Instant>(capacity: 64)
     var commandWaiters: [CommandToken: CheckedContinuation<CommandOutcome, Never>] = [:]
     private var commandTimerDeadline: ContinuousClock.Instant?
+    /// Command packets handed to the writer and not yet written, and when the last one was:
+    /// a command's time to answer only really starts once it has left the host.
+    private var unwrittenCommands = 0
+    private var lastCommandWritten = ContinuousClock.now
 
     var aclFlow: ACLFlowControl?
     var reassembler: ACLReassembler
@@ -121,6 +125,10 @@ public actor Adapter {
             for await packet in outgoing {
                 do throws(TransportError) {
                     try await transport.send(packet)
+                    if packet.type == .command {
+                        self.unwrittenCommands -= 1
+                        self.lastCommandWritten = .now
+                    }
                 } catch {
                     self.fail(with: .transport(error))
                     return
@@ -245,19 +253,36 @@ public actor Adapter {
     private func releaseCommands() {
         guard failure == nil else { return }
         for outgoing in commands.nextCommandsToSend(now: .now) {
+            unwrittenCommands += 1
             outbound.yield(H4Packet(type: .command, bytes: outgoing.packet))
         }
         guard let deadline = commands.nextDeadline else { return }
+        armCommandTimer(at: deadline)
+    }
+
+    private func armCommandTimer(at deadline: ContinuousClock.Instant) {
         if let armed = commandTimerDeadline, armed <= deadline { return }
         commandTimerDeadline = deadline
         Task {
             try? await Task.sleep(until: deadline, tolerance: .milliseconds(5), clock: .continuous)
-            self.commandTimerFired()
+            await self.commandTimerFired(scheduledFor: deadline)
         }
     }
 
-    private func commandTimerFired() {
+    /// Times out unanswered commands, but not before what already arrived was handled. When the
+    /// host itself was the slow one (commands still unwritten, or this timer ran late because
+    /// the process was starved of CPU), the controller gets a short grace period after the
+    /// fact, bounded so that a stuck writer cannot postpone timeouts for ever.
+    private func commandTimerFired(scheduledFor deadline: ContinuousClock.Instant) async {
         commandTimerDeadline = nil
+        await Task.yield()
+        let grace = Duration.milliseconds(100)
+        let now = ContinuousClock.now
+        let hostWasSlow = unwrittenCommands > 0 || now - deadline > grace || now - lastCommandWritten < grace
+        if hostWasSlow, let overdue = commands.nextDeadline, now < overdue + .seconds(2) {
+            armCommandTimer(at: now + grace)
+            return
+        }
         let outcomes = commands.expire(now: .now)
         for case .timedOut(_, let opcode) in outcomes {
             logger.warning("the controller did not answer \(opcode) in time")
