@@ -17,7 +17,7 @@ private func eventually(_ condition: @Sendable () async -> Bool) async -> Bool {
 /// Runs `operation`, failing with `TestTimeout` after `seconds` (bounds every wait on a stream).
 private struct TestTimeout: Error {}
 private func within<T: Sendable>(
-    seconds: Double = 5, _ operation: @escaping @Sendable () async throws -> T
+    seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await operation() }
@@ -235,6 +235,25 @@ struct ATTClientTransactionTests {
 
         bearer.expect(readHandle1, reply: [[0x01, 0x0A, 0x01, 0x00, 0x02]])
         await #expect(throws: GATTError.invalidResponse("not a read response")) { try await client.run(ReadTwo()) }
+    }
+
+    @Test func concurrentRequestsEachGetTheirOwnResponse() async throws {
+        // The peer answers a Read Request for handle h with the value h (little endian).
+        let bearer = ScriptedATTBearer { pdu in
+            pdu.count == 3 && pdu[0] == 0x0A ? [[0x0B, pdu[1], pdu[2]]] : []
+        }
+        let client = ATTClient(bearer: bearer)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for handle in UInt16(1)...100 {
+                group.addTask {
+                    let response = try await client.transact(.readRequest(handle: handle))
+                    #expect(response == .readResponse(value: [UInt8(handle & 0xFF), UInt8(handle >> 8)]))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(Set(bearer.sentPDUs).count == 100)
+        #expect(await client.pendingRequestCount == 0)
     }
 
     @Test func commandsGoOutAtOnceWithoutAResponse() async throws {
