@@ -286,7 +286,7 @@ struct ATTClientEndTests {
         await #expect(performing: { try await queued.value }, throws: isTimeout)
         await #expect(performing: { try await client.transact(.readRequest(handle: 3)) }, throws: isTimeout)
         await #expect(performing: { try await take(1, from: updates) }, throws: isTimeout)
-        #expect(bearer.endError == .closed)
+        #expect(await eventually { bearer.endError == .closed })
         #expect(bearer.sentPDUs == [readHandle1])
     }
 
