@@ -459,6 +459,20 @@ struct ATTClientUpdateTests {
         #expect(await client.mtu == 64)
     }
 
+    @Test func peerTrafficWhileARequestIsOutstandingDoesNotDisturbIt() async throws {
+        let bearer = ScriptedATTBearer()
+        // Before answering, the peer exchanges the MTU, reads, notifies and indicates.
+        bearer.expect(readHandle1, reply: [
+            [0x02, 0x17, 0x00], [0x0A, 0x05, 0x00], [0x1B, 0x10, 0x00, 0x01], [0x1D, 0x10, 0x00, 0x02], [0x0B, 0x42],
+        ])
+        let client = ATTClient(bearer: bearer)
+        let updates = await client.updates(for: 0x10)
+        #expect(try await client.transact(.readRequest(handle: 1)) == .readResponse(value: [0x42]))
+        #expect(try await take(2, from: updates).map(\.isIndication) == [false, true])
+        #expect(bearer.sentPDUs == [readHandle1, [0x03, 0x05, 0x02], [0x01, 0x0A, 0x00, 0x00, 0x06], [0x1E]])
+        #expect(await client.mtu == 23)
+    }
+
     @Test func updateFloodIsBoundedPerStreamAndCounted() async throws {
         let bearer = ScriptedATTBearer()
         bearer.expect(readHandle1, reply: [[0x0B]])
