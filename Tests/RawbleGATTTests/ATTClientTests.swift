@@ -17,7 +17,7 @@ private func eventually(_ condition: @Sendable () async -> Bool) async -> Bool {
 /// Runs `operation`, failing with `TestTimeout` after `seconds` (bounds every wait on a stream).
 private struct TestTimeout: Error {}
 private func within<T: Sendable>(
-    seconds: Double = 5, _ operation: @escaping @Sendable () async throws -> T
+    seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await operation() }
@@ -237,6 +237,25 @@ struct ATTClientTransactionTests {
         await #expect(throws: GATTError.invalidResponse("not a read response")) { try await client.run(ReadTwo()) }
     }
 
+    @Test func concurrentRequestsEachGetTheirOwnResponse() async throws {
+        // The peer answers a Read Request for handle h with the value h (little endian).
+        let bearer = ScriptedATTBearer { pdu in
+            pdu.count == 3 && pdu[0] == 0x0A ? [[0x0B, pdu[1], pdu[2]]] : []
+        }
+        let client = ATTClient(bearer: bearer)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for handle in UInt16(1)...100 {
+                group.addTask {
+                    let response = try await client.transact(.readRequest(handle: handle))
+                    #expect(response == .readResponse(value: [UInt8(handle & 0xFF), UInt8(handle >> 8)]))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(Set(bearer.sentPDUs).count == 100)
+        #expect(await client.pendingRequestCount == 0)
+    }
+
     @Test func commandsGoOutAtOnceWithoutAResponse() async throws {
         let bearer = ScriptedATTBearer()
         bearer.expect(readHandle1, reply: [])
@@ -267,7 +286,7 @@ struct ATTClientEndTests {
         await #expect(performing: { try await queued.value }, throws: isTimeout)
         await #expect(performing: { try await client.transact(.readRequest(handle: 3)) }, throws: isTimeout)
         await #expect(performing: { try await take(1, from: updates) }, throws: isTimeout)
-        #expect(bearer.endError == .closed)
+        #expect(await eventually { bearer.endError == .closed })
         #expect(bearer.sentPDUs == [readHandle1])
     }
 
@@ -438,6 +457,20 @@ struct ATTClientUpdateTests {
             [0x01, 0x12, 0x00, 0x00, 0x06],
         ])
         #expect(await client.mtu == 64)
+    }
+
+    @Test func peerTrafficWhileARequestIsOutstandingDoesNotDisturbIt() async throws {
+        let bearer = ScriptedATTBearer()
+        // Before answering, the peer exchanges the MTU, reads, notifies and indicates.
+        bearer.expect(readHandle1, reply: [
+            [0x02, 0x17, 0x00], [0x0A, 0x05, 0x00], [0x1B, 0x10, 0x00, 0x01], [0x1D, 0x10, 0x00, 0x02], [0x0B, 0x42],
+        ])
+        let client = ATTClient(bearer: bearer)
+        let updates = await client.updates(for: 0x10)
+        #expect(try await client.transact(.readRequest(handle: 1)) == .readResponse(value: [0x42]))
+        #expect(try await take(2, from: updates).map(\.isIndication) == [false, true])
+        #expect(bearer.sentPDUs == [readHandle1, [0x03, 0x05, 0x02], [0x01, 0x0A, 0x00, 0x00, 0x06], [0x1E]])
+        #expect(await client.mtu == 23)
     }
 
     @Test func updateFloodIsBoundedPerStreamAndCounted() async throws {
