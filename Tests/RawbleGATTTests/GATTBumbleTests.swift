@@ -101,4 +101,122 @@ struct GATTBumbleTests {
         }
         await session.close()
     }
+
+    // MARK: The lab device (--lab): every procedure against a full database
+
+    static let labService = BluetoothUUID("72617762-6C65-4C61-6200-000000000001")!
+
+    @Test("full discovery of the lab matches the database the server holds: services, includes, characteristics, descriptors")
+    func labDiscovery() async throws {
+        let session = try await Self.connect(to: "rawble-lab", peerArguments: ["--lab"])
+        defer { session.peer.stop() }
+        let lab = try #require(session.peer.devices.first { $0.name == "rawble-lab" })
+        let layout = try #require(lab.gatt)
+        try await session.gatt.exchangeMTU()
+        let database = try await session.gatt.discoverAll()
+        #expect(database.services.count == layout.count)
+        for (found, expected) in zip(database.services, layout) {
+            #expect(found.service.uuid == BluetoothUUID(expected.uuid), "\(expected.uuid)")
+            #expect(found.service.startHandle == expected.start)
+            #expect(found.service.endHandle == expected.end)
+            #expect(found.includedServices.map(\.declarationHandle) == expected.includes.map(\.handle))
+            #expect(found.includedServices.map(\.startHandle) == expected.includes.map(\.start))
+            #expect(found.includedServices.map(\.endHandle) == expected.includes.map(\.end))
+            #expect(found.characteristics.count == expected.characteristics.count, "\(expected.uuid)")
+            for (characteristic, expectedCharacteristic) in zip(found.characteristics, expected.characteristics) {
+                let c = characteristic.characteristic
+                #expect(c.uuid == BluetoothUUID(expectedCharacteristic.uuid))
+                #expect(c.declarationHandle == expectedCharacteristic.declaration)
+                #expect(c.valueHandle == expectedCharacteristic.value)
+                #expect(c.endHandle == expectedCharacteristic.end, "\(expectedCharacteristic.uuid)")
+                #expect(c.properties.rawValue == expectedCharacteristic.properties)
+                #expect(characteristic.descriptors.map(\.handle) == expectedCharacteristic.descriptors.map(\.handle))
+                #expect(characteristic.descriptors.map(\.uuid) == expectedCharacteristic.descriptors.compactMap { BluetoothUUID($0.uuid) })
+            }
+        }
+        await session.close()
+    }
+
+    @Test("long read of the 300-byte value (Read + Read Blob) and a 512-byte long write (Prepare/Execute), read back")
+    func labLongReadAndWrite() async throws {
+        let session = try await Self.connect(to: "rawble-lab", peerArguments: ["--lab"])
+        defer { session.peer.stop() }
+        let handles = try #require(session.peer.devices.first { $0.name == "rawble-lab" }?.handles)
+        // At the default MTU of 23 both procedures need many PDUs.
+        let long = try await session.gatt.read(handle: handles.longRead)
+        #expect(long == (0..<300).map { UInt8($0 % 256) })
+        let value = (0..<512).map { UInt8(($0 * 7) % 256) }
+        try await session.gatt.write(value, to: handles.write)
+        #expect(try await session.gatt.read(handle: handles.write) == value)
+        let writes = try session.peer.completedWrites()
+        #expect(writes.last?.handle == handles.write)
+        #expect(writes.last?.bytes == value)
+        // Longer than any attribute value may be: refused before anything is sent.
+        await #expect(throws: GATTError.valueTooLong(513)) {
+            try await session.gatt.write([UInt8](repeating: 0, count: 513), to: handles.write)
+        }
+        // A Write Command at the MTU exchanged.
+        try await session.gatt.exchangeMTU()
+        try await session.gatt.write([0xAB, 0xCD], to: handles.write, withoutResponse: true)
+        #expect(try await session.gatt.read(handle: handles.write) == [0xAB, 0xCD])
+        await session.close()
+    }
+
+    @Test("5,000 notifications at 1 kHz: none lost, order kept, every value as the server logged it")
+    func labStream() async throws {
+        let session = try await Self.connect(to: "rawble-lab", peerArguments: ["--lab"])
+        defer { session.peer.stop() }
+        let lab = try #require(session.peer.devices.first { $0.name == "rawble-lab" })
+        let count = try #require(lab.stream?.count)
+        try await session.gatt.exchangeMTU()
+        let stream = try #require(try await session.gatt.characteristic(BluetoothUUID("72617762-6C65-4C61-6200-000000000004")!, inService: Self.labService))
+        let subscription = try await session.gatt.subscribe(to: stream)
+        var counters: [UInt32] = []
+        var values: [[UInt8]] = []
+        counters.reserveCapacity(count)
+        let deadline = ContinuousClock.now + .seconds(60)
+        for try await update in subscription {
+            let v = Array(update.value)
+            let counter = v.count >= 4 ? UInt32(v[0]) | UInt32(v[1]) << 8 | UInt32(v[2]) << 16 | UInt32(v[3]) << 24 : .max
+            counters.append(counter)
+            values.append(v)
+            if counters.count == count || ContinuousClock.now > deadline { break }
+        }
+        try await subscription.cancel()
+        #expect(counters.count == count)
+        #expect(counters == (0..<UInt32(counters.count)).map { $0 }, "in order, none missing")
+        // The server's own log, once it has written the run's summary.
+        var sent: [BumblePeer.StreamValue] = []
+        for _ in 0..<100 where try session.peer.streamSummaries().isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        sent = try session.peer.sentStreamValues()
+        #expect(sent.count == count)
+        #expect(sent.map(\.bytes) == values)
+        #expect(await session.gatt.att.droppedUpdateCount == 0)
+        await session.close()
+    }
+
+    @Test("a Service Changed indication drops the cached discovery; rediscovery finds the added service")
+    func labServiceChanged() async throws {
+        let session = try await Self.connect(to: "rawble-lab", peerArguments: ["--lab", "--service-changed-after", "0.5"])
+        defer { session.peer.stop() }
+        try await session.gatt.exchangeMTU()
+        let before = try await session.gatt.discoverAll()
+        var changes = session.gatt.serviceChanges.makeAsyncIterator()
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(20))
+            await session.gatt.close()
+        }
+        let range = try #require(await changes.next())
+        watchdog.cancel()
+        let logged = try #require(try session.peer.serviceChanges().last)
+        #expect(range.lowerBound == logged.start && range.upperBound == logged.end)
+        let after = try await session.gatt.discoverAll()
+        #expect(after.services.count == before.services.count + 1)
+        let added = try #require(after.services.last)
+        #expect(added.service.startHandle == range.lowerBound)
+        #expect(added.characteristics.count == 1)
+        await session.close()
+    }
 }
