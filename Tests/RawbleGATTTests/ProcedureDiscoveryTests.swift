@@ -297,6 +297,11 @@ struct ProcedureDiscoverCharacteristicsTests {
         ]), "outside the requested range")
     }
 
+    @Test("hostile: an entry length that does not divide the payload never reaches the procedure")
+    func entryLengthNotDividing() {
+        #expect(throws: WireError.self) { try ATTPDU.decode(bytes("09 07 02 00 10 03 00 37 2A 04 00")) }
+    }
+
     @Test("an error other than Attribute Not Found is reported")
     func otherError() {
         expectATTError(run(DiscoverCharacteristics(of: service), [

@@ -27,6 +27,7 @@ public struct DiscoverPrimaryServices: GATTProcedure {
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTService]> {
         guard awaiting else { throw .noRequestOutstanding(response) }
+        awaiting = false // until the next request: an answer that throws ends the procedure
         let request = ATTOpcode.readByGroupTypeRequest
         switch response {
         case .readByGroupTypeResponse(let entries):
@@ -84,6 +85,7 @@ public struct DiscoverPrimaryServicesByUUID: GATTProcedure {
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTService]> {
         guard awaiting else { throw .noRequestOutstanding(response) }
+        awaiting = false // until the next request: an answer that throws ends the procedure
         let request = ATTOpcode.findByTypeValueRequest
         switch response {
         case .findByTypeValueResponse(let ranges):
@@ -144,6 +146,7 @@ public struct FindIncludedServices: GATTProcedure {
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTIncludedService]> {
         guard let request = pending else { throw .noRequestOutstanding(response) }
+        pending = nil // until the next request: an answer that throws ends the procedure
         switch (request, response) {
         case (.readByTypeRequest, .readByTypeResponse(let entries)):
             guard !entries.isEmpty else { throw .invalidResponse("empty Read By Type Response") }
@@ -231,6 +234,7 @@ public struct DiscoverCharacteristics: GATTProcedure {
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTCharacteristic]> {
         guard awaiting else { throw .noRequestOutstanding(response) }
+        awaiting = false // until the next request: an answer that throws ends the procedure
         let request = ATTOpcode.readByTypeRequest
         switch response {
         case .readByTypeResponse(let entries):
@@ -297,6 +301,7 @@ public struct DiscoverDescriptors: GATTProcedure {
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTDescriptor]> {
         guard awaiting else { throw .noRequestOutstanding(response) }
+        awaiting = false // until the next request: an answer that throws ends the procedure
         let request = ATTOpcode.findInformationRequest
         switch response {
         case .findInformationResponse(let entries):

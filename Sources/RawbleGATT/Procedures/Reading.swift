@@ -174,6 +174,7 @@ public struct ReadUsingCharacteristicUUID: GATTProcedure {
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTHandleValue]> {
         guard awaiting else { throw .noRequestOutstanding(response) }
+        awaiting = false // until the next request: an answer that throws ends the procedure
         let request = ATTOpcode.readByTypeRequest
         switch response {
         case .readByTypeResponse(let entries):

@@ -148,13 +148,14 @@ struct PreparedWriteQueue: Sendable {
     }
 
     mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<Void> {
-        switch phase {
+        let current = phase
+        phase = .done // until the next request: an answer that throws ends the procedure
+        switch current {
         case .idle, .done:
             throw .noRequestOutstanding(response)
         case .preparing:
             return try receivePrepared(response)
         case .executing:
-            phase = .done
             switch response {
             case .executeWriteResponse:
                 return .finished(())
@@ -165,7 +166,6 @@ struct PreparedWriteQueue: Sendable {
             }
         case .cancelling(let error):
             // Whatever the server says to the cancel, the procedure has already failed.
-            phase = .done
             throw error
         }
     }
@@ -178,6 +178,7 @@ struct PreparedWriteQueue: Sendable {
         case let .prepareWriteResponse(handle, offset, value):
             if handle == sent.handle && offset == sent.offset && value.elementsEqual(sent.value) {
                 index += 1
+                phase = .preparing
                 guard parts.indices.contains(index) else {
                     phase = .executing
                     return .send(.executeWriteRequest(flags: .write))
@@ -194,7 +195,6 @@ struct PreparedWriteQueue: Sendable {
             }
             // Nothing queued yet: nothing to cancel.
             if index == 0 {
-                phase = .done
                 throw .att(error)
             }
             failure = .att(error)
