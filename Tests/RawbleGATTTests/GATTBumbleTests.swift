@@ -210,6 +210,10 @@ struct GATTBumbleTests {
         }
         let range = try #require(await changes.next())
         watchdog.cancel()
+        // The server logs the change once the indication is confirmed: wait for it (bounded).
+        for _ in 0..<100 where try session.peer.serviceChanges().isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let logged = try #require(try session.peer.serviceChanges().last)
         #expect(range.lowerBound == logged.start && range.upperBound == logged.end)
         let after = try await session.gatt.discoverAll()
