@@ -73,8 +73,9 @@ extension GATTDatabase {
 
     /// Hex, plus the text when the value is printable UTF-8 (names, model numbers).
     private func readable(_ value: [UInt8]) -> String {
+        if value.isEmpty { return "(empty)" }
         let hex = value.count > 32 ? Hex.encode(value.prefix(32)) + "… (\(value.count) bytes)" : Hex.encode(value)
-        guard !value.isEmpty, let text = String(validating: value, as: UTF8.self),
+        guard value.count >= 3, let text = String(validating: value, as: UTF8.self),
               text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else { return hex }
         return "\(hex) \"\(text)\""
     }

@@ -1,0 +1,146 @@
+import Foundation
+import RawbleTestSupport
+import RawbleWire
+import Testing
+
+/// `rawble gatt`, `read`, `write`, `notify` as a user runs them, against Bumble's lab device.
+@Suite("rawble gatt, read, write, notify against Bumble")
+struct GATTCommandTests {
+    static func lab(_ arguments: [String] = []) async throws -> (BumblePeer, BumblePeer.Device) {
+        let peer = try await BumblePeer.start(arguments: ["--lab"] + arguments)
+        let lab = try #require(peer.devices.first { $0.name == "rawble-lab" })
+        return (peer, lab)
+    }
+
+    static func handle(_ value: UInt16) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    @Test("gatt --json is the whole database the server holds, with every readable value (long ones whole)")
+    func gattJSON() async throws {
+        let (peer, lab) = try await Self.lab()
+        defer { peer.stop() }
+        let result = try await CLI.run(["gatt", lab.address, "--transport", peer.transport, "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let document = try CLI.jsonObject(result.stdout)
+        #expect(document["address"] as? String == lab.address)
+        #expect(document["mtu"] as? Int == 517)
+        let services = try #require(document["services"] as? [[String: Any]])
+        let layout = try #require(lab.gatt)
+        #expect(services.count == layout.count)
+        for (service, expected) in zip(services, layout) {
+            #expect(service["uuid"] as? String == expected.uuid)
+            #expect(service["start"] as? String == Self.handle(expected.start))
+            #expect(service["end"] as? String == Self.handle(expected.end))
+            let characteristics = try #require(service["characteristics"] as? [[String: Any]])
+            #expect(characteristics.map { $0["valueHandle"] as? String } == expected.characteristics.map { Self.handle($0.value) })
+            for (characteristic, expectedCharacteristic) in zip(characteristics, expected.characteristics) {
+                #expect(characteristic["handle"] as? String == Self.handle(expectedCharacteristic.declaration))
+                if let data = expectedCharacteristic.data, expectedCharacteristic.properties & 0x02 != 0 {
+                    #expect(characteristic["value"] as? String == data.lowercased(), "\(expectedCharacteristic.uuid)")
+                }
+                let descriptors = characteristic["descriptors"] as? [[String: Any]] ?? []
+                #expect(descriptors.map { $0["handle"] as? String } == expectedCharacteristic.descriptors.map { Self.handle($0.handle) })
+            }
+        }
+        let longValue = services.flatMap { $0["characteristics"] as? [[String: Any]] ?? [] }
+            .first { $0["uuid"] as? String == "72617762-6C65-4C61-6200-000000000002" }?["value"] as? String
+        #expect(longValue?.count == 600, "300 bytes read whole")
+    }
+
+    @Test("gatt prints a readable tree with names, handles, properties and values")
+    func gattTree() async throws {
+        let (peer, lab) = try await Self.lab()
+        defer { peer.stop() }
+        let result = try await CLI.run(["gatt", lab.address, "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdoutLines.first?.hasPrefix(lab.address) == true)
+        #expect(result.stdout.contains("Heart Rate (180D)"))
+        #expect(result.stdout.contains("Body Sensor Location (2A38)"))
+        #expect(result.stdout.contains("\"rawble-sim\""))
+        #expect(result.stdout.contains("[notify]"))
+    }
+
+    @Test("read by UUID and by handle (--json), write then read back, write without response")
+    func readAndWrite() async throws {
+        let (peer, lab) = try await Self.lab()
+        defer { peer.stop() }
+        let handles = try #require(lab.handles)
+        let manufacturer = try await CLI.run(["read", lab.address, "2a29", "--transport", peer.transport])
+        #expect(manufacturer.status == 0, "stderr: \(manufacturer.stderr)")
+        #expect(manufacturer.stdout == Hex.encode(Array("rawble-sim".utf8)) + "\n")
+
+        let long = try await CLI.run(["read", lab.address, Self.handle(handles.longRead), "--transport", peer.transport, "--json"])
+        let object = try CLI.jsonObject(long.stdout)
+        #expect(object["handle"] as? String == Self.handle(handles.longRead))
+        #expect(object["uuid"] as? String == "72617762-6C65-4C61-6200-000000000002")
+        #expect(object["value"] as? String == Hex.encode((0..<300).map { UInt8($0 % 256) }))
+
+        let value = (0..<200).map { UInt8($0) }
+        let write = try await CLI.run(["write", lab.address, Self.handle(handles.write), Hex.encode(value), "--transport", peer.transport])
+        #expect(write.status == 0, "stderr: \(write.stderr)")
+        #expect(write.stdout.isEmpty)
+        #expect(try peer.completedWrites().last?.bytes == value)
+        let back = try await CLI.run(["read", lab.address, Self.handle(handles.write), "--transport", peer.transport])
+        #expect(back.stdout == Hex.encode(value) + "\n")
+
+        let command = try await CLI.run(["write", lab.address, Self.handle(handles.write), "beef", "--without-response", "--transport", peer.transport])
+        #expect(command.status == 0, "stderr: \(command.stderr)")
+        let afterCommand = try await CLI.run(["read", lab.address, Self.handle(handles.write), "--transport", peer.transport])
+        #expect(afterCommand.stdout == "beef\n")
+    }
+
+    @Test("notify --count 3 --json prints the first three Heart Rate values the server sent, then unsubscribes")
+    func notify() async throws {
+        let (peer, lab) = try await Self.lab(["--hr-interval", "0.05"])
+        defer { peer.stop() }
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-notify-\(UUID().uuidString).btsnoop").path
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let result = try await CLI.run(["notify", lab.address, "2A37", "--count", "3", "--json", "--transport", peer.transport, "--btsnoop", capture])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let lines = try result.stdoutLines.map(CLI.jsonObject)
+        #expect(lines.count == 3)
+        let sent = try peer.sentLabHeartRateValues().prefix(3).map { Hex.encode($0) }
+        #expect(lines.map { $0["value"] as? String } == Array(sent))
+        #expect(lines.allSatisfy { $0["uuid"] as? String == "2A37" && ($0["time"] as? String)?.hasSuffix("Z") == true })
+        // The CCCD was written 0100, then 0000 before disconnecting.
+        let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
+        let cccd = Self.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
+        let writes = try decoded.stdoutLines.map(CLI.jsonObject).compactMap { $0["att"] as? [String: Any] }
+            .filter { $0["name"] as? String == "Write Request" && $0["handle"] as? String == cccd }
+            .compactMap { $0["value"] as? String }
+        #expect(writes == ["0100", "0000"])
+    }
+
+    @Test("Ctrl-C during notify unsubscribes, disconnects and exits 0")
+    func notifyInterrupted() async throws {
+        let (peer, lab) = try await Self.lab(["--hr-interval", "0.05", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let result = try await CLI.runInterrupted(["notify", lab.address, "2A37", "--transport", peer.transport], after: .seconds(2))
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(!result.killedBySignal)
+        #expect(result.stdoutLines.count >= 3)
+    }
+
+    @Test("errors are one line with the class's status: no such characteristic (76), an ATT error from the peer (76), no such device (75)")
+    func errors() async throws {
+        let (peer, lab) = try await Self.lab()
+        defer { peer.stop() }
+        let missing = try await CLI.run(["read", lab.address, "2A6E", "--transport", peer.transport])
+        #expect(missing.status == 76)
+        #expect(missing.stderrLines.count == 1)
+        #expect(missing.stderr.contains("2A6E"))
+
+        // The strap's Heart Rate Control Point refuses anything but 01 with ATT error 0x80.
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let refused = try await CLI.run(["write", strap.address, "2A39", "02", "--transport", peer.transport])
+        #expect(refused.status == 76)
+        #expect(refused.stderrLines.count == 1)
+        #expect(refused.stderr.contains("0x80"), "\(refused.stderr)")
+
+        let absent = try await CLI.run(["read", "C0:00:00:00:00:99", "2A29", "--address-type", "random", "--timeout", "1", "--transport", peer.transport])
+        #expect(absent.status == 75)
+        #expect(absent.stderrLines.count == 1)
+    }
+}
