@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "RawbleTransport", targets: ["RawbleTransport"]),
         /// The ATT/GATT client, on any ATT bearer (the host's own L2CAP or the kernel's socket).
         .library(name: "RawbleGATT", targets: ["RawbleGATT"]),
+        /// The Heart Rate profile on the GATT client: find the strap's characteristics, decode every beat.
+        .library(name: "RawbleHeartRate", targets: ["RawbleHeartRate"]),
         /// Test support for users of the stack: a launcher for the Bumble virtual-controller peer.
         .library(name: "RawbleTestSupport", targets: ["RawbleTestSupport"]),
         .executable(name: "rawble", targets: ["rawble"]),
@@ -50,6 +52,14 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleHeartRate",
+            dependencies: [
+                "RawbleGATT",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleTestSupport",
             dependencies: ["RawbleTransport"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -61,6 +71,7 @@ let package = Package(
                 "RawbleHost",
                 "RawbleTransport",
                 "RawbleGATT",
+                "RawbleHeartRate",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -83,6 +94,10 @@ let package = Package(
         .testTarget(
             name: "RawbleGATTTests",
             dependencies: ["RawbleGATT", "RawbleHost", "RawbleTransport", "RawbleTestSupport"]
+        ),
+        .testTarget(
+            name: "RawbleHeartRateTests",
+            dependencies: ["RawbleHeartRate", "RawbleGATT", "RawbleHost", "RawbleTransport", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleTransportTests",
