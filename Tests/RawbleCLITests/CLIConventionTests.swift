@@ -48,14 +48,13 @@ struct CLIConventionTests {
     }
 
     /// Commands that open a transport fail in one line with the status of the cause when there
-    /// is none (nothing listening, no such device, a kernel transport not in this version), and
-    /// `hr`, whose layer lands in a later issue, says so with 69.
+    /// is none (nothing listening, no such device, a kernel transport not in this version).
     @Test(arguments: [
         (["gatt", "AA:BB:CC:DD:EE:FF", "--transport", "unix:/tmp/rawble-nothing-here"], 74),
         (["read", "AA:BB:CC:DD:EE:FF", "2A37", "--transport", "serial:/dev/ttyUSB0:1000000"], 66),
         (["write", "AA:BB:CC:DD:EE:FF", "0x001D", "01", "--transport", "user:hci0"], 69),
         (["notify", "AA:BB:CC:DD:EE:FF", "2A37", "--count", "3", "--transport", "hci1"], 69),
-        (["hr", "--count", "1", "--transport", "tcp:[::1]:9000"], 69),
+        (["hr", "--count", "1", "--transport", "unix:/tmp/rawble-nothing-here"], 74),
     ] as [([String], Int32)])
     func commandsWithoutAControllerFailClearly(arguments: [String], status: Int32) async throws {
         let result = try await CLI.run(arguments)

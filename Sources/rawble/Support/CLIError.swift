@@ -43,10 +43,4 @@ struct CLIError: Error, CustomStringConvertible {
         if let fix { return "\(message): \(fix)" }
         return message
     }
-
-    /// A command whose layer is not built yet.
-    static func notYetAvailable(_ command: String, needs layer: String) -> CLIError {
-        CLIError(.unavailable, "rawble \(command) is not available in this version: it needs \(layer), which is not built yet",
-                 fix: "use `rawble decode` meanwhile")
-    }
 }

@@ -163,3 +163,7 @@ struct HexBytes: ExpressibleByArgument {
         bytes = b
     }
 }
+
+extension BluetoothUUID: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+}

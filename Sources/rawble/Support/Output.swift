@@ -23,6 +23,14 @@ enum Output {
         write(text + "\n", to: 2)
     }
 
+    /// Text on stderr as is (no newline): the status line's redraws.
+    static func status(_ text: String) {
+        write(text, to: 2)
+    }
+
+    /// Whether stderr is a terminal (status lines and spinners only then).
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
     /// Whether stdout is a terminal (live views) or a pipe/file (plain lines).
     static var stdoutIsTerminal: Bool { isatty(1) == 1 }
 

@@ -1,0 +1,336 @@
+import ArgumentParser
+import Foundation
+import RawbleGATT
+import RawbleHeartRate
+import RawbleHost
+import Synchronization
+
+/// `rawble hr`: find a heart-rate strap, connect, show and log every beat; when the link
+/// drops, scan again and resume (with backoff) until --count or Ctrl-C.
+struct HeartRate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hr",
+        abstract: "Find a heart-rate strap, connect, and show and log every beat.")
+
+    @Argument(help: "A device address or name (default: the first strap advertising Heart Rate).")
+    var device: String?
+    @Option(help: "Stop after this many valid measurements.") var count: Int?
+    @Option(help: ArgumentHelp("Append every measurement to a CSV file.", valueName: "file")) var csv: String?
+    @Option(help: ArgumentHelp("Append every measurement to a JSON lines file.", valueName: "file")) var jsonl: String?
+    @Flag(name: .customLong("reset-energy"), help: "Reset Energy Expended through the Heart Rate Control Point.")
+    var resetEnergy = false
+    @Flag(inversion: .prefixedNo, help: "Scan again and reconnect when the link drops.")
+    var reconnect = true
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() async throws {
+        let csvFile = try csv.map { try AppendFile(path: $0, header: "time,bpm,contact,energy_expended_kj,rr_intervals_ms,raw") }
+        let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
+        let host = try await HostSession.open(connection, output: output)
+        let status = StatusLine(quiet: output.quiet)
+        let monitor = HeartRateSession(
+            host: host, status: status, target: StrapTarget(device), count: count, resetEnergy: resetEnergy,
+            reconnect: reconnect, json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)),
+            csv: csvFile, jsonl: jsonlFile)
+        let work = Task { try await monitor.run() }
+        let interrupt = InterruptWatcher { work.cancel() }
+        let result = await work.result
+        withExtendedLifetime(interrupt) {}
+        status.stop()
+        await host.close()
+        do {
+            try result.get()
+        } catch is CancellationError {
+            return  // Ctrl-C: a normal end of a live view.
+        }
+    }
+}
+
+/// Which strap `rawble hr` looks for.
+enum StrapTarget: Sendable, CustomStringConvertible {
+    case anyStrap
+    case address(BluetoothAddress)
+    case name(String)
+
+    init(_ argument: String?) {
+        guard let argument, !argument.isEmpty else { self = .anyStrap; return }
+        if let address = BluetoothAddress(argument) { self = .address(address) } else { self = .name(argument) }
+    }
+
+    var filter: ScanFilter {
+        switch self {
+        case .anyStrap: ScanFilter(services: [.heartRateService])
+        case .address(let address): ScanFilter(addresses: [address])
+        case .name(let name): ScanFilter(nameSubstring: name)
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .anyStrap: "a heart-rate strap"
+        case .address(let address): "\(address)"
+        case .name(let name): "“\(name)”"
+        }
+    }
+}
+
+/// One `rawble hr` run: scan, connect, subscribe, print and log; reconnect when the link drops.
+struct HeartRateSession: Sendable {
+    let host: HostSession
+    let status: StatusLine
+    let target: StrapTarget
+    let count: Int?
+    let resetEnergy: Bool
+    let reconnect: Bool
+    let json: Bool
+    let timeout: Duration
+    let csv: AppendFile?
+    let jsonl: AppendFile?
+
+    /// Why one connection ended.
+    private enum LinkEnd: Error {
+        case done
+        case lost(String)
+    }
+
+    func run() async throws {
+        var received = 0
+        var energyReset = !resetEnergy
+        var backoff = Duration.seconds(1)
+        while true {
+            let device = try await findStrap()
+            do {
+                try await follow(device, received: &received, energyReset: &energyReset)
+                return
+            } catch LinkEnd.done {
+                return
+            } catch LinkEnd.lost(let reason) {
+                report(disconnected: reason)
+                guard reconnect else {
+                    throw CLIError(.peerError, "\(device.address.address) disconnected: \(reason)",
+                                   fix: "run again, or leave out --no-reconnect to reconnect automatically")
+                }
+                status.show("link lost; scanning again in \(backoff.components.seconds) s")
+                try await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(16))
+            }
+        }
+    }
+
+    /// Scans until the target advertises (connectable), bounded only by Ctrl-C: a strap that
+    /// is off now may be switched on in a minute. The status line says for how long.
+    private func findStrap() async throws -> DiscoveredDevice {
+        status.show("scanning for \(target)")
+        let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
+        do {
+            devices = try await host.adapter.scan(ScanOptions(active: true, filter: target.filter))
+        } catch {
+            throw host.cliError(error)
+        }
+        defer { Task { [adapter = host.adapter] in try? await adapter.stopScanning() } }
+        do {
+            for try await device in devices where device.isConnectable {
+                try await host.adapter.stopScanning()
+                return device
+            }
+        } catch let error as HostError {
+            throw host.cliError(error)
+        }
+        try Task.checkCancellation()
+        throw CLIError(.transport, "scanning stopped before \(target) was found")
+    }
+
+    /// Connects to `device` and shows its measurements until `count` or the link ends.
+    private func follow(_ device: DiscoveredDevice, received: inout Int, energyReset: inout Bool) async throws {
+        status.show("connecting to \(device.name ?? device.address.address.description)")
+        let connection: Connection
+        do {
+            connection = try await host.adapter.connect(to: device.address, timeout: timeout)
+        } catch {
+            if case .connectionTimedOut = error { throw LinkEnd.lost(error.description) }
+            throw host.cliError(error)
+        }
+        var configuration = ATTClient.Configuration()
+        configuration.transactionTimeout = timeout
+        let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
+        defer {
+            Task {
+                await gatt.close()
+                try? await connection.disconnect(timeout: .seconds(3))
+            }
+        }
+        do {
+            try await gatt.exchangeMTU()
+            status.show("discovering the Heart Rate service")
+            let monitor = try await HeartRateMonitor.attach(to: gatt)
+            var info = await monitor.deviceInfo()
+            if info.name == nil { info.name = device.name }
+            report(connected: connection.peer, info)
+            if !energyReset {
+                energyReset = true
+                do {
+                    try await monitor.resetEnergyExpended()
+                    report(energyReset: nil)
+                } catch {
+                    report(energyReset: error)
+                }
+            }
+            let events = try await monitor.measurements()
+            status.show("connected; waiting for measurements")
+            var rate = ArrivalRate()
+            let silence = SilenceWatch(after: timeout, status: status, device: device)
+            defer { silence.cancel() }
+            for try await event in events {
+                silence.heard()
+                switch event {
+                case let .measurement(measurement, raw):
+                    rate.record(at: .now)
+                    report(measurement, raw: raw, rate: rate.perSecond)
+                    received += 1
+                    if let count, received >= count {
+                        await monitor.unsubscribe()
+                        try? await connection.disconnect(timeout: .seconds(3))
+                        throw LinkEnd.done
+                    }
+                case let .invalid(raw, error):
+                    report(invalid: raw, error: error)
+                }
+            }
+            if Task.isCancelled {
+                // Ctrl-C: tell the strap to stop before the link goes (not cancelled with us).
+                _ = await Task.detached { await monitor.unsubscribe() }.value
+                throw CancellationError()
+            }
+            throw LinkEnd.lost(connection.ending?.description ?? "the link ended")
+        } catch let error as HeartRateError {
+            if case .gatt(.bearer) = error { throw LinkEnd.lost(connection.ending?.description ?? error.description) }
+            throw CLIError(.peerError, "\(device.address.address): \(error)")
+        } catch let error as GATTError {
+            if case .bearer = error { throw LinkEnd.lost(connection.ending?.description ?? error.description) }
+            throw CLIError(error.isTimeout ? .timeout : .peerError, "\(device.address.address): \(error)")
+        } catch is BearerError {
+            throw LinkEnd.lost(connection.ending?.description ?? "the link ended")
+        }
+    }
+
+    // MARK: Output
+
+    private func report(connected peer: DeviceAddress, _ info: HeartRateDeviceInfo) {
+        if json {
+            emit(.object([
+                ("event", "connected"),
+                ("address", .string(peer.address.description)),
+                ("name", JSON(info.name)),
+                ("manufacturer", JSON(info.manufacturer)),
+                ("model", JSON(info.model)),
+                ("bodySensorLocation", info.bodySensorLocation.map { location in
+                    location.name.map { JSON.string($0) } ?? JSON(location.rawValue)
+                } ?? .null),
+                ("battery", info.batteryLevel.map { JSON($0) } ?? .null),
+            ]))
+        } else {
+            var parts = ["connected to \(info.name ?? peer.address.description) (\(peer.address))"]
+            if let manufacturer = info.manufacturer { parts.append(manufacturer + (info.model.map { " \($0)" } ?? "")) }
+            if let battery = info.batteryLevel { parts.append("battery \(battery) %") }
+            if let location = info.bodySensorLocation { parts.append("sensor on the \(location)") }
+            status.printLine(parts.joined(separator: ", "))
+        }
+    }
+
+    private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?) {
+        let time = iso8601(unixMicroseconds: Clock.unixMicroseconds())
+        var line: [(String, JSON)] = [("event", "measurement"), ("time", .string(time))]
+        if case .object(let fields) = measurement.json(raw: raw) { line += fields }
+        jsonl?.append(JSON.object(line).serialized())
+        csv?.append([
+            time, String(measurement.bpm), measurement.contact.name,
+            measurement.energyExpended.map(String.init) ?? "",
+            measurement.rrIntervals.map { String(Int($0.milliseconds.rounded())) }.joined(separator: " "),
+            Hex.encode(raw),
+        ].joined(separator: ","))
+        if json {
+            emit(.object(line))
+        } else {
+            let arrival = rate.map { " (\(formatRate($0))/s)" } ?? ""
+            status.printLine("♥ \(measurement.summary)\(arrival)")
+            status.beat(Int(measurement.bpm), "\(measurement.bpm) bpm")
+        }
+    }
+
+    private func report(invalid raw: [UInt8], error: WireError) {
+        if json {
+            emit(.object([("event", "invalid"), ("raw", .hex(raw)), ("error", .string(error.description))]))
+        } else {
+            status.printError("rawble: a measurement that does not decode (\(Hex.encode(raw))): \(error)")
+        }
+    }
+
+    private func report(disconnected reason: String) {
+        if json {
+            emit(.object([("event", "disconnected"), ("reason", .string(reason))]))
+        } else {
+            status.printError("rawble: disconnected: \(reason)")
+        }
+    }
+
+    /// The peer's answer to the Reset Energy Expended write (`nil`: success).
+    private func report(energyReset error: HeartRateError?) {
+        if json {
+            emit(.object([("event", "energyReset"), ("ok", .bool(error == nil))]
+                         + (error.map { [("error", JSON.string($0.description))] } ?? [])))
+        } else if let error {
+            status.printError("rawble: energy expended not reset: \(error)")
+        } else {
+            status.printLine("energy expended reset")
+        }
+    }
+
+    private func emit(_ value: JSON) {
+        status.printLine(value.serialized())
+    }
+
+    private func formatRate(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}
+
+/// Warns (once per silence) when a connected strap sends nothing for a while: usually a strap
+/// not worn (no skin contact), which many straps answer by going quiet.
+final class SilenceWatch: Sendable {
+    private let lastHeard = Mutex(ContinuousClock.now)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(after limit: Duration, status: StatusLine, device: DiscoveredDevice) {
+        let watcher = Task { [weak self] in
+            var warned = false
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                guard let self else { return }
+                let silent = ContinuousClock.now - self.lastHeard.withLock { $0 }
+                if silent >= limit, !warned {
+                    warned = true
+                    status.printError("rawble: no measurement from \(device.name ?? device.address.address.description) for \(silent.components.seconds) s: is the strap worn and its contact moist? (still waiting)")
+                } else if silent < limit {
+                    warned = false
+                }
+            }
+        }
+        task.withLock { $0 = watcher }
+    }
+
+    func heard() { lastHeard.withLock { $0 = .now } }
+    func cancel() { task.withLock { $0?.cancel() } }
+}
+
+extension GATTError {
+    var isTimeout: Bool {
+        if case .timeout = self { return true }
+        return false
+    }
+}

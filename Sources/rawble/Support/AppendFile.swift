@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file that lines are appended to, each with one write(2) on an O_APPEND descriptor: every
+/// line written is on disk even after Ctrl-C or a crash (no user-space buffer to lose).
+final class AppendFile: Sendable {
+    let path: String
+    private let descriptor: Int32
+
+    /// Opens (creating) `path` for appending; `header` is written first when the file is new.
+    init(path: String, header: String? = nil) throws {
+        self.path = path
+        descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw CLIError(.cannotOpen, "cannot open \(path) for appending: \(String(cString: strerror(errno)))",
+                           fix: "check the directory exists and is writable")
+        }
+        var status = stat()
+        if let header, fstat(descriptor, &status) == 0, status.st_size == 0 {
+            append(header)
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Appends `line` and a newline.
+    func append(_ line: String) {
+        var text = line + "\n"
+        text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count, let base = buffer.baseAddress {
+                let n = write(descriptor, base + offset, buffer.count - offset)
+                if n > 0 { offset += n } else if n < 0, errno == EINTR { continue } else { return }
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Synchronization
+
+/// The status line on stderr for long work: what is happening and for how long (a spinner),
+/// or a heart that beats at the measured rate. Only on a terminal and without `--quiet`;
+/// otherwise every call does nothing. Lines printed meanwhile go through ``printLine(_:)`` so
+/// they never mix with the status.
+final class StatusLine: Sendable {
+    private struct State {
+        var text = ""
+        var since = ContinuousClock.now
+        var beatsPerMinute: Int?
+        var lastBeat = ContinuousClock.now
+        var heartOn = false
+        var frame = 0
+        var shown = false
+    }
+
+    let enabled: Bool
+    private let state = Mutex(State())
+    private let ticker = Mutex<Task<Void, Never>?>(nil)
+
+    init(quiet: Bool) {
+        enabled = !quiet && Output.stderrIsTerminal
+        guard enabled else { return }
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                self?.redraw()
+            }
+        }
+        ticker.withLock { $0 = task }
+    }
+
+    /// Shows `text` with a spinner and the seconds it has been going on.
+    func show(_ text: String) {
+        guard enabled else { return }
+        state.withLock {
+            $0.text = text
+            $0.since = .now
+            $0.beatsPerMinute = nil
+        }
+        redraw()
+    }
+
+    /// Shows a heart beating at `bpm`, with `text` beside it.
+    func beat(_ bpm: Int, _ text: String) {
+        guard enabled else { return }
+        state.withLock {
+            $0.text = text
+            $0.beatsPerMinute = bpm
+        }
+        redraw()
+    }
+
+    /// Prints a line on stdout without tearing the status line.
+    func printLine(_ line: String) {
+        clear()
+        Output.line(line)
+        redraw()
+    }
+
+    /// Prints a line on stderr (a warning) without tearing the status line.
+    func printError(_ line: String) {
+        clear()
+        Output.error(line)
+        redraw()
+    }
+
+    func stop() {
+        ticker.withLock { $0?.cancel() }
+        clear()
+    }
+
+    private func clear() {
+        guard enabled else { return }
+        let wasShown = state.withLock { state -> Bool in
+            defer { state.shown = false }
+            return state.shown
+        }
+        if wasShown { Output.status("\r\u{1B}[2K") }
+    }
+
+    private func redraw() {
+        guard enabled else { return }
+        let line: String? = state.withLock { state in
+            guard !state.text.isEmpty else { return nil }
+            let now = ContinuousClock.now
+            state.shown = true
+            if let bpm = state.beatsPerMinute, bpm > 0 {
+                // Lit for a short moment at every beat, like a pulse.
+                let period = Duration.milliseconds(60_000 / bpm)
+                if now - state.lastBeat >= period { state.lastBeat = now }
+                state.heartOn = now - state.lastBeat < .milliseconds(200)
+                return (state.heartOn ? "\u{1B}[31m♥\u{1B}[0m " : "♡ ") + state.text
+            }
+            state.frame = (state.frame + 1) % Self.spinner.count
+            let seconds = Int((now - state.since).components.seconds)
+            return "\(Self.spinner[state.frame]) \(state.text) \(seconds) s"
+        }
+        if let line { Output.status("\r\u{1B}[2K" + line) }
+    }
+
+    private static let spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+}

@@ -1,0 +1,128 @@
+import Foundation
+import RawbleTestSupport
+import RawbleWire
+import Testing
+
+/// `rawble hr` as a user runs it, against Bumble's simulated strap.
+@Suite("rawble hr against Bumble's strap")
+struct HeartRateCommandTests {
+    static func events(_ result: CLIResult) throws -> [[String: Any]] {
+        try result.stdoutLines.map(CLI.jsonObject)
+    }
+
+    /// The measurement events' raw values, in order.
+    static func raws(_ events: [[String: Any]]) -> [String] {
+        events.filter { $0["event"] as? String == "measurement" }.compactMap { $0["raw"] as? String }
+    }
+
+    @Test("--json --count: the connected event, then every value of the strap's script decoded by the shared decoder, exactly as sent")
+    func wholeScript() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--json", "--count", "12", "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let events = try Self.events(result)
+        let connected = try #require(events.first)
+        #expect(connected["event"] as? String == "connected")
+        #expect(connected["name"] as? String == "rawble-strap")
+        #expect(connected["manufacturer"] as? String == "rawble-sim")
+        #expect(connected["model"] as? String == "HRM-1")
+        #expect(connected["bodySensorLocation"] as? String == "chest")
+        #expect(connected["battery"] as? Int == 87)
+        let sent = try peer.sentHeartRateValues()
+        #expect(sent.count >= 12)
+        #expect(Self.raws(events) == sent.prefix(12).map { Hex.encode($0) })
+        for (event, raw) in zip(events.filter { $0["event"] as? String == "measurement" }, sent) {
+            let decoded = try HeartRateMeasurement.decode(raw)
+            #expect(event["bpm"] as? Int == Int(decoded.bpm))
+            #expect(event["contact"] as? String == decoded.contact.name)
+            #expect((event["energyExpended"] as? Int) == decoded.energyExpended.map(Int.init))
+            #expect((event["rrIntervals"] as? [Double])?.count == decoded.rrIntervals.count)
+            #expect((event["time"] as? String)?.hasSuffix("Z") == true)
+        }
+    }
+
+    @Test("--csv and --jsonl get every measurement, one line each, appended")
+    func logFiles() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02"])
+        defer { peer.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-hr-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let csv = directory.appendingPathComponent("beats.csv").path
+        let jsonl = directory.appendingPathComponent("beats.jsonl").path
+        let result = try await CLI.run(["hr", "--count", "6", "--csv", csv, "--jsonl", jsonl, "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let sent = try peer.sentHeartRateValues().prefix(6).map { Hex.encode($0) }
+        let csvLines = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(csvLines.first == "time,bpm,contact,energy_expended_kj,rr_intervals_ms,raw")
+        #expect(csvLines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).last.map(String.init) } == sent)
+        let jsonLines = try String(contentsOfFile: jsonl, encoding: .utf8).split(separator: "\n").map { try CLI.jsonObject(String($0)) }
+        #expect(jsonLines.compactMap { $0["raw"] as? String } == sent)
+        // The live view printed one line per measurement on stdout.
+        #expect(result.stdoutLines.filter { $0.contains("bpm") }.count == 6)
+    }
+
+    @Test("a strap that disconnects is found again: every value arrives exactly once, in order, across the reconnection")
+    func reconnects() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--hr-disconnect-after", "5"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--json", "--count", "12", "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let events = try Self.events(result)
+        let kinds = events.compactMap { $0["event"] as? String }
+        #expect(kinds.filter { $0 == "connected" }.count == 2, "\(kinds)")
+        #expect(kinds.filter { $0 == "disconnected" }.count == 1, "\(kinds)")
+        #expect(Self.raws(events) == (try peer.sentHeartRateValues()).prefix(12).map { Hex.encode($0) })
+    }
+
+    @Test("invalid measurements are reported as such, the session goes on, and --count counts valid ones only")
+    func invalidValues() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--hr-invalid"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--json", "--count", "8", "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let events = try Self.events(result)
+        let invalid = events.filter { $0["event"] as? String == "invalid" }
+        #expect(!invalid.isEmpty)
+        #expect(invalid.allSatisfy { ($0["error"] as? String)?.isEmpty == false && $0["raw"] is String })
+        #expect(events.filter { $0["event"] as? String == "measurement" }.count == 8)
+        // Every value the strap sent up to the last one shown, valid or not, in order.
+        let shown = events.compactMap { $0["event"] as? String == "connected" ? nil : $0["raw"] as? String }
+        #expect(shown == (try peer.sentHeartRateValues()).prefix(shown.count).map { Hex.encode($0) })
+    }
+
+    @Test("a strap that refuses the subscription (ATT 0xFD) is one line and the peer-error status")
+    func subscriptionRefused() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-refuse-cccd"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--count", "1", "--no-reconnect", "--transport", peer.transport])
+        #expect(result.status == 76)
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("0xFD"), "\(result.stderr)")
+    }
+
+    @Test("--reset-energy writes the Control Point and reports the strap's answer")
+    func resetEnergy() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--json", "--count", "2", "--reset-energy", "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let reset = try Self.events(result).first { $0["event"] as? String == "energyReset" }
+        #expect(reset?["ok"] as? Bool == true)
+    }
+
+    @Test("Ctrl-C ends the live view cleanly: exit 0, the log complete")
+    func interrupted() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.05", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let jsonl = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-hr-int-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: jsonl) }
+        let result = try await CLI.runInterrupted(["hr", "--jsonl", jsonl, "--transport", peer.transport], after: .seconds(2))
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(!result.killedBySignal)
+        let logged = try String(contentsOfFile: jsonl, encoding: .utf8).split(separator: "\n").map { try CLI.jsonObject(String($0)) }
+        #expect(!logged.isEmpty)
+        #expect(logged.compactMap { $0["raw"] as? String } == (try peer.sentHeartRateValues()).prefix(logged.count).map { Hex.encode($0) })
+    }
+}
