@@ -41,6 +41,16 @@ let package = Package(
             ],
             path: "Sources/HostTiming"
         ),
+        // GATT client timings against the Bumble peer's rawble-lab (Scripts/benchmark-gatt, issue 4).
+        .executableTarget(
+            name: "GATTTiming",
+            dependencies: [
+                .product(name: "RawbleHost", package: "rawble"),
+                .product(name: "RawbleTransport", package: "rawble"),
+                .product(name: "RawbleGATT", package: "rawble"),
+            ],
+            path: "Sources/GATTTiming"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
