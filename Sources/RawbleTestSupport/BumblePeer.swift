@@ -77,6 +77,8 @@ public final class BumblePeer: Sendable {
         public var handles: LabHandles?
         /// What the stream characteristic sends on subscription (`rawble-lab` only).
         public var stream: StreamSettings?
+        /// The strap's heart-rate options (`rawble-strap` only).
+        public var heartRate: HeartRateSettings?
 
         /// The first service with `uuid` (4 hex digits or the upper-case 36-character form).
         public func service(_ uuid: String) -> ServiceLayout? {
@@ -166,6 +168,91 @@ public final class BumblePeer: Sendable {
         public var rate: Double
         /// Bytes per value: a 4-byte little-endian counter, then byte k = (counter + k) % 256.
         public var size: Int
+    }
+
+    /// How `rawble-strap` notifies Heart Rate Measurements, as its options set it (ready line).
+    public struct HeartRateSettings: Hashable, Sendable, Decodable {
+        /// `test` (the built-in 12-value script, repeated with bpm + 1 per round) or `realistic`.
+        public var script: String
+        /// Valid values per session (invalid ones come on top); 0 with `realistic` = endless.
+        public var count: Int
+        /// Seconds between notifications.
+        public var interval: Double
+        /// Seed of the realistic script.
+        public var seed: Int
+        /// Notifications per connection before the strap disconnects (nil: never).
+        public var disconnectAfter: Int?
+        /// How many times it disconnects (0 = every `disconnectAfter`).
+        public var disconnects: Int
+        /// Whether invalid values are interleaved.
+        public var invalid: Bool
+        /// Whether writing the measurement's CCCD is answered with ATT error 0xFD.
+        public var refuseCCCD: Bool
+        /// Whether the strap accepts the subscription and never notifies.
+        public var silent: Bool
+        /// Where the strap's Heart Rate attributes are (value handles).
+        public var handles: StrapHandles
+    }
+
+    /// The strap's Heart Rate value handles, as Bumble assigned them.
+    public struct StrapHandles: Hashable, Sendable, Decodable {
+        public var measurement: UInt16
+        public var measurementCCCD: UInt16
+        public var bodySensorLocation: UInt16
+        public var controlPoint: UInt16
+    }
+
+    /// One Heart Rate Measurement value the strap sent (valid or not), in sending order.
+    public struct SentHeartRateValue: Hashable, Sendable {
+        /// Seconds since 1970, when it was handed to the strap's controller.
+        public var time: Double
+        /// The value as sent.
+        public var bytes: [UInt8]
+        /// Its place in the whole sequence, counted across connections (nil in old-format lines).
+        public var position: Int?
+        /// For a valid value, its index in the script (0, 1, ...); nil for an invalid one.
+        public var index: Int?
+        /// Why the value is invalid (`empty`, `rr-missing`, `rr-odd`, `rate-u16-short`,
+        /// `energy-short`); nil for a valid value.
+        public var invalidReason: String?
+        /// True unless the strap sent it as an invalid value.
+        public var isValid: Bool { invalidReason == nil }
+    }
+
+    /// The strap dropping the link on purpose (`--hr-disconnect-after`): HCI Disconnect with `reason`.
+    public struct StrapDisconnect: Hashable, Sendable, Decodable {
+        public var time: Double
+        /// Values sent in all before the disconnect (the next connection resumes there).
+        public var after: Int
+        /// Values sent on the connection it dropped.
+        public var onConnection: Int
+        /// The HCI reason (0x13, remote user terminated connection).
+        public var reason: UInt8
+
+        public init(time: Double, after: Int, onConnection: Int, reason: UInt8) {
+            self.time = time
+            self.after = after
+            self.onConnection = onConnection
+            self.reason = reason
+        }
+    }
+
+    /// One line of the strap's log, typed.
+    public enum HeartRateLogEntry: Hashable, Sendable {
+        /// A Heart Rate Measurement value notified (valid or invalid).
+        case sent(SentHeartRateValue)
+        /// The strap disconnected on purpose.
+        case disconnect(StrapDisconnect)
+        /// The client wrote the measurement's CCCD (accepted).
+        case subscription(time: Double, notify: Bool, indicate: Bool)
+        /// `--hr-refuse-cccd`: a CCCD write answered with ATT error 0xFD; the value written.
+        case cccdRefused(time: Double, value: [UInt8])
+        /// Control Point 0x01: energy expended reset, before the value at `position`.
+        case energyReset(time: Double, position: Int)
+        /// Control Point write other than 0x01, answered with ATT error 0x80; the value written.
+        case controlPointRefused(time: Double, value: [UInt8])
+        /// A line of a kind this reader does not know (a newer script).
+        case other(kind: String)
     }
 
     /// A write the lab completed (after the whole prepared queue for a long write).
@@ -360,7 +447,8 @@ public final class BumblePeer: Sendable {
         Self.terminate(pid: pid, stdinFD: stdinFD)
     }
 
-    /// The Heart Rate Measurement values the strap has sent so far, in order, from its log.
+    /// The Heart Rate Measurement values the strap has sent so far, in order, from its log
+    /// (invalid ones included: ``sentHeartRateMeasurements()`` says which).
     public func sentHeartRateValues() throws -> [[UInt8]] {
         guard FileManager.default.fileExists(atPath: logPath) else { return [] }
         let text: String
@@ -380,6 +468,81 @@ public final class BumblePeer: Sendable {
             values.append(bytes)
         }
         return values
+    }
+
+    /// Every line of the strap's log so far, typed, in order (an unfinished last line is ignored).
+    public func heartRateLog() throws -> [HeartRateLogEntry] {
+        guard FileManager.default.fileExists(atPath: logPath) else { return [] }
+        let text: String
+        do {
+            text = try String(contentsOfFile: logPath, encoding: .utf8)
+        } catch {
+            throw BumblePeerError.unreadableLog(path: logPath, reason: "\(error)")
+        }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        lines.removeLast()
+        let decoder = JSONDecoder()
+        var entries: [HeartRateLogEntry] = []
+        for line in lines where !line.isEmpty {
+            let data = Data(line.utf8)
+            do {
+                let raw = try decoder.decode(StrapLogLine.self, from: data)
+                entries.append(try raw.entry(decoder: decoder, data: data))
+            } catch {
+                throw BumblePeerError.unreadableLog(path: logPath, reason: "bad line: \(line.prefix(100))")
+            }
+        }
+        return entries
+    }
+
+    /// The strap's values so far with their validity, in order (``sentHeartRateValues()`` has the same bytes).
+    public func sentHeartRateMeasurements() throws -> [SentHeartRateValue] {
+        try heartRateLog().compactMap { if case .sent(let value) = $0 { value } else { nil } }
+    }
+
+    /// The strap's deliberate disconnects so far, in order.
+    public func strapDisconnects() throws -> [StrapDisconnect] {
+        try heartRateLog().compactMap { if case .disconnect(let event) = $0 { event } else { nil } }
+    }
+
+    /// A strap log line with every field optional; `entry` types it by `kind`.
+    private struct StrapLogLine: Decodable {
+        var kind: String?
+        var time: Double?
+        var value: String?
+        var position: Int?
+        var index: Int?
+        var invalid: String?
+        var notify: Bool?
+        var indicate: Bool?
+
+        struct Malformed: Error {}
+
+        func entry(decoder: JSONDecoder, data: Data) throws -> HeartRateLogEntry {
+            let time = self.time ?? 0
+            func bytes() throws -> [UInt8] {
+                guard let value, let bytes = BumblePeer.bytes(fromHex: value) else { throw Malformed() }
+                return bytes
+            }
+            switch kind {
+            case nil:
+                return .sent(SentHeartRateValue(time: time, bytes: try bytes(), position: position,
+                                                index: invalid == nil ? index : nil, invalidReason: invalid))
+            case "disconnect":
+                return .disconnect(try decoder.decode(StrapDisconnect.self, from: data))
+            case "subscription":
+                return .subscription(time: time, notify: notify ?? false, indicate: indicate ?? false)
+            case "cccd-refused":
+                return .cccdRefused(time: time, value: try bytes())
+            case "energy-reset":
+                guard let position else { throw Malformed() }
+                return .energyReset(time: time, position: position)
+            case "control-point-refused":
+                return .controlPointRefused(time: time, value: try bytes())
+            case let other?:
+                return .other(kind: other)
+            }
+        }
     }
 
     /// The writes `rawble-lab` completed so far, in order.

@@ -300,4 +300,249 @@ struct BumblePeerTests {
             toFile: peer.writeLogPath, atomically: true, encoding: .utf8)
         #expect(throws: BumblePeerError.self) { try peer.completedWrites() }
     }
+
+    // MARK: rawble-strap's heart-rate options
+
+    @Test func strapReadyLineCarriesItsHeartRateDefaultsAndNoOtherDeviceHasThem() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let settings = try #require(strap.heartRate)
+        #expect(settings.script == "test" && settings.count == 12 && settings.interval == 0.25)
+        #expect(settings.disconnectAfter == nil && !settings.invalid && !settings.refuseCCCD && !settings.silent)
+        #expect(settings.handles.measurementCCCD == settings.handles.measurement + 1)
+        #expect(settings.handles.controlPoint > settings.handles.bodySensorLocation)
+        #expect(peer.devices.filter { $0.heartRate != nil }.map(\.name) == ["rawble-strap"])
+    }
+
+    @Test func strapOnlyPeerServesTheStrapAloneWithEveryOptionInItsReadyLine() async throws {
+        let peer = try await BumblePeer.start(arguments: [
+            "--strap-only", "--hr-script", "realistic", "--hr-count", "0", "--hr-seed", "7",
+            "--hr-interval", "0.5", "--hr-disconnect-after", "3", "--hr-disconnects", "0",
+            "--hr-invalid", "--hr-refuse-cccd", "--hr-silent",
+        ])
+        defer { peer.stop() }
+        #expect(peer.devices.map(\.name) == ["rawble-strap"])
+        let settings = try #require(peer.devices.first?.heartRate)
+        #expect(settings.script == "realistic" && settings.count == 0 && settings.seed == 7)
+        #expect(settings.interval == 0.5)
+        #expect(settings.disconnectAfter == 3 && settings.disconnects == 0)
+        #expect(settings.invalid && settings.refuseCCCD && settings.silent)
+
+        let transport = try await H4StreamTransport.connect(tcp: try #require(peer.host), port: try #require(peer.port))
+        let seen = try await within(15) { try await Self.scanAll(peer, transport: transport) }
+        await transport.close()
+        let strap = try #require(peer.devices.first)
+        let data = AdvertisingData(decoding: try #require(seen[strap.address]).advertisingData)
+        #expect(data.localName == "rawble-strap")
+        #expect(data.serviceUUIDs.map(\.description) == ["180D", "180F"])
+        #expect(try peer.heartRateLog().isEmpty)  // nothing without a subscriber
+    }
+
+    @Test(arguments: [
+        ["--hr-disconnect-after", "0"], ["--hr-script", "workout"], ["--hr-count", "-1"],
+        ["--hr-disconnect-after"],
+    ])
+    func badStrapOptionsStopThePeerBeforeItIsReady(arguments: [String]) async throws {
+        await #expect {
+            _ = try await BumblePeer.start(arguments: arguments, readyTimeout: .seconds(20))
+        } throws: { error in
+            guard case .exitedBeforeReady(let status, let line) = error as? BumblePeerError else { return false }
+            return status == 2 && line.contains(arguments[0])
+        }
+    }
+
+    @Test func heartRateLogTypesEveryStrapLineAndSentValuesKeepInvalidOnesInOrder() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--no-standard", "--extra", "1"])
+        defer { peer.stop() }
+        let log = """
+            {"kind": "subscription", "time": 1.0, "notify": true, "indicate": false}
+            {"time": 1.1, "value": "003e", "position": 0, "index": 0}
+            {"time": 1.2, "value": "1048", "position": 1, "invalid": "rr-missing"}
+            {"time": 1.3, "value": "", "position": 2, "invalid": "empty"}
+            {"kind": "disconnect", "time": 1.4, "after": 3, "onConnection": 3, "reason": 19}
+            {"kind": "cccd-refused", "time": 1.5, "value": "0100"}
+            {"kind": "energy-reset", "time": 1.6, "position": 3}
+            {"kind": "control-point-refused", "time": 1.7, "value": "02"}
+            {"kind": "something-new", "time": 1.8}
+            {"time": 1.9, "value": "0640"}
+            {"time": 2.0, "value": "0640", "posi
+            """
+        try log.write(toFile: peer.logPath, atomically: true, encoding: .utf8)
+        let entries = try peer.heartRateLog()
+        #expect(entries.count == 10)
+        #expect(entries.first == .subscription(time: 1.0, notify: true, indicate: false))
+        #expect(entries.contains(BumblePeer.HeartRateLogEntry.disconnect(.init(time: 1.4, after: 3, onConnection: 3, reason: 0x13))))
+        #expect(entries.contains(.cccdRefused(time: 1.5, value: [0x01, 0x00])))
+        #expect(entries.contains(.energyReset(time: 1.6, position: 3)))
+        #expect(entries.contains(.controlPointRefused(time: 1.7, value: [0x02])))
+        #expect(entries.contains(.other(kind: "something-new")))
+        let sent = try peer.sentHeartRateMeasurements()
+        #expect(sent.map(\.bytes) == [[0x00, 0x3E], [0x10, 0x48], [], [0x06, 0x40]])
+        #expect(sent.map(\.isValid) == [true, false, false, true])
+        #expect(sent.map(\.invalidReason) == [nil, "rr-missing", "empty", nil])
+        #expect(sent.map(\.index) == [0, nil, nil, nil])
+        #expect(sent.map(\.position) == [0, 1, 2, nil])
+        #expect(try peer.strapDisconnects().map(\.after) == [3])
+
+        // sentHeartRateValues() reads whole files the strap wrote: every value, valid or not.
+        try (log.split(separator: "\n").dropLast().joined(separator: "\n") + "\n")
+            .write(toFile: peer.logPath, atomically: true, encoding: .utf8)
+        #expect(try peer.sentHeartRateValues() == sent.map(\.bytes))
+
+        try "{\"kind\": \"disconnect\", \"time\": 1}\n".write(toFile: peer.logPath, atomically: true, encoding: .utf8)
+        #expect(throws: BumblePeerError.self) { try peer.heartRateLog() }
+        try "{\"time\": 1, \"value\": \"0g\"}\n".write(toFile: peer.logPath, atomically: true, encoding: .utf8)
+        #expect(throws: BumblePeerError.self) { try peer.heartRateLog() }
+    }
+
+    // MARK: the strap's GATT side, driven with raw HCI and ATT (no GATT client)
+
+    /// A bare-bones central over H4: connects to the strap, writes its CCCD and collects
+    /// notifications, each wait bounded by the caller's `within`.
+    struct RawCentral {
+        let transport: H4StreamTransport
+        var events: AsyncThrowingStream<H4Packet, any Error>.AsyncIterator
+        var handle: UInt16 = 0
+
+        enum Arrival: Equatable {
+            case notification(handle: UInt16, value: [UInt8])
+            case attResponse([UInt8])
+            case disconnected(reason: UInt8)
+        }
+
+        init(_ transport: H4StreamTransport) async throws {
+            self.transport = transport
+            events = transport.packets.makeAsyncIterator()
+            #expect(try await BumblePeerTests.run(.reset, on: transport, events: &events).status == .success)
+            let own = try #require(BluetoothAddress("F0:F1:F2:F3:F4:F5"))
+            #expect(try await BumblePeerTests.run(.leSetRandomAddress(own), on: transport, events: &events).status
+                == .success)
+        }
+
+        /// LE Create Connection to `address` (random), until LE Connection Complete.
+        mutating func connect(to address: String) async throws {
+            let peer = try #require(BluetoothAddress(address))
+            let command = HCICommand.leCreateConnection(.init(
+                scanInterval: 0x10, scanWindow: 0x10, peerAddressType: .random, peerAddress: peer,
+                ownAddressType: .random,
+                connection: .init(intervalMin: 24, intervalMax: 40, maxLatency: 0, supervisionTimeout: 400)))
+            try await transport.send(H4Packet(type: .command, bytes: command.encoded))
+            while let packet = try await events.next() {
+                guard packet.type == .event, case .le(.connectionComplete(let complete)) = try HCIEvent.decode(packet.bytes)
+                else { continue }
+                #expect(complete.status == .success)
+                handle = complete.connectionHandle
+                return
+            }
+            throw TimedOut()
+        }
+
+        /// Sends one ATT PDU on the connection (fixed channel 4, one ACL packet).
+        func sendATT(_ pdu: [UInt8]) async throws {
+            let frame = L2CAPFrame(channelID: L2CAPChannelID(4), payload: pdu)
+            let acl = ACLPacket(handle: handle, packetBoundary: .firstNonFlushable, payload: frame.encoded[...])
+            try await transport.send(H4Packet(type: .acl, bytes: acl.encoded))
+        }
+
+        /// The next ATT PDU or disconnection (whole L2CAP frames in one ACL packet, as Bumble sends).
+        mutating func next() async throws -> Arrival {
+            while let packet = try await events.next() {
+                if packet.type == .event, case .disconnectionComplete(let done) = try HCIEvent.decode(packet.bytes) {
+                    #expect(done.connectionHandle == handle)
+                    return .disconnected(reason: done.reason.rawValue)
+                }
+                guard packet.type == .acl else { continue }
+                let acl = try ACLPacket.decode(packet.bytes[...])
+                let frame = try L2CAPFrame.decode(acl.payload)
+                guard frame.channelID == L2CAPChannelID(4), let opcode = frame.payload.first else { continue }
+                let pdu = Array(frame.payload)
+                if opcode == 0x1B, pdu.count >= 3 {
+                    return .notification(handle: UInt16(pdu[1]) | UInt16(pdu[2]) << 8, value: Array(pdu[3...]))
+                }
+                return .attResponse(pdu)
+            }
+            throw TimedOut()
+        }
+
+        /// Writes `value` to `attribute` with a Write Request and returns the answer PDU.
+        mutating func write(_ value: [UInt8], to attribute: UInt16) async throws -> [UInt8] {
+            try await sendATT([0x12, UInt8(attribute & 0xFF), UInt8(attribute >> 8)] + value)
+            while true {
+                if case .attResponse(let pdu) = try await next() { return pdu }
+            }
+        }
+    }
+
+    @Test func strapDisconnectsAfterNNotificationsWithReason0x13AndResumesWhereItStoppedOnReconnection() async throws {
+        let peer = try await BumblePeer.start(arguments: [
+            "--strap-only", "--hr-count", "4", "--hr-interval", "0.02", "--hr-invalid", "--hr-disconnect-after", "2",
+        ])
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first)
+        let handles = try #require(strap.heartRate?.handles)
+        let transport = try await H4StreamTransport.connect(tcp: try #require(peer.host), port: try #require(peer.port))
+        defer { Task { await transport.close() } }
+        let (first, reason, second) = try await within(20) {
+            var central = try await RawCentral(transport)
+            var first: [[UInt8]] = [], second: [[UInt8]] = []
+            try await central.connect(to: strap.address)
+            #expect(try await central.write([0x01, 0x00], to: handles.measurementCCCD) == [0x13])
+            var reason: UInt8?
+            while reason == nil {
+                switch try await central.next() {
+                case .notification(let handle, let value):
+                    #expect(handle == handles.measurement)
+                    first.append(value)
+                case .disconnected(let why): reason = why
+                case .attResponse: break
+                }
+            }
+            try await central.connect(to: strap.address)  // it advertises again
+            #expect(try await central.write([0x01, 0x00], to: handles.measurementCCCD) == [0x13])
+            while second.count < 4 {
+                if case .notification(_, let value) = try await central.next() { second.append(value) }
+            }
+            return (first, reason, second)
+        }
+        #expect(reason == 0x13)
+        #expect(first.count == 2)
+        let sent = try peer.sentHeartRateMeasurements()
+        #expect(sent.map(\.bytes) == first + second)  // each value once, in order, across both links
+        #expect(sent.map(\.position) == [0, 1, 2, 3, 4, 5])
+        #expect(sent.map(\.index) == [0, nil, 1, 2, nil, 3])
+        #expect(sent.map(\.invalidReason) == [nil, "rr-missing", nil, nil, "empty", nil])
+        #expect(try peer.sentHeartRateValues() == first + second)
+        #expect(try peer.strapDisconnects().map { [$0.after, $0.onConnection, Int($0.reason)] } == [[2, 2, 0x13]])
+        let log = try peer.heartRateLog()
+        let disconnectAt = try #require(log.firstIndex { if case .disconnect = $0 { true } else { false } })
+        #expect(log[..<disconnectAt].filter { if case .sent = $0 { true } else { false } }.count == 2)
+    }
+
+    @Test func strapRefusingTheCCCDAnswersError0xFDAndControlPointAnswers0x80ExceptForAReset() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--strap-only", "--hr-refuse-cccd", "--hr-interval", "0.01"])
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first)
+        let handles = try #require(strap.heartRate?.handles)
+        let transport = try await H4StreamTransport.connect(tcp: try #require(peer.host), port: try #require(peer.port))
+        defer { Task { await transport.close() } }
+        let answers = try await within(20) {
+            var central = try await RawCentral(transport)
+            try await central.connect(to: strap.address)
+            let cccd = try await central.write([0x01, 0x00], to: handles.measurementCCCD)
+            let refused = try await central.write([0x02], to: handles.controlPoint)
+            let reset = try await central.write([0x01], to: handles.controlPoint)
+            return [cccd, refused, reset]
+        }
+        let cccd = handles.measurementCCCD, point = handles.controlPoint
+        #expect(answers[0] == [0x01, 0x12, UInt8(cccd & 0xFF), UInt8(cccd >> 8), 0xFD])
+        #expect(answers[1] == [0x01, 0x12, UInt8(point & 0xFF), UInt8(point >> 8), 0x80])
+        #expect(answers[2] == [0x13])
+        let log = try peer.heartRateLog()
+        #expect(log.count == 3)
+        #expect(log.first.map { if case .cccdRefused(_, [0x01, 0x00]) = $0 { true } else { false } } == true)
+        #expect(log.dropFirst().first.map { if case .controlPointRefused(_, [0x02]) = $0 { true } else { false } } == true)
+        #expect(log.last.map { if case .energyReset(_, 0) = $0 { true } else { false } } == true)
+        #expect(try peer.sentHeartRateValues().isEmpty)
+    }
 }
