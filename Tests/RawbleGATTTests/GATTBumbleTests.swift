@@ -29,6 +29,7 @@ struct GATTBumbleTests {
         let transport = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: try #require(peer.port))
         var configuration = Adapter.Configuration()
         configuration.commandTimeout = .seconds(10)
+        configuration.resetTimeout = .seconds(10)
         configuration.logger.logLevel = .warning
         let adapter = try await Adapter.open(transport, configuration: configuration)
         let connection = try await adapter.connect(to: DeviceAddress(address, type: .random), timeout: .seconds(10))

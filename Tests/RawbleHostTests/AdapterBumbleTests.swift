@@ -18,6 +18,7 @@ struct AdapterBumbleTests {
         configuration.logger.logLevel = .warning
         // Generous: the whole suite runs in parallel on two cores; no test here is about timing.
         configuration.commandTimeout = .seconds(10)
+        configuration.resetTimeout = .seconds(10)
         return try await Adapter.open(transport, configuration: configuration)
     }
 
