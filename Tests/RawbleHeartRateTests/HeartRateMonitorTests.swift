@@ -425,6 +425,26 @@ struct HeartRateMeasurementTests {
         #expect(bearer.sentPDUs.count == 6)
     }
 
+    @Test func aSecondSubscriptionReplacesTheFirstWithoutDuplicates() async throws {
+        let (bearer, monitor) = try await attachedStrap()
+        bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])
+        bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])
+        let first = try await within { try await monitor.measurements() }
+        let second = try await within { try await monitor.measurements() }
+        let firstCount = try await within { () async throws -> Int in
+            var count = 0
+            for try await _ in first { count += 1 }
+            return count
+        }
+        #expect(firstCount == 0)  // finished, not thrown
+        bearer.inject(StrapScript.notification([0x06, 0x41]))
+        bearer.inject(StrapScript.notification([0x06, 0x42]))
+        let events = try await take(2, from: second)
+        #expect(events.map { $0.measurement?.bpm } == [0x41, 0x42])
+        #expect(await eventually { await monitor.gatt.att.subscriptionCount == 1 })
+        #expect(bearer.sentPDUs.count == 6)
+    }
+
     @Test func unsubscribeOnADeadLinkReturns() async throws {
         let (bearer, monitor) = try await attachedStrap()
         bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])
