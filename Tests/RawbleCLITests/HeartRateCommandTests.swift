@@ -125,4 +125,14 @@ struct HeartRateCommandTests {
         #expect(!logged.isEmpty)
         #expect(logged.compactMap { $0["raw"] as? String } == (try peer.sentHeartRateValues()).prefix(logged.count).map { Hex.encode($0) })
     }
+
+    @Test("a strap that never notifies gets a warning after --timeout, and the session stays up until Ctrl-C")
+    func silentStrap() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-silent"])
+        defer { peer.stop() }
+        let result = try await CLI.runInterrupted(["hr", "--json", "--timeout", "1", "--transport", peer.transport], after: .seconds(4))
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("no measurement from rawble-strap"), "\(result.stderr)")
+        #expect(try Self.events(result).first?["event"] as? String == "connected")
+    }
 }

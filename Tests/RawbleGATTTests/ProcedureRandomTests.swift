@@ -2,23 +2,12 @@
 // them plausible answers to the request just sent, half anything at all), finishes or throws
 // within a bounded number of steps. A failure names its seed, so it replays.
 import RawbleGATT
+import RawbleTestSupport
 import Testing
-
-/// SplitMix64: a small seeded generator so every failing random test can be replayed by its seed.
-struct ProcedureRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A random server answering requests with random but well-formed PDUs.
 struct RandomServer {
-    var rng: ProcedureRandom
+    var rng: SplitMix64
     /// How often (percent) an answer is anything at all rather than a plausible one; errors
     /// and corrupted entries come at a fifth and a tenth of that.
     var hostility: UInt64 = 50
@@ -172,13 +161,13 @@ func drive<P: GATTProcedure>(_ procedure: P, _ server: inout RandomServer, bound
 }
 
 @Suite("Procedure: random servers")
-struct ProcedureRandomTests {
+struct SplitMix64Tests {
     /// More than one response per handle would mean a discovery did not advance.
     static let bound = 0x10010
 
     @Test("every procedure finishes or fails within the bound against 300 seeded random servers", arguments: 0..<300)
     func terminates(seed: UInt64) throws {
-        var server = RandomServer(rng: ProcedureRandom(state: seed), hostility: [5, 10, 20, 50][Int(seed % 4)])
+        var server = RandomServer(rng: SplitMix64(state: seed), hostility: [5, 10, 20, 50][Int(seed % 4)])
         let service = GATTService(uuid: .heartRateService, startHandle: 0x0001, endHandle: 0x0400)
         let characteristic = GATTCharacteristic(uuid: .heartRateMeasurement, declarationHandle: 2, valueHandle: 3,
                                                 properties: [.notify], endHandle: 0x0300)
@@ -225,7 +214,7 @@ struct ProcedureRandomTests {
     func randomServersExercise() {
         var longest = 0, finished = 0, failed = 0
         for seed in UInt64(1000)..<1200 {
-            var server = RandomServer(rng: ProcedureRandom(state: seed), hostility: 5)
+            var server = RandomServer(rng: SplitMix64(state: seed), hostility: 5)
             switch drive(DiscoverPrimaryServices(), &server, bound: Self.bound) {
             case .finished(let steps): finished += 1; longest = max(longest, steps)
             case .failed(let steps): failed += 1; longest = max(longest, steps)
@@ -239,7 +228,7 @@ struct ProcedureRandomTests {
 
     @Test("a random server that only answers plausibly is walked to the end of the handle range")
     func wellBehavedServerFinishes() {
-        var server = RandomServer(rng: ProcedureRandom(state: 7), hostility: 0)
+        var server = RandomServer(rng: SplitMix64(state: 7), hostility: 0)
         var procedure = DiscoverPrimaryServices()
         var step = procedure.start()
         var requests = 0

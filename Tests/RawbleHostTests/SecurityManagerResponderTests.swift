@@ -1,3 +1,4 @@
+import RawbleTestSupport
 import Testing
 import RawbleHost
 

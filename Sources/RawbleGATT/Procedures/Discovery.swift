@@ -47,8 +47,7 @@ public struct DiscoverPrimaryServices: GATTProcedure {
             if let previousEnd { cursor.advance(past: previousEnd) }
             return next()
         case let .errorResponse(requestOpcode, handle, code):
-            let error = try GATTError.fromErrorResponse(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            guard code == .attributeNotFound else { throw .att(error) }
+            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
             awaiting = false
             return .finished(services)
         default:
@@ -103,8 +102,7 @@ public struct DiscoverPrimaryServicesByUUID: GATTProcedure {
             if let previousEnd { cursor.advance(past: previousEnd) }
             return next()
         case let .errorResponse(requestOpcode, handle, code):
-            let error = try GATTError.fromErrorResponse(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            guard code == .attributeNotFound else { throw .att(error) }
+            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
             awaiting = false
             return .finished(services)
         default:
@@ -263,8 +261,7 @@ public struct DiscoverCharacteristics: GATTProcedure {
             }
             return next()
         case let .errorResponse(requestOpcode, handle, code):
-            let error = try GATTError.fromErrorResponse(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            guard code == .attributeNotFound else { throw .att(error) }
+            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
             return finish()
         default:
             throw .unexpected(response, to: request)
@@ -316,8 +313,7 @@ public struct DiscoverDescriptors: GATTProcedure {
             if let previous { cursor.advance(past: previous) }
             return next()
         case let .errorResponse(requestOpcode, handle, code):
-            let error = try GATTError.fromErrorResponse(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            guard code == .attributeNotFound else { throw .att(error) }
+            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
             awaiting = false
             return .finished(descriptors)
         default:

@@ -29,6 +29,14 @@ extension GATTError {
         return ATTError(code: code, requestOpcode: requestOpcode, handle: handle)
     }
 
+    /// An Error Response during a walk over handles: Attribute Not Found means nothing more
+    /// is there (the walk is complete); anything else fails the procedure with the ATT error.
+    static func expectEndOfWalk(requestOpcode: ATTOpcode, handle: UInt16, code: ATTErrorCode,
+                                answering request: ATTOpcode) throws(GATTError) {
+        let error = try fromErrorResponse(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
+        guard code == .attributeNotFound else { throw .att(error) }
+    }
+
     /// Called when a response arrives though no request is outstanding (the procedure ended).
     static func noRequestOutstanding(_ response: ATTPDU) -> GATTError {
         .invalidResponse("\(response.opcode) after the procedure ended")

@@ -190,8 +190,7 @@ public struct ReadUsingCharacteristicUUID: GATTProcedure {
             if let previous { cursor.advance(past: previous) }
             return next()
         case let .errorResponse(requestOpcode, handle, code):
-            let error = try GATTError.fromErrorResponse(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            guard code == .attributeNotFound else { throw .att(error) }
+            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
             awaiting = false
             return .finished(values)
         default:
