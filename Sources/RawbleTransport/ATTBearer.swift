@@ -36,4 +36,24 @@ public protocol ATTBearer: Sendable {
     var maximumPDULength: Int { get }
     /// Ends the bearer: `pdus` finishes with ``BearerError/closed``. Safe to call more than once.
     func close() async
+    /// Optional fast path: when it returns `true`, every PDU not yet taken from ``pdus`` and
+    /// every later one goes to `receiver` instead, in order, then the end; ``pdus`` must not be
+    /// read. `false` (the default, or once ``pdus`` was read): nothing changes.
+    func deliverPDUs(to receiver: any ATTPDUReceiver) -> Bool
+}
+
+/// Takes a bearer's PDUs synchronously, on whatever task delivers them: the fast path a bearer
+/// may offer through ``ATTBearer/deliverPDUs(to:)`` instead of its ``ATTBearer/pdus`` stream
+/// (no task hop, no copy per PDU).
+public protocol ATTPDUReceiver: AnyObject, Sendable {
+    /// One whole PDU from the peer, in order; calls never overlap. Must return quickly and must
+    /// not call back into the bearer.
+    func receive(_ pdu: ArraySlice<UInt8>)
+    /// The bearer ended (after every PDU it delivered); nothing more follows.
+    func bearerEnded(_ error: BearerError)
+}
+
+extension ATTBearer {
+    /// Bearers without a fast path keep the default: `false`, read ``pdus`` instead.
+    public func deliverPDUs(to receiver: any ATTPDUReceiver) -> Bool { false }
 }

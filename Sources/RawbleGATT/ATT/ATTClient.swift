@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 /// One value update from the server: a notification or an indication (already confirmed).
 public struct ATTValueUpdate: Hashable, Sendable {
@@ -39,7 +40,7 @@ public actor ATTClient {
         public init() {}
     }
 
-    private typealias UpdateContinuation = AsyncThrowingStream<ATTValueUpdate, any Error>.Continuation
+    typealias UpdateContinuation = AsyncThrowingStream<ATTValueUpdate, any Error>.Continuation
 
     /// One request, queued or outstanding. `continuation` is nil once its caller stopped waiting
     /// (cancelled): the transaction still runs to its end before the next request goes out.
@@ -61,7 +62,7 @@ public actor ATTClient {
     /// The ATT_MTU of the bearer: 23 until an Exchange MTU (ours or the peer's) raises it.
     public private(set) var mtu: UInt16 = ATTPDU.defaultMTU
     /// Value updates a slow subscriber lost because its buffer was full.
-    public private(set) var droppedUpdateCount = 0
+    public var droppedUpdateCount: Int { router.droppedUpdateCount }
 
     private var queue: [Transaction] = []
     private var outstanding: Transaction?
@@ -69,8 +70,12 @@ public actor ATTClient {
     private var terminalError: GATTError?
     private var nextID: UInt64 = 0
     private var mtuExchangeStarted = false
-    private var subscribers: [UInt16: [UInt64: UpdateContinuation]] = [:]
-    private var everyHandleSubscribers: [UInt64: UpdateContinuation] = [:]
+    /// The subscribers; value updates reach them from the bearer's own task when the bearer
+    /// has a fast path (``ATTBearer/deliverPDUs(to:)``).
+    private let router: ATTUpdateRouter
+    /// What the router hands to this actor (responses, peer requests, confirmations owed) when
+    /// the bearer has a fast path; `nil`: the actor reads ``ATTBearer/pdus`` itself.
+    private let routedPDUs: AsyncThrowingStream<ATTUpdateRouter.Inbound, any Error>?
 
     /// Creates the client and starts reading `bearer`.
     public init(bearer: some ATTBearer, configuration: Configuration = Configuration()) {
@@ -78,16 +83,26 @@ public actor ATTClient {
         self.configuration = configuration
         self.logger = configuration.logger
         let bearerLimit = UInt16(clamping: max(0, bearer.maximumPDULength))
-        self.receiveMTU = max(ATTPDU.defaultMTU, min(configuration.preferredMTU, ATTPDU.maximumMTU, bearerLimit))
+        let receiveMTU = max(ATTPDU.defaultMTU, min(configuration.preferredMTU, ATTPDU.maximumMTU, bearerLimit))
+        self.receiveMTU = receiveMTU
+        let (inbound, continuation) = AsyncThrowingStream.makeStream(
+            of: ATTUpdateRouter.Inbound.self, throwing: (any Error).self,
+            bufferingPolicy: .bufferingOldest(ATTUpdateRouter.inboundLimit))
+        let router = ATTUpdateRouter(receiveMTU: receiveMTU, logger: configuration.logger, inbound: continuation)
+        self.router = router
+        if bearer.deliverPDUs(to: router) {
+            routedPDUs = inbound
+        } else {
+            continuation.finish()
+            routedPDUs = nil
+        }
         Task { await self.readLoop() }
     }
 
     /// Requests queued or outstanding (for diagnostics and tests).
     public var pendingRequestCount: Int { queue.count + (outstanding == nil ? 0 : 1) }
     /// Live update streams (for diagnostics and tests).
-    public var subscriptionCount: Int {
-        subscribers.values.reduce(everyHandleSubscribers.count) { $0 + $1.count }
-    }
+    public var subscriptionCount: Int { router.subscriptionCount }
 
     // MARK: Requests
 
@@ -200,11 +215,7 @@ public actor ATTClient {
         }
         nextID &+= 1
         let id = nextID
-        if let handle {
-            subscribers[handle, default: [:]][id] = continuation
-        } else {
-            everyHandleSubscribers[id] = continuation
-        }
+        router.subscribe(continuation, id: id, handle: handle)
         continuation.onTermination = { [weak self] _ in
             Task { await self?.unsubscribe(id, handle: handle) }
         }
@@ -301,25 +312,26 @@ public actor ATTClient {
         let queued = queue
         queue.removeAll()
         for transaction in queued { transaction.continuation?.resume(returning: .failure(error)) }
-        let streams = subscribers.values.flatMap(\.values) + Array(everyHandleSubscribers.values)
-        subscribers.removeAll()
-        everyHandleSubscribers.removeAll()
-        for stream in streams { stream.finish(throwing: error) }
+        for stream in router.end() { stream.finish(throwing: error) }
     }
 
     private func unsubscribe(_ id: UInt64, handle: UInt16?) {
-        if let handle {
-            subscribers[handle]?[id] = nil
-            if subscribers[handle]?.isEmpty == true { subscribers[handle] = nil }
-        } else {
-            everyHandleSubscribers[id] = nil
-        }
+        router.unsubscribe(id, handle: handle)
     }
 
     private func readLoop() async {
         do {
-            for try await pdu in bearer.pdus {
-                await receive(pdu)
+            if let routedPDUs {
+                for try await inbound in routedPDUs {
+                    switch inbound {
+                    case .pdu(let pdu): await receive(pdu)
+                    case .confirmIndication: if terminalError == nil { await sendToPeer(Self.confirmationPDU) }
+                    }
+                }
+            } else {
+                for try await pdu in bearer.pdus {
+                    await receive(pdu)
+                }
             }
             end(with: .bearer(.closed))
         } catch {
@@ -357,27 +369,7 @@ public actor ATTClient {
 
     /// Delivers one update to every matching subscriber; a full buffer drops (counted).
     private func route(_ update: ATTValueUpdate) {
-        var delivered = false
-        if let streams = subscribers[update.handle] {
-            for stream in streams.values { deliver(update, to: stream) }
-            delivered = !streams.isEmpty
-        }
-        for stream in everyHandleSubscribers.values {
-            deliver(update, to: stream)
-            delivered = true
-        }
-        if !delivered {
-            logger.debug("update for handle 0x\(String(update.handle, radix: 16)) with no subscriber dropped")
-        }
-    }
-
-    private func deliver(_ update: ATTValueUpdate, to stream: UpdateContinuation) {
-        if case .dropped = stream.yield(update) {
-            droppedUpdateCount += 1
-            if droppedUpdateCount == 1 || droppedUpdateCount % 1000 == 0 {
-                logger.warning("a subscriber is too slow: \(droppedUpdateCount) updates dropped so far")
-            }
-        }
+        router.route(update)
     }
 
     /// Sends a PDU the peer is owed (confirmation, answer); a failure surfaces through the
@@ -389,4 +381,153 @@ public actor ATTClient {
             logger.debug("could not answer the peer: \(error)")
         }
     }
+}
+
+/// The subscribers of one ``ATTClient``, shared by the actor and the bearer's fast path: value
+/// updates are decoded and routed on the task that delivers the PDU (the host's), without a
+/// hop through the actor; everything else goes on to the actor, in order, through `inbound`.
+/// Thread-safe (a lock around the subscriber table).
+final class ATTUpdateRouter: ATTPDUReceiver {
+    /// What the actor still has to do for a PDU the router took.
+    enum Inbound: Sendable {
+        /// Not a value update: responses, requests from the peer, anything else.
+        case pdu([UInt8])
+        /// An indication was routed: the peer is owed a confirmation.
+        case confirmIndication
+    }
+
+    /// Bound on PDUs waiting for the actor: responses come one at a time, so only a peer
+    /// flooding requests or indications reaches it (the excess is dropped and logged).
+    static let inboundLimit = 1024
+
+    private struct State {
+        var subscribers: [UInt16: [UInt64: ATTClient.UpdateContinuation]] = [:]
+        var everyHandleSubscribers: [UInt64: ATTClient.UpdateContinuation] = [:]
+        var droppedUpdateCount = 0
+        var droppedInboundCount = 0
+        var ended = false
+    }
+    private let state = Mutex(State())
+    private let receiveMTU: UInt16
+    private let logger: Logger
+    private let inbound: AsyncThrowingStream<Inbound, any Error>.Continuation
+
+    init(receiveMTU: UInt16, logger: Logger, inbound: AsyncThrowingStream<Inbound, any Error>.Continuation) {
+        self.receiveMTU = receiveMTU
+        self.logger = logger
+        self.inbound = inbound
+    }
+
+    var droppedUpdateCount: Int { state.withLock { $0.droppedUpdateCount } }
+
+    var subscriptionCount: Int {
+        state.withLock { state in
+            state.subscribers.values.reduce(state.everyHandleSubscribers.count) { $0 + $1.count }
+        }
+    }
+
+    func subscribe(_ continuation: ATTClient.UpdateContinuation, id: UInt64, handle: UInt16?) {
+        state.withLock { state in
+            if let handle {
+                state.subscribers[handle, default: [:]][id] = continuation
+            } else {
+                state.everyHandleSubscribers[id] = continuation
+            }
+        }
+    }
+
+    func unsubscribe(_ id: UInt64, handle: UInt16?) {
+        state.withLock { state in
+            if let handle {
+                state.subscribers[handle]?[id] = nil
+                if state.subscribers[handle]?.isEmpty == true { state.subscribers[handle] = nil }
+            } else {
+                state.everyHandleSubscribers[id] = nil
+            }
+        }
+    }
+
+    /// The client ended: no more routing; returns the streams to finish (outside the lock, so
+    /// their termination handlers never run under it).
+    func end() -> [ATTClient.UpdateContinuation] {
+        state.withLock { state in
+            state.ended = true
+            defer {
+                state.subscribers.removeAll()
+                state.everyHandleSubscribers.removeAll()
+            }
+            return state.subscribers.values.flatMap(\.values) + Array(state.everyHandleSubscribers.values)
+        }
+    }
+
+    /// Delivers one update to every matching subscriber; a full buffer drops (counted).
+    func route(_ update: ATTValueUpdate) {
+        let (delivered, dropped) = state.withLock { state -> (Bool, Int?) in
+            guard !state.ended else { return (true, nil) }
+            var delivered = false
+            var full = false
+            if let streams = state.subscribers[update.handle] {
+                for stream in streams.values {
+                    if case .dropped = stream.yield(update) { full = true; state.droppedUpdateCount += 1 }
+                }
+                delivered = !streams.isEmpty
+            }
+            for stream in state.everyHandleSubscribers.values {
+                if case .dropped = stream.yield(update) { full = true; state.droppedUpdateCount += 1 }
+                delivered = true
+            }
+            return (delivered, full ? state.droppedUpdateCount : nil)
+        }
+        if let dropped, dropped == 1 || dropped % 1000 == 0 {
+            logger.warning("a subscriber is too slow: \(dropped) updates dropped so far")
+        }
+        if !delivered {
+            logger.debug("update for handle 0x\(String(update.handle, radix: 16)) with no subscriber dropped")
+        }
+    }
+
+    // MARK: ATTPDUReceiver
+
+    func receive(_ pdu: ArraySlice<UInt8>) {
+        let start = pdu.startIndex
+        switch pdu.first {
+        case 0x1B where pdu.count >= 3:
+            // Handle Value Notification, the hot path: no decoder, no copy.
+            let handle = UInt16(pdu[start + 1]) | UInt16(pdu[start + 2]) << 8
+            route(ATTValueUpdate(handle: handle, value: pdu[(start + 3)...], isIndication: false))
+        case 0x1D, 0x23:
+            switch ATTInbound.classify(Array(pdu), outstanding: nil, receiveMTU: receiveMTU) {
+            case let .update(handle, value, isIndication):
+                route(ATTValueUpdate(handle: handle, value: value, isIndication: isIndication))
+                if isIndication { forward(.confirmIndication) }
+            case .multipleUpdates(let tuples):
+                for tuple in tuples { route(ATTValueUpdate(handle: tuple.handle, value: tuple.value, isIndication: false)) }
+            case .dropped(let reason):
+                logger.debug("dropped: \(reason)")
+            default:
+                forward(.pdu(Array(pdu)))
+            }
+        default:
+            forward(.pdu(Array(pdu)))
+        }
+    }
+
+    func bearerEnded(_ error: BearerError) {
+        inbound.finish(throwing: error)
+    }
+
+    private func forward(_ item: Inbound) {
+        guard case .dropped = inbound.yield(item) else { return }
+        let count = state.withLock { state in
+            state.droppedInboundCount += 1
+            return state.droppedInboundCount
+        }
+        if count.isPowerOfTwo {
+            logger.warning("\(count) ATT PDUs from the peer dropped: the client is too far behind")
+        }
+    }
+}
+
+extension Int {
+    fileprivate var isPowerOfTwo: Bool { self > 0 && (self & (self - 1)) == 0 }
 }

@@ -71,7 +71,7 @@ extension Adapter {
             throw failure ?? .disconnected(.unknownConnectionIdentifier)
         }
         record.claimed = true
-        let bearer = L2CAPATTBearer(adapter: self, lifetime: record.lifetime, pdus: record.attStream)
+        let bearer = L2CAPATTBearer(adapter: self, lifetime: record.lifetime, inbox: record.attInbox)
         return Connection(handle: record.handle, peer: record.peer, parameters: record.parameters,
                           att: bearer, adapter: self, lifetime: record.lifetime)
     }
@@ -211,14 +211,14 @@ extension Adapter {
     func closeATT(on lifetime: LinkLifetime) {
         guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else { return }
         record.attClosed = true
-        record.attInput.finish(throwing: BearerError.closed)
+        record.attInbox.finish(.closed)
     }
 
     /// One whole L2CAP frame from a connection: ATT to its bearer, signaling and SMP answered here.
     func route(_ frame: L2CAPFrame, on record: ConnectionRecord) {
         switch frame.channelID {
         case .att:
-            if !record.deliverATT(Array(frame.payload)), record.droppedATTPDUs.isPowerOfTwo {
+            if !record.deliverATT(frame.payload), record.droppedATTPDUs.isPowerOfTwo {
                 logger.warning("\(record.droppedATTPDUs) ATT PDUs from \(record.peer) dropped: the reader is too far behind")
             }
         case .leSignaling:

@@ -67,16 +67,19 @@ public struct LinkParameters: Hashable, Sendable {
 
 /// The ATT bearer over rawble's own L2CAP: fixed channel 0x0004 of one connection.
 public final class L2CAPATTBearer: ATTBearer {
-    public let pdus: AsyncThrowingStream<[UInt8], any Error>
+    /// Every ATT PDU from the peer (see ``ATTBearer/pdus``); finishes at once with
+    /// ``BearerError/closed`` when the PDUs go to a receiver (``deliverPDUs(to:)``) instead.
+    public var pdus: AsyncThrowingStream<[UInt8], any Error> { inbox.stream() }
     /// A basic L2CAP frame carries at most 65,535 bytes of payload.
     public var maximumPDULength: Int { Int(UInt16.max) }
     let adapter: Adapter
     let lifetime: LinkLifetime
+    let inbox: ATTInbox
 
-    init(adapter: Adapter, lifetime: LinkLifetime, pdus: AsyncThrowingStream<[UInt8], any Error>) {
+    init(adapter: Adapter, lifetime: LinkLifetime, inbox: ATTInbox) {
         self.adapter = adapter
         self.lifetime = lifetime
-        self.pdus = pdus
+        self.inbox = inbox
     }
 
     public func send(_ pdu: [UInt8]) async throws(BearerError) {
@@ -86,6 +89,102 @@ public final class L2CAPATTBearer: ATTBearer {
 
     public func close() async {
         await adapter.closeATT(on: lifetime)
+    }
+
+    /// The fast path: the host hands each PDU to `receiver` on its own task, a slice of the
+    /// received frame (no copy, no stream). `false` once ``pdus`` was read.
+    public func deliverPDUs(to receiver: any ATTPDUReceiver) -> Bool {
+        inbox.install(receiver)
+    }
+}
+
+/// Where one connection's incoming ATT PDUs go: held (bounded) until a reader chooses how to
+/// take them, then into the ``L2CAPATTBearer/pdus`` stream or straight to an ``ATTPDUReceiver``.
+/// Thread-safe; the receiver is called under the lock, so calls never overlap or reorder.
+final class ATTInbox: Sendable {
+    private enum Reader {
+        /// Nobody reads yet: PDUs wait in `pending`.
+        case none
+        case stream(AsyncThrowingStream<[UInt8], any Error>, AsyncThrowingStream<[UInt8], any Error>.Continuation)
+        case receiver(any ATTPDUReceiver)
+    }
+    private struct State {
+        var reader = Reader.none
+        var pending: [ArraySlice<UInt8>] = []
+        var end: BearerError?
+    }
+    private let state = Mutex(State())
+    private let limit: Int
+
+    /// `limit`: PDUs buffered for a reader that is behind; newer ones are dropped.
+    init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    /// Hands a PDU on; `false` when it was dropped (the reader is `limit` PDUs behind).
+    func deliver(_ pdu: ArraySlice<UInt8>) -> Bool {
+        state.withLock { state in
+            guard state.end == nil else { return true }
+            switch state.reader {
+            case .none:
+                guard state.pending.count < limit else { return false }
+                state.pending.append(pdu)
+                return true
+            case .stream(_, let continuation):
+                if case .dropped = continuation.yield(Array(pdu)) { return false }
+                return true
+            case .receiver(let receiver):
+                receiver.receive(pdu)
+                return true
+            }
+        }
+    }
+
+    /// The bearer ended: the reader learns why after every PDU before it. The first end wins.
+    func finish(_ error: BearerError) {
+        state.withLock { state in
+            guard state.end == nil else { return }
+            state.end = error
+            switch state.reader {
+            case .none: break
+            case .stream(_, let continuation): continuation.finish(throwing: error)
+            case .receiver(let receiver): receiver.bearerEnded(error)
+            }
+        }
+    }
+
+    /// The stream reader: created on first use with what is pending.
+    func stream() -> AsyncThrowingStream<[UInt8], any Error> {
+        state.withLock { state in
+            switch state.reader {
+            case .stream(let stream, _):
+                return stream
+            case .receiver:
+                let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+                continuation.finish(throwing: BearerError.closed)
+                return stream
+            case .none:
+                let (stream, continuation) = AsyncThrowingStream.makeStream(
+                    of: [UInt8].self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(limit))
+                for pdu in state.pending { continuation.yield(Array(pdu)) }
+                state.pending = []
+                if let end = state.end { continuation.finish(throwing: end) }
+                state.reader = .stream(stream, continuation)
+                return stream
+            }
+        }
+    }
+
+    /// Makes `receiver` the reader (given what is pending first); `false` when one is chosen.
+    func install(_ receiver: any ATTPDUReceiver) -> Bool {
+        state.withLock { state in
+            guard case .none = state.reader else { return false }
+            state.reader = .receiver(receiver)
+            for pdu in state.pending { receiver.receive(pdu) }
+            state.pending = []
+            if let end = state.end { receiver.bearerEnded(end) }
+            return true
+        }
     }
 }
 
@@ -155,8 +254,7 @@ final class ConnectionRecord {
     var parameters: LinkParameters
     var signaling = LESignalingResponder()
     var securityManager = SecurityManagerResponder()
-    let attInput: AsyncThrowingStream<[UInt8], any Error>.Continuation
-    let attStream: AsyncThrowingStream<[UInt8], any Error>
+    let attInbox: ATTInbox
     var attClosed = false
     var droppedATTPDUs = 0
     /// Whether a ``Connection`` was handed out (else the host disconnects it itself).
@@ -168,8 +266,7 @@ final class ConnectionRecord {
         self.lifetime = lifetime
         self.peer = peer
         self.parameters = parameters
-        (attStream, attInput) = AsyncThrowingStream.makeStream(
-            of: [UInt8].self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(attBufferLimit))
+        attInbox = ATTInbox(limit: attBufferLimit)
     }
 
     func updateParameters(interval: UInt16, latency: UInt16, supervisionTimeout: UInt16) {
@@ -177,9 +274,9 @@ final class ConnectionRecord {
     }
 
     /// Hands an ATT PDU to the bearer; `false` when the reader is that far behind (dropped).
-    func deliverATT(_ pdu: [UInt8]) -> Bool {
+    func deliverATT(_ pdu: ArraySlice<UInt8>) -> Bool {
         guard !attClosed else { return true }
-        if case .dropped = attInput.yield(pdu) {
+        guard attInbox.deliver(pdu) else {
             droppedATTPDUs += 1
             return false
         }
@@ -188,7 +285,7 @@ final class ConnectionRecord {
 
     /// The link is gone: the bearer ends with `bearerError`, waiters learn `hostError`.
     func end(bearerError: BearerError, hostError: HostError) {
-        attInput.finish(throwing: bearerError)
+        attInbox.finish(bearerError)
         lifetime.end(hostError)
     }
 }
