@@ -108,8 +108,10 @@ struct ScanCommandTests {
         #expect(records.first?["type"] as? String == "command")
         #expect(records.first?["direction"] as? String == "sent")
         #expect(records.contains { ($0["reports"] as? [[String: Any]])?.isEmpty == false }, "advertising reports captured")
-        // The scan was switched off before the transport closed: the last commands disable it.
-        #expect(decoded.stdout.contains("LE Set Scan Enable"))
+        // The scan was switched off before the transport closed: the last command disables it.
+        let lastSent = try #require(records.last { $0["direction"] as? String == "sent" })
+        #expect(lastSent["name"] as? String == "LE Set Scan Enable")
+        #expect((lastSent["parameters"] as? [String: Any])?["enable"] as? Bool == false, "\(lastSent)")
     }
 
     @Test("Ctrl-C stops the scan, disables scanning, completes the capture and exits 0 within seconds")
@@ -127,6 +129,7 @@ struct ScanCommandTests {
         let sent = try decoded.stdoutLines.map(CLI.jsonObject).filter { $0["direction"] as? String == "sent" }
         let last = try #require(sent.last)
         #expect(last["name"] as? String == "LE Set Scan Enable", "\(last)")
+        #expect((last["parameters"] as? [String: Any])?["enable"] as? Bool == false, "\(last)")
     }
 
     @Test("nothing listening is one line and the transport status (74)")

@@ -156,6 +156,10 @@ struct GATTBumbleTests {
         await #expect(throws: GATTError.valueTooLong(513)) {
             try await session.gatt.write([UInt8](repeating: 0, count: 513), to: handles.write)
         }
+        // A Write Command must fit one PDU: 30 bytes do not at the default MTU of 23.
+        await #expect(throws: GATTError.bearer(.pduTooLong(length: 33, maximum: 23))) {
+            try await session.gatt.write([UInt8](repeating: 1, count: 30), to: handles.write, withoutResponse: true)
+        }
         // A Write Command at the MTU exchanged.
         try await session.gatt.exchangeMTU()
         try await session.gatt.write([0xAB, 0xCD], to: handles.write, withoutResponse: true)

@@ -140,9 +140,7 @@ public actor GATTClient {
         let mtu = await att.mtu
         let fitsOnePDU = value.count <= Int(mtu) - 3
         if withoutResponse {
-            guard fitsOnePDU else {
-                throw .invalidResponse("a Write Command carries at most \(Int(mtu) - 3) bytes at MTU \(mtu); \(value.count) given")
-            }
+            // The ATT client refuses a command longer than the MTU (BearerError.pduTooLong).
             try await att.send(command: .writeCommand(handle: handle, value: value[...]))
         } else if fitsOnePDU {
             try await run(try WriteValue(handle: handle, value: value, mtu: mtu))
@@ -207,22 +205,19 @@ public actor GATTClient {
             logger.warning("ignored a malformed Service Changed value: \(Array(value))")
             return
         }
-        invalidate(range)
+        invalidate()
         logger.info("the server changed handles \(range.lowerBound)–\(range.upperBound): cached discovery dropped")
         serviceChangesInput.yield(range)
     }
 
-    /// Drops every cached result that overlaps `range` (and the service list, which a change
-    /// can extend).
-    public func invalidate(_ range: ClosedRange<UInt16> = 0x0001...0xFFFF) {
+    /// Drops every cached discovery result. A change anywhere can move services, includes and
+    /// characteristics next to it, so the whole cache goes rather than an overlap computed
+    /// from partial knowledge of service ends.
+    public func invalidate() {
         cachedServices = nil
-        let overlapping = { (start: UInt16, end: UInt16) in start <= range.upperBound && end >= range.lowerBound }
-        cachedIncludes = cachedIncludes.filter { !range.contains($0.key) }
-        cachedCharacteristics = cachedCharacteristics.filter { entry in
-            let end = entry.value.last?.endHandle ?? entry.key
-            return !overlapping(entry.key, end)
-        }
-        cachedDescriptors = cachedDescriptors.filter { !range.contains($0.key) }
+        cachedIncludes.removeAll()
+        cachedCharacteristics.removeAll()
+        cachedDescriptors.removeAll()
     }
 
     private func run<P: GATTProcedure>(_ procedure: P) async throws(GATTError) -> P.Output {

@@ -87,6 +87,9 @@ struct PeerSession {
             CLIError(.peerError, "\(connection.peer.address): \(error)")
         case .timeout:
             CLIError(.timeout, "\(connection.peer.address): \(error)")
+        case .bearer(.pduTooLong(let length, let maximum)):
+            CLIError(.usage, "\(length - 3) bytes do not fit one Write Command at this link's MTU (at most \(maximum - 3))",
+                     fix: "write without --without-response (a long write)")
         case .bearer(let bearerError):
             if case .disconnected = bearerError {
                 CLIError(.peerError, "\(connection.peer.address) disconnected: \(bearerError)")
