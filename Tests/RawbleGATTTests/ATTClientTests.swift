@@ -14,23 +14,6 @@ private func eventually(_ condition: @Sendable () async -> Bool) async -> Bool {
     return await condition()
 }
 
-/// Runs `operation`, failing with `TestTimeout` after `seconds` (bounds every wait on a stream).
-private struct TestTimeout: Error {}
-private func within<T: Sendable>(
-    seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TestTimeout()
-        }
-        guard let first = try await group.next() else { throw TestTimeout() }
-        group.cancelAll()
-        return first
-    }
-}
-
 /// The first `count` updates of `stream` (bounded wait).
 private func take(
     _ count: Int, from stream: AsyncThrowingStream<ATTValueUpdate, any Error>

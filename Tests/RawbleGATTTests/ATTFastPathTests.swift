@@ -1,6 +1,7 @@
 import RawbleGATT
 import RawbleTransport
 import Synchronization
+import RawbleTestSupport
 import Testing
 
 // The ATT client on a bearer with a fast path (ATTBearer.deliverPDUs(to:)): value updates are
@@ -55,28 +56,17 @@ private final class FastBearer: ATTBearer {
     }
 }
 
-private struct TestTimeout: Error {}
-
 /// Collects `count` updates from `stream`, failing after 10 s.
 private func collect(
     _ count: Int, from stream: AsyncThrowingStream<ATTValueUpdate, any Error>
 ) async throws -> [ATTValueUpdate] {
-    try await withThrowingTaskGroup(of: [ATTValueUpdate].self) { group in
-        group.addTask {
-            var updates: [ATTValueUpdate] = []
-            for try await update in stream {
-                updates.append(update)
-                if updates.count == count { break }
-            }
-            return updates
+    try await within(seconds: 10) {
+        var updates: [ATTValueUpdate] = []
+        for try await update in stream {
+            updates.append(update)
+            if updates.count == count { break }
         }
-        group.addTask {
-            try await Task.sleep(for: .seconds(10))
-            throw TestTimeout()
-        }
-        guard let first = try await group.next() else { throw TestTimeout() }
-        group.cancelAll()
-        return first
+        return updates
     }
 }
 

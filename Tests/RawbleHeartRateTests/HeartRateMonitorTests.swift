@@ -10,24 +10,6 @@ import Testing
 //   0x0014 declaration, 0x0015 Body Sensor Location (read)
 //   0x0016 declaration, 0x0017 Heart Rate Control Point (write)
 
-private struct TestTimeout: Error {}
-
-/// Runs `operation`, failing with `TestTimeout` after `seconds` (bounds every wait on a stream).
-private func within<T: Sendable>(
-    seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TestTimeout()
-        }
-        guard let first = try await group.next() else { throw TestTimeout() }
-        group.cancelAll()
-        return first
-    }
-}
-
 /// The error `operation` throws, or nil when it returns.
 private func failure(_ operation: () async throws(HeartRateError) -> Void) async -> HeartRateError? {
     do {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RawbleTestSupport
 import RawbleWire
 import Synchronization
 import Testing
@@ -68,7 +69,7 @@ struct CapturePath {
         #expect(try await receive(2, from: transport) == [aclData, emptyEvent])
         connection.close()
         let packets = transport.packets
-        let end = try await within {
+        let end = try await within(seconds: 5) {
             do {
                 for try await _ in packets {}
                 return TransportError?.none

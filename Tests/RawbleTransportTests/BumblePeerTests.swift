@@ -23,7 +23,7 @@ struct BumblePeerTests {
             else { continue }
             if complete.opcode == command.opcode { return complete }
         }
-        throw TimedOut()
+        throw TestTimeout()
     }
 
     /// Everything seen for one address while scanning.
@@ -87,7 +87,7 @@ struct BumblePeerTests {
         #expect(peer.devices.map(\.name).sorted()
             == ["rawble-beacon", "rawble-broken", "rawble-strap", "rawble-thermo"])
         let transport = try await H4StreamTransport.connect(tcp: host, port: port)
-        let seen = try await within(15) { try await Self.scanAll(peer, transport: transport) }
+        let seen = try await within(seconds: 15) { try await Self.scanAll(peer, transport: transport) }
         await transport.close()
 
         for device in peer.devices {
@@ -118,7 +118,7 @@ struct BumblePeerTests {
         #expect(peer.socketPath == path)
         #expect(peer.port == nil)
         let transport = try await H4StreamTransport.connect(unix: path)
-        let seen = try await within(15) { try await Self.scanAll(peer, transport: transport) }
+        let seen = try await within(seconds: 15) { try await Self.scanAll(peer, transport: transport) }
         await transport.close()
         let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
         let data = AdvertisingData(decoding: try #require(seen[strap.address]).advertisingData)
@@ -161,7 +161,7 @@ struct BumblePeerTests {
         let host = try #require(peer.host)
         let port = try #require(peer.port)
         let transport = try await H4StreamTransport.connect(tcp: host, port: port)
-        let seen = try await within(15) { try await Self.scanAll(peer, transport: transport) }
+        let seen = try await within(seconds: 15) { try await Self.scanAll(peer, transport: transport) }
         await transport.close()
 
         let entry = try #require(seen[lab.address], "rawble-lab not seen")
@@ -330,7 +330,7 @@ struct BumblePeerTests {
         #expect(settings.invalid && settings.refuseCCCD && settings.silent)
 
         let transport = try await H4StreamTransport.connect(tcp: try #require(peer.host), port: try #require(peer.port))
-        let seen = try await within(15) { try await Self.scanAll(peer, transport: transport) }
+        let seen = try await within(seconds: 15) { try await Self.scanAll(peer, transport: transport) }
         await transport.close()
         let strap = try #require(peer.devices.first)
         let data = AdvertisingData(decoding: try #require(seen[strap.address]).advertisingData)
@@ -435,7 +435,7 @@ struct BumblePeerTests {
                 handle = complete.connectionHandle
                 return
             }
-            throw TimedOut()
+            throw TestTimeout()
         }
 
         /// Sends one ATT PDU on the connection (fixed channel 4, one ACL packet).
@@ -462,7 +462,7 @@ struct BumblePeerTests {
                 }
                 return .attResponse(pdu)
             }
-            throw TimedOut()
+            throw TestTimeout()
         }
 
         /// Writes `value` to `attribute` with a Write Request and returns the answer PDU.
@@ -483,7 +483,7 @@ struct BumblePeerTests {
         let handles = try #require(strap.heartRate?.handles)
         let transport = try await H4StreamTransport.connect(tcp: try #require(peer.host), port: try #require(peer.port))
         defer { Task { await transport.close() } }
-        let (first, reason, second) = try await within(20) {
+        let (first, reason, second) = try await within(seconds: 20) {
             var central = try await RawCentral(transport)
             var first: [[UInt8]] = [], second: [[UInt8]] = []
             try await central.connect(to: strap.address)
@@ -526,7 +526,7 @@ struct BumblePeerTests {
         let handles = try #require(strap.heartRate?.handles)
         let transport = try await H4StreamTransport.connect(tcp: try #require(peer.host), port: try #require(peer.port))
         defer { Task { await transport.close() } }
-        let answers = try await within(20) {
+        let answers = try await within(seconds: 20) {
             var central = try await RawCentral(transport)
             try await central.connect(to: strap.address)
             let cccd = try await central.write([0x01, 0x00], to: handles.measurementCCCD)

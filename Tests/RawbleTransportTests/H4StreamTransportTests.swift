@@ -1,4 +1,5 @@
 import Glibc
+import RawbleTestSupport
 import RawbleWire
 import Synchronization
 import Testing
@@ -6,23 +7,6 @@ import Testing
 @testable import RawbleTransport
 
 // MARK: Helpers
-
-struct TimedOut: Error {}
-
-/// Runs `operation`, failing with `TimedOut` after `seconds` (every wait in these tests is bounded).
-func within<T: Sendable>(
-    _ seconds: Double = 5, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimedOut()
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
-}
 
 /// Runs blocking `body` on its own thread and awaits its result.
 func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
@@ -152,7 +136,7 @@ func temporaryDirectory() throws -> String {
 /// Collects `count` packets from the transport (bounded by 5 s).
 func receive(_ count: Int, from transport: H4StreamTransport) async throws -> [H4Packet] {
     let packets = transport.packets
-    return try await within {
+    return try await within(seconds: 5) {
         var received: [H4Packet] = []
         for try await packet in packets {
             received.append(packet)
@@ -165,7 +149,7 @@ func receive(_ count: Int, from transport: H4StreamTransport) async throws -> [H
 /// Waits (bounded) for the packet sequence to end and returns the error it ended with.
 func ending(of transport: H4StreamTransport) async throws -> TransportError? {
     let packets = transport.packets
-    return try await within {
+    return try await within(seconds: 5) {
         do {
             for try await _ in packets {}
             return nil
@@ -314,12 +298,12 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         let connection = try await accepted
         // The peer stays silent: the reader thread is blocked in read.
         let end = Task { try await ending(of: transport) }
-        try await within { await transport.close() }
+        try await within(seconds: 5) { await transport.close() }
         #expect(try await end.value == .closed)
         await #expect(throws: TransportError.closed) { try await transport.send(reset) }
         // The peer sees the connection go away.
         #expect(await connection.read(count: 1) == nil)
-        try await within { await transport.close() }  // idempotent
+        try await within(seconds: 5) { await transport.close() }  // idempotent
     }
 
     @Test func cancellingTheConsumerStopsTheReader() async throws {
@@ -334,7 +318,7 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         consumer.cancel()
         _ = await consumer.result
         // close() returns only once the reader thread is done.
-        try await within { await transport.close() }
+        try await within(seconds: 5) { await transport.close() }
         #expect(await connection.read(count: 1) == nil)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import RawbleTestSupport
 import RawbleWire
 import Synchronization
 import Testing
@@ -95,7 +96,7 @@ final class PseudoTerminal: Sendable {
 /// Collects `count` packets from any transport (bounded by 5 s).
 func receive(_ count: Int, from transport: some HCITransport) async throws -> [H4Packet] {
     let packets = transport.packets
-    return try await within {
+    return try await within(seconds: 5) {
         var received: [H4Packet] = []
         for try await packet in packets {
             received.append(packet)
@@ -152,19 +153,19 @@ func receive(_ count: Int, from transport: some HCITransport) async throws -> [H
         pty.closeMaster()
         #expect(try await ending(of: transport) == .closedByPeer)
         await #expect(throws: TransportError.closedByPeer) { try await transport.send(reset) }
-        try await within { await transport.close() }
+        try await within(seconds: 5) { await transport.close() }
     }
 
     @Test func closeWhileTheLineIsSilentReturnsPromptlyAndReleasesTheDevice() async throws {
         let pty = try PseudoTerminal()
         let transport = try H4StreamTransport.openSerial(path: pty.slavePath)
         let end = Task { try await ending(of: transport) }
-        try await within { await transport.close() }
+        try await within(seconds: 5) { await transport.close() }
         #expect(try await end.value == .closed)
         await #expect(throws: TransportError.closed) { try await transport.send(reset) }
         // The slave descriptor is closed: the master sees the hang-up.
         #expect(await pty.seesHangUp())
-        try await within { await transport.close() }  // idempotent
+        try await within(seconds: 5) { await transport.close() }  // idempotent
     }
 
     @Test func aSendThatCannotProgressTimesOutInsteadOfHanging() async throws {
@@ -172,7 +173,7 @@ func receive(_ count: Int, from transport: some HCITransport) async throws -> [H
         let transport = try H4StreamTransport.openSerial(path: pty.slavePath, writeStallTimeout: .milliseconds(200))
         // The master never reads: the pty's buffers (well under 1 MiB) fill up and stay full.
         let big = H4Packet(type: .acl, bytes: [0x01, 0x00, 0xFF, 0xFF] + [UInt8](repeating: 0xAB, count: 0xFFFF))
-        let outcome: TransportError? = try await within(10) {
+        let outcome: TransportError? = try await within(seconds: 10) {
             for _ in 0..<16 {
                 do {
                     try await transport.send(big)
@@ -183,7 +184,7 @@ func receive(_ count: Int, from transport: some HCITransport) async throws -> [H
             return nil
         }
         #expect(outcome == .timedOut(operation: "serial write"))
-        try await within { await transport.close() }
+        try await within(seconds: 5) { await transport.close() }
     }
 
     @Test func everyStandardRateFrom1200To4000000IsAccepted() async throws {
@@ -197,7 +198,7 @@ func receive(_ count: Int, from transport: some HCITransport) async throws -> [H
         let pty = try PseudoTerminal()
         for rate in standard {
             let transport = try H4StreamTransport.openSerial(path: pty.slavePath, baudRate: rate)
-            try await within { await transport.close() }
+            try await within(seconds: 5) { await transport.close() }
         }
     }
 
