@@ -32,10 +32,16 @@ let package = Package(
             dependencies: ["WireWorkloads"],
             path: "Sources/WireRates"
         ),
+        // Clocks, memory and JSON-line output the timing executables share.
+        .target(
+            name: "TimingSupport",
+            path: "Sources/TimingSupport"
+        ),
         // Host timings against a Bumble peer over TCP (Scripts/benchmark-host, issue 3).
         .executableTarget(
             name: "HostTiming",
             dependencies: [
+                "TimingSupport",
                 .product(name: "RawbleHost", package: "rawble"),
                 .product(name: "RawbleTransport", package: "rawble"),
             ],
@@ -45,6 +51,7 @@ let package = Package(
         .executableTarget(
             name: "GATTTiming",
             dependencies: [
+                "TimingSupport",
                 .product(name: "RawbleHost", package: "rawble"),
                 .product(name: "RawbleTransport", package: "rawble"),
                 .product(name: "RawbleGATT", package: "rawble"),

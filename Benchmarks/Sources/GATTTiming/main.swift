@@ -26,46 +26,10 @@ import Darwin
 #endif
 import RawbleGATT
 import RawbleHost
+import TimingSupport
 import RawbleTransport
 
-// MARK: Clocks
-
-func monotonicNanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
-
-func processCPUNanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
-
 // MARK: Output
-
-func emit(_ fields: KeyValuePairs<String, String>) {
-    let body = fields.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ")
-    print("{\(body)}")
-    fflush(nil)
-}
-
-func quoted(_ text: String) -> String {
-    var out = "\""
-    for character in text {
-        switch character {
-        case "\"", "\\": out += "\\\(character)"
-        case "\n": out += "\\n"
-        default: out.append(character)
-        }
-    }
-    return out + "\""
-}
-
-func fail(_ message: String) -> Never {
-    emit(["error": quoted(message)])
-    exit(1)
-}
 
 func mark(_ phase: String) {
     emit(["phase": quoted(phase), "t": "\(monotonicNanoseconds())"])
