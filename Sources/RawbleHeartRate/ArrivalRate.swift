@@ -32,7 +32,7 @@ public struct ArrivalRate: Sendable {
     /// last; nil with fewer than two arrivals or all at the same instant.
     public var perSecond: Double? {
         guard instants.count - head >= 2, let last = instants.last else { return nil }
-        let span = seconds(last - instants[head])
+        let span = (last - instants[head]) / .seconds(1)
         guard span > 0 else { return nil }
         return Double(instants.count - head - 1) / span
     }
@@ -48,9 +48,4 @@ public struct ArrivalRate: Sendable {
 
     /// The arrivals counted (in the window ending at the latest one).
     public var count: Int { instants.count - head }
-
-    private func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
 }

@@ -22,7 +22,7 @@ public enum HeartRateError: Error, Hashable, Sendable, CustomStringConvertible {
         case .noMeasurementCharacteristic:
             "the device's Heart Rate service has no Heart Rate Measurement characteristic (0x2A37)"
         case .subscriptionRefused(let error) where error.code == .cccdImproperlyConfigured:
-            "the device refused to send measurements: ATT error 0xFD (Client Characteristic Configuration Descriptor Improperly Configured) on handle 0x\(hex4(error.handle)); reconnect, or pair/bond if the strap requires it, and try again"
+            "the device refused to send measurements: ATT error 0xFD (Client Characteristic Configuration Descriptor Improperly Configured) on handle 0x\(Hex.padded(error.handle, digits: 4)); reconnect, or pair/bond if the strap requires it, and try again"
         case .subscriptionRefused(let error):
             "the device refused to send measurements: \(error); \(Self.advice(for: error.code))"
         case .controlPointMissing:
@@ -57,10 +57,4 @@ public enum HeartRateError: Error, Hashable, Sendable, CustomStringConvertible {
         default: self = .gatt(.bearer(.disconnected(reason: "\(error)")))
         }
     }
-}
-
-/// Four upper-case hex digits.
-func hex4(_ value: UInt16) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }

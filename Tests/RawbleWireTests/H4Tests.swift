@@ -304,7 +304,7 @@ struct H4FramerTests {
         var largest = 0
         for chunk in split(stream, sizes: [1000, 3, 7919]) {
             framer.append(chunk)
-            largest = max(largest, framer.buffer.count)
+            largest = max(largest, framer.buffer.bytes.count)
             while let p = try? framer.nextPacket() {
                 #expect(p.encoded == packet)
                 count += 1

@@ -116,7 +116,7 @@ public struct ADType: RawRepresentable, Hashable, Sendable, Comparable, CustomSt
 
     /// `Complete Local Name (0x09)`, or `AD type 0x42` when unassigned.
     public var description: String {
-        let code = "0x" + AssignedNumbers.paddedHex(UInt64(rawValue), digits: 2)
+        let code = "0x" + Hex.padded(rawValue, digits: 2)
         return name.map { "\($0) (\(code))" } ?? "AD type \(code)"
     }
 

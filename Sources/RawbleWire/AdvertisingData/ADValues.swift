@@ -135,7 +135,7 @@ public struct ManufacturerData: Hashable, Sendable, CustomStringConvertible {
     public var companyName: String? { AssignedNumbers.companyName(companyID) }
 
     public var description: String {
-        let id = "0x" + AssignedNumbers.paddedHex(UInt64(companyID), digits: 4)
+        let id = "0x" + Hex.padded(companyID, digits: 4)
         let who = companyName.map { "\($0) (\(id))" } ?? id
         return data.isEmpty ? who : "\(who) \(Hex.encode(data))"
     }
@@ -290,7 +290,7 @@ public struct LERole: RawRepresentable, Hashable, Sendable, CustomStringConverti
         case 0x01: "Only Central Role supported"
         case 0x02: "Peripheral and Central Role supported, Peripheral Role preferred"
         case 0x03: "Peripheral and Central Role supported, Central Role preferred"
-        default: "Reserved (0x\(AssignedNumbers.paddedHex(UInt64(rawValue), digits: 2)))"
+        default: "Reserved (0x\(Hex.padded(rawValue, digits: 2)))"
         }
     }
 
@@ -348,7 +348,7 @@ public struct URI: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         if let s = string { return s }
-        let code = schemeCodePoint.map { "U+" + AssignedNumbers.paddedHex(UInt64($0), digits: 4) } ?? "?"
+        let code = schemeCodePoint.map { "U+" + Hex.padded($0, digits: 4) } ?? "?"
         return "[scheme \(code)]\(remainder)"
     }
 }

@@ -119,7 +119,7 @@ public struct Appearance: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// `Heart Rate Sensor: Heart Rate Belt (0x0341)`, `Heart Rate Sensor (0x0340)`,
     /// `Appearance 0x1234` when unknown.
     public var description: String {
-        let code = "0x" + AssignedNumbers.paddedHex(UInt64(rawValue), digits: 4)
+        let code = "0x" + Hex.padded(rawValue, digits: 4)
         guard let category = categoryName else { return "Appearance \(code)" }
         if let sub = subcategoryName { return "\(category): \(sub) (\(code))" }
         return "\(category) (\(code))"
@@ -128,12 +128,4 @@ public struct Appearance: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let unknown = Appearance(0x0000)
     public static let genericHeartRateSensor = Appearance(0x0340)
     public static let heartRateBelt = Appearance(0x0341)
-}
-
-extension AssignedNumbers {
-    /// Upper-case hex of `value`, zero-padded to `digits` digits.
-    static func paddedHex(_ value: UInt64, digits: Int) -> String {
-        let s = String(value, radix: 16, uppercase: true)
-        return s.count >= digits ? s : String(repeating: "0", count: digits - s.count) + s
-    }
 }

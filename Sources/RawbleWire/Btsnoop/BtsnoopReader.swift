@@ -78,10 +78,10 @@ public struct BtsnoopReader: Sendable {
     /// The fatal error met, if any; after it the reader yields nothing.
     public private(set) var failure: BtsnoopError?
 
-    var buffer: [UInt8] = []
-    var readIndex = 0
-    /// File offset of `buffer[readIndex]`.
-    public private(set) var streamOffset = 0
+    /// The bytes appended and not returned yet.
+    var buffer = StreamBuffer()
+    /// File offset of the first byte not consumed yet.
+    public var streamOffset: Int { buffer.streamOffset }
 
     public init(maximumIncludedLength: Int = BtsnoopReader.defaultMaximumIncludedLength) {
         self.maximumIncludedLength = max(0, maximumIncludedLength)
@@ -90,11 +90,7 @@ public struct BtsnoopReader: Sendable {
     /// Adds bytes read from the file.
     public mutating func append(_ bytes: some Collection<UInt8>) {
         guard failure == nil else { return }
-        if readIndex > 0, readIndex >= buffer.count - readIndex {
-            buffer.removeSubrange(0..<readIndex)
-            readIndex = 0
-        }
-        buffer.append(contentsOf: bytes)
+        buffer.append(bytes)
     }
 
     /// The next complete record, or `nil` when more bytes are needed (or after a failure).
@@ -103,18 +99,17 @@ public struct BtsnoopReader: Sendable {
         if header == nil {
             guard try readHeader() else { return nil }
         }
-        let available = buffer.count - readIndex
+        let available = buffer.unreadCount
         guard available >= BtsnoopRecord.headerByteCount else { return nil }
-        var reader = ByteReader(buffer[readIndex..<(readIndex + BtsnoopRecord.headerByteCount)], context: "btsnoop record")
+        var reader = ByteReader(buffer.slice(from: 0, to: BtsnoopRecord.headerByteCount), context: "btsnoop record")
         guard let fields = try? RecordHeader.read(&reader) else { return nil }
         if let kind = fields.problem(maximumIncludedLength: maximumIncludedLength) {
             try fail(kind, recordIndex: recordCount)
         }
         let total = BtsnoopRecord.headerByteCount + fields.includedLength
         guard available >= total else { return nil }
-        let dataStart = readIndex + BtsnoopRecord.headerByteCount
-        let record = fields.record(data: Array(buffer[dataStart..<(readIndex + total)])[...])
-        consume(total)
+        let record = fields.record(data: Array(buffer.slice(from: BtsnoopRecord.headerByteCount, to: total))[...])
+        buffer.consume(total)
         recordCount += 1
         return record
     }
@@ -123,7 +118,7 @@ public struct BtsnoopReader: Sendable {
     /// already returned are unaffected.
     public mutating func finish() throws(BtsnoopError) {
         guard failure == nil else { return }
-        let available = buffer.count - readIndex
+        let available = buffer.unreadCount
         if header == nil {
             if available >= BtsnoopHeader.byteCount {
                 _ = try readHeader()
@@ -131,11 +126,11 @@ public struct BtsnoopReader: Sendable {
                 try fail(.truncatedHeader(available: available), recordIndex: nil)
             }
         }
-        let left = buffer.count - readIndex
+        let left = buffer.unreadCount
         guard left > 0 else { return }
         var needed = BtsnoopRecord.headerByteCount
         if left >= needed {
-            var reader = ByteReader(buffer[readIndex..<(readIndex + needed)], context: "btsnoop record")
+            var reader = ByteReader(buffer.slice(from: 0, to: needed), context: "btsnoop record")
             if let fields = try? RecordHeader.read(&reader) {
                 needed += fields.includedLength
             }
@@ -145,31 +140,22 @@ public struct BtsnoopReader: Sendable {
 
     /// Parses the file header once 16 bytes are there; `false` when more are needed.
     mutating func readHeader() throws(BtsnoopError) -> Bool {
-        guard buffer.count - readIndex >= BtsnoopHeader.byteCount else { return false }
+        guard buffer.unreadCount >= BtsnoopHeader.byteCount else { return false }
+        let unread = buffer.unread
         do {
-            header = try BtsnoopHeader.validatedPrefix(buffer[readIndex...])
+            header = try BtsnoopHeader.validatedPrefix(unread)
         } catch {
-            try fail(error.kind, recordIndex: nil, offset: streamOffset + (error.offset - readIndex))
+            try fail(error.kind, recordIndex: nil, offset: streamOffset + (error.offset - unread.startIndex))
         }
-        consume(BtsnoopHeader.byteCount)
+        buffer.consume(BtsnoopHeader.byteCount)
         return true
     }
 
     mutating func fail(_ kind: BtsnoopError.Kind, recordIndex: Int?, offset: Int? = nil) throws(BtsnoopError) -> Never {
         let error = BtsnoopError(kind, at: offset ?? streamOffset, recordIndex: recordIndex)
         failure = error
-        buffer = []
-        readIndex = 0
+        buffer.discardAll()
         throw error
-    }
-
-    mutating func consume(_ count: Int) {
-        readIndex += count
-        streamOffset += count
-        if readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 18)
-            readIndex = 0
-        }
     }
 }
 

@@ -103,25 +103,20 @@ public struct BluetoothUUID: Hashable, Sendable, Comparable, LosslessStringConve
     }
 
     public var description: String {
-        if let u = uuid16 { return pad(hex16: UInt64(u), digits: 4) }
-        if let u = uuid32 { return pad(hex16: UInt64(u), digits: 8) }
+        if let u = uuid16 { return Hex.padded(u, digits: 4) }
+        if let u = uuid32 { return Hex.padded(u, digits: 8) }
         return canonical128
     }
 
     /// The 128-bit canonical form, upper-case, even for 16-bit UUIDs.
     public var canonical128: String {
-        let h = pad(hex16: high, digits: 16), l = pad(hex16: low, digits: 16)
+        let h = Hex.padded(high, digits: 16), l = Hex.padded(low, digits: 16)
         let all = Array(h + l)
         return String(all[0..<8]) + "-" + String(all[8..<12]) + "-" + String(all[12..<16]) + "-"
             + String(all[16..<20]) + "-" + String(all[20..<32])
     }
 
     public static func < (a: Self, b: Self) -> Bool { (a.high, a.low) < (b.high, b.low) }
-}
-
-private func pad(hex16 value: UInt64, digits: Int) -> String {
-    let s = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, digits - s.count)) + s
 }
 
 extension ByteReader {

@@ -39,6 +39,13 @@ public enum Hex {
         return out
     }
 
+    /// Upper-case hex of `value`, zero-padded to at least `digits` digits: `padded(0x1D, digits: 4)`
+    /// is `001D` (handles, opcodes, UUIDs, company identifiers in messages).
+    public static func padded(_ value: some BinaryInteger, digits: Int) -> String {
+        let s = String(value, radix: 16, uppercase: true)
+        return s.count >= digits ? s : String(repeating: "0", count: digits - s.count) + s
+    }
+
     /// Lower-case hex, no separators.
     public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false, separator: String = "") -> String {
         let digits: [Character] = Array(uppercase ? "0123456789ABCDEF" : "0123456789abcdef")

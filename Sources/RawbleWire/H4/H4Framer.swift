@@ -52,11 +52,10 @@ public struct H4Framer: Sendable {
     /// the format's limit; a host may pass its controller's ACL buffer size).
     public let maximumACLPayloadLength: Int
 
-    @usableFromInline var buffer: [UInt8] = []
-    /// Index in `buffer` of the first byte not consumed yet.
-    @usableFromInline var readIndex = 0
-    /// Stream offset of `buffer[readIndex]`: bytes consumed so far.
-    public private(set) var streamOffset = 0
+    /// The bytes appended and not returned yet.
+    @usableFromInline var buffer = StreamBuffer()
+    /// Stream offset of the first byte not consumed yet: bytes consumed so far.
+    public var streamOffset: Int { buffer.streamOffset }
 
     public init(maximumACLPayloadLength: Int = H4PacketType.acl.maximumPayloadLength) {
         self.maximumACLPayloadLength = max(0, min(maximumACLPayloadLength, H4PacketType.acl.maximumPayloadLength))
@@ -64,12 +63,11 @@ public struct H4Framer: Sendable {
 
     /// Bytes appended and not yet returned as packets (part of a packet, or packets not pulled).
     @inlinable
-    public var bufferedByteCount: Int { buffer.count - readIndex }
+    public var bufferedByteCount: Int { buffer.unreadCount }
 
     /// Adds bytes read from the transport.
     public mutating func append(_ bytes: some Collection<UInt8>) {
-        compact()
-        buffer.append(contentsOf: bytes)
+        buffer.append(bytes)
     }
 
     /// Same as ``append(_:)``.
@@ -83,28 +81,27 @@ public struct H4Framer: Sendable {
     /// Throws (and skips the offending byte) for an unknown type byte or a length above the
     /// limit; call again to go on.
     public mutating func nextPacket() throws(H4FramerError) -> H4Packet? {
-        let available = buffer.count - readIndex
+        let available = buffer.unreadCount
         guard available >= 1 else { return nil }
-        let typeByte = buffer[readIndex]
+        let typeByte = buffer[0]
         guard let type = H4PacketType(rawValue: typeByte) else {
             let offset = streamOffset
-            consume(1)
+            buffer.consume(1)
             throw H4FramerError(.unknownPacketType(typeByte), at: offset)
         }
         let headerLength = type.headerLength
         guard available >= 1 + headerLength else { return nil }
-        let headerStart = readIndex + 1
-        let length = type.payloadLength(header: buffer[headerStart..<(headerStart + headerLength)]) ?? 0
+        let length = type.payloadLength(header: buffer.slice(from: 1, to: 1 + headerLength)) ?? 0
         let maximum = type == .acl ? maximumACLPayloadLength : type.maximumPayloadLength
         guard length <= maximum else {
             let offset = streamOffset
-            consume(1)
+            buffer.consume(1)
             throw H4FramerError(.payloadTooLong(type: type, length: length, maximum: maximum), at: offset)
         }
         let total = 1 + headerLength + length
         guard available >= total else { return nil }
-        let packet = H4Packet(type: type, bytes: Array(buffer[headerStart..<(readIndex + total)])[...])
-        consume(total)
+        let packet = H4Packet(type: type, bytes: Array(buffer.slice(from: 1, to: total))[...])
+        buffer.consume(total)
         return packet
     }
 
@@ -126,38 +123,17 @@ public struct H4Framer: Sendable {
     /// when bytes of an incomplete packet remain (they are dropped). Call it after
     /// ``nextPacket()`` returned `nil`.
     public mutating func finish() throws(H4FramerError) {
-        let available = buffer.count - readIndex
+        let available = buffer.unreadCount
         guard available > 0 else { return }
         let offset = streamOffset
-        defer { consume(available) }
-        guard let type = H4PacketType(rawValue: buffer[readIndex]) else {
-            throw H4FramerError(.unknownPacketType(buffer[readIndex]), at: offset)
+        defer { buffer.consume(available) }
+        guard let type = H4PacketType(rawValue: buffer[0]) else {
+            throw H4FramerError(.unknownPacketType(buffer[0]), at: offset)
         }
         var needed = 1 + type.headerLength
         if available >= needed {
-            let headerStart = readIndex + 1
-            needed += type.payloadLength(header: buffer[headerStart..<(headerStart + type.headerLength)]) ?? 0
+            needed += type.payloadLength(header: buffer.slice(from: 1, to: 1 + type.headerLength)) ?? 0
         }
         throw H4FramerError(.truncatedPacket(type: type, needed: needed, available: available), at: offset)
-    }
-
-    @usableFromInline
-    mutating func consume(_ count: Int) {
-        readIndex += count
-        streamOffset += count
-        if readIndex == buffer.count {
-            // Everything consumed: reuse the storage unless a huge read left it oversized.
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 18)
-            readIndex = 0
-        }
-    }
-
-    /// Drops consumed bytes once they are at least as many as the unread ones, so each byte
-    /// is moved at most a bounded number of times (amortised O(1), no O(n²) removeFirst).
-    @usableFromInline
-    mutating func compact() {
-        guard readIndex > 0, readIndex >= buffer.count - readIndex else { return }
-        buffer.removeSubrange(0..<readIndex)
-        readIndex = 0
     }
 }

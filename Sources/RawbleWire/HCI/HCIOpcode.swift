@@ -19,8 +19,7 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, Comparable, Custo
 
     /// `0x200B` style, with the command's name when known.
     public var description: String {
-        let code = "0x" + String(repeating: "0", count: 4 - String(rawValue, radix: 16).count)
-            + String(rawValue, radix: 16, uppercase: true)
+        let code = "0x" + Hex.padded(rawValue, digits: 4)
         if let name { return "\(name) (\(code))" }
         return code
     }
