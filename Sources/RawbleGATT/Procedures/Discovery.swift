@@ -247,7 +247,9 @@ public struct DiscoverCharacteristics: GATTProcedure {
                     throw .invalidResponse("characteristic declaration 0x\(hex4(entry.handle)) of \(entry.value.count) bytes; must be 5 or 19")
                 }
                 guard declaration.valueHandle > entry.handle, declaration.valueHandle <= serviceEnd else {
-                    throw .invalidResponse("characteristic declaration 0x\(hex4(entry.handle)) has its value at 0x\(hex4(declaration.valueHandle)), outside 0x\(hex4(entry.handle + 1))–0x\(hex4(serviceEnd))")
+                    // No arithmetic on the server's handles here: a declaration at 0xFFFF (or at
+                    // the service's end) has no handle after it to name.
+                    throw .invalidResponse("characteristic declaration 0x\(hex4(entry.handle)) has its value at 0x\(hex4(declaration.valueHandle)), which must lie after the declaration and within the service (up to 0x\(hex4(serviceEnd)))")
                 }
                 declarations.append((entry.handle, declaration))
                 try checkBound(declarations.count, "characteristics")
