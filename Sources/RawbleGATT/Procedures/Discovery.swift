@@ -220,12 +220,18 @@ public struct DiscoverCharacteristics: GATTProcedure {
         awaiting = false
         var characteristics: [GATTCharacteristic] = []
         for (index, entry) in declarations.enumerated() {
-            // Checked on arrival: the next declaration lies past this one's value handle.
-            let end = index + 1 < declarations.count ? declarations[index + 1].handle - 1 : serviceEnd
+            // Checked on arrival: the next declaration lies past this one's value handle, so the
+            // handle before it exists; the comparison keeps that true should the check change.
+            let valueHandle = entry.declaration.valueHandle
+            var end = serviceEnd
+            if index + 1 < declarations.count {
+                let next = declarations[index + 1].handle
+                end = next > valueHandle ? next - 1 : valueHandle
+            }
             guard uuid == nil || entry.declaration.uuid == uuid else { continue }
             characteristics.append(GATTCharacteristic(
                 uuid: entry.declaration.uuid, declarationHandle: entry.handle, valueHandle: entry.declaration.valueHandle,
-                properties: entry.declaration.properties, endHandle: max(end, entry.declaration.valueHandle)))
+                properties: entry.declaration.properties, endHandle: max(end, valueHandle)))
         }
         return .finished(characteristics)
     }
