@@ -24,6 +24,15 @@ struct ProcedureTopHandleTests {
         ]), "characteristic declaration 0xFFFF")
     }
 
+    @Test("fuzz finding: a declaration at 0xFFFF with its value at 0x0000 (regressions/FuzzGATTProcedures/characteristic-declaration-at-ffff)")
+    func fuzzFindingDeclarationAtLastHandle() {
+        // The regression input: selector 0x12 (characteristics, at the top), then this answer.
+        let service = GATTService(uuid: BluetoothUUID(0x180D), startHandle: 0xFFF0, endHandle: 0xFFFF)
+        expectInvalid(run(DiscoverCharacteristics(of: service), [
+            Exchange("08 F0 FF FF FF 03 28", "09 07 FF FF 10 00 00 37 2A"),
+        ]), "has its value at 0x0000")
+    }
+
     // MARK: Services
 
     @Test("a one-handle service at 0xFFFF ends the service walk, in the first response or a later one")
