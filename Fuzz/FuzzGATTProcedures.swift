@@ -2,6 +2,8 @@
 // procedure selector followed by length-prefixed ATT PDUs (1 byte length each); every PDU that
 // decodes is handed to the procedure as the answer to its last request. The procedure must
 // finish or throw before the answers run out, never trap, and send only requests it may send.
+// selector % 14 picks the procedure; an odd selector / 14 runs the discoveries at the top of
+// the handle space (the last service ends at 0xFFFF); selector >> 4 sets the MTU.
 // Compiled with the wire and GATT procedure sources by Scripts/fuzz.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzGATTProcedures(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -15,10 +17,18 @@ public func fuzzGATTProcedures(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
         if let pdu = try? ATTPDU.decode(bytes[(i + 1)..<end]) { answers.append(pdu) }
         i = end
     }
-    // Procedures small enough for a fuzz input to walk to their end: a few handles each.
-    let service = GATTService(uuid: BluetoothUUID(0x180D), startHandle: 0x0001, endHandle: 0x0010)
-    let characteristic = GATTCharacteristic(uuid: BluetoothUUID(0x2A37), declarationHandle: 2, valueHandle: 3,
-                                            properties: [.notify], endHandle: 0x0008)
+    // Procedures small enough for a fuzz input to walk to their end: a few handles each, at the
+    // bottom of the handle space or at its top (where handle + 1 would overflow).
+    let atTop = (selector / 14) % 2 == 1
+    let service = atTop
+        ? GATTService(uuid: BluetoothUUID(0x180D), startHandle: 0xFFF0, endHandle: 0xFFFF)
+        : GATTService(uuid: BluetoothUUID(0x180D), startHandle: 0x0001, endHandle: 0x0010)
+    let characteristic = atTop
+        ? GATTCharacteristic(uuid: BluetoothUUID(0x2A37), declarationHandle: 0xFFF1, valueHandle: 0xFFF2,
+                             properties: [.notify], endHandle: 0xFFFF)
+        : GATTCharacteristic(uuid: BluetoothUUID(0x2A37), declarationHandle: 2, valueHandle: 3,
+                             properties: [.notify], endHandle: 0x0008)
+    let readRange: ClosedRange<UInt16> = atTop ? 0xFFE0...0xFFFF : 0x0001...0x0020
     let mtu = UInt16(23 + Int(selector >> 4) * 31)
     switch selector % 14 {
     case 0: fuzzDrive(DiscoverPrimaryServices(range: 0xFFF0...0xFFFF), answers)
@@ -32,7 +42,7 @@ public func fuzzGATTProcedures(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
     case 8: fuzzDrive(ReadLongValue(handle: 3, mtu: mtu), answers)
     case 9: fuzzDrive(ReadMultipleValues(handles: [3, 5]), answers)
     case 10: fuzzDrive(ReadMultipleVariableValues(handles: [3, 5]), answers)
-    case 11: fuzzDrive(ReadUsingCharacteristicUUID(BluetoothUUID(0x2A19), range: 0x0001...0x0020), answers)
+    case 11: fuzzDrive(ReadUsingCharacteristicUUID(BluetoothUUID(0x2A19), range: readRange), answers)
     case 12:
         if let write = try? LongWrite(handle: 3, value: Array(repeating: 0x5A, count: 60), mtu: mtu) { fuzzDrive(write, answers) }
     default:

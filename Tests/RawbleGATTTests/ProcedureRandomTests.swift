@@ -19,7 +19,8 @@ struct RandomServer {
         chance(70) ? BluetoothUUID(UInt16.random(in: 0...UInt16.max, using: &rng)) : BluetoothUUID(high: rng.next(), low: rng.next())
     }
 
-    /// Handles ascending from `start`, mostly within `end`, sometimes anywhere.
+    /// Handles ascending from `start`, mostly within `end`, sometimes anywhere; when the
+    /// steps run past `end`, often one more at `end` itself (0xFFFF for the last service).
     mutating func ascending(from start: UInt16, to end: UInt16, count: Int) -> [UInt16] {
         var handles: [UInt16] = []
         var h = start
@@ -27,10 +28,35 @@ struct RandomServer {
             if chance(hostility / 10) { h = handle() }
             handles.append(h)
             let step = UInt16.random(in: 1...12, using: &rng)
-            guard h <= end &- step else { break }
+            guard h <= end &- step else {
+                if h < end, chance(50) { handles.append(end) }
+                break
+            }
             h &+= step
         }
         return handles
+    }
+
+    /// The service and characteristic a seed's procedures run on. Two in five seeds take the
+    /// last service of a database (it ends at 0xFFFF), one in five a one-handle service at
+    /// 0xFFFF; their characteristic's value or descriptors reach 0xFFFF.
+    mutating func layout() -> (service: GATTService, characteristic: GATTCharacteristic) {
+        switch rng.next() % 5 {
+        case 0, 1:
+            let start = UInt16.random(in: 0xFF00...0xFFFC, using: &rng)
+            let valueHandle = chance(50) ? 0xFFFF : start + 2
+            return (GATTService(uuid: .heartRateService, startHandle: start, endHandle: 0xFFFF),
+                    GATTCharacteristic(uuid: .heartRateMeasurement, declarationHandle: valueHandle - 1, valueHandle: valueHandle,
+                                       properties: [.notify], endHandle: 0xFFFF))
+        case 2:
+            return (GATTService(uuid: .heartRateService, startHandle: 0xFFFF, endHandle: 0xFFFF),
+                    GATTCharacteristic(uuid: .heartRateMeasurement, declarationHandle: 0xFFFD, valueHandle: 0xFFFE,
+                                       properties: [.notify], endHandle: 0xFFFF))
+        default:
+            return (GATTService(uuid: .heartRateService, startHandle: 0x0001, endHandle: 0x0400),
+                    GATTCharacteristic(uuid: .heartRateMeasurement, declarationHandle: 2, valueHandle: 3,
+                                       properties: [.notify], endHandle: 0x0300))
+        }
     }
 
     /// Groups (start, end) ascending from `start` without overlap, mostly within `end`.
@@ -168,9 +194,7 @@ struct SplitMix64Tests {
     @Test("every procedure finishes or fails within the bound against 300 seeded random servers", arguments: 0..<300)
     func terminates(seed: UInt64) throws {
         var server = RandomServer(rng: SplitMix64(state: seed), hostility: [5, 10, 20, 50][Int(seed % 4)])
-        let service = GATTService(uuid: .heartRateService, startHandle: 0x0001, endHandle: 0x0400)
-        let characteristic = GATTCharacteristic(uuid: .heartRateMeasurement, declarationHandle: 2, valueHandle: 3,
-                                                properties: [.notify], endHandle: 0x0300)
+        let (service, characteristic) = server.layout()
         var outcomes: [RandomOutcome] = [
             drive(DiscoverPrimaryServices(), &server, bound: Self.bound, count: { $0.count }),
             drive(DiscoverPrimaryServicesByUUID(.heartRateService), &server, bound: Self.bound, count: { $0.count }),
@@ -191,6 +215,24 @@ struct SplitMix64Tests {
         for (index, outcome) in outcomes.enumerated() {
             if case .ranOut = outcome { Issue.record("procedure \(index) did not end within its bound (seed \(seed))") }
         }
+    }
+
+    @Test("the random servers reach the top of the handle space: services ending at 0xFFFF, declarations at 0xFFFF")
+    func randomServersReachLastHandle() {
+        var topServices = 0, declarationsAtTop = 0
+        for seed in UInt64(0)..<300 {
+            var server = RandomServer(rng: SplitMix64(state: seed), hostility: [5, 10, 20, 50][Int(seed % 4)])
+            let (service, _) = server.layout()
+            guard service.endHandle == 0xFFFF else { continue }
+            topServices += 1
+            let walkToTheEnd = ATTPDU.readByTypeRequest(startHandle: max(service.startHandle, 0xFFF8), endHandle: 0xFFFF,
+                                                        attributeType: .characteristic)
+            if case .readByTypeResponse(let entries) = server.answer(walkToTheEnd), entries.contains(where: { $0.handle == 0xFFFF }) {
+                declarationsAtTop += 1
+            }
+        }
+        #expect(topServices >= 120) // three in five expected
+        #expect(declarationsAtTop >= 30)
     }
 
     @Test("a long write answered only with the right echoes takes exactly one request per part plus Execute Write")

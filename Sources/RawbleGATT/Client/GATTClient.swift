@@ -14,11 +14,25 @@ public actor GATTClient {
     private let serviceChangesInput: AsyncStream<ClosedRange<UInt16>>.Continuation
     private let logger: Logger
 
+    /// The handles a cached discovery walked (a service's, or a characteristic's value to its
+    /// end): a later call over other handles (the same start, another end) is not served
+    /// from it.
+    private struct Span: Hashable, Sendable {
+        var start: UInt16
+        var end: UInt16
+    }
+
     private var cachedServices: [GATTService]?
-    private var cachedIncludes: [UInt16: [GATTIncludedService]] = [:]
-    private var cachedCharacteristics: [UInt16: [GATTCharacteristic]] = [:]
-    private var cachedDescriptors: [UInt16: [GATTDescriptor]] = [:]
+    private var cachedIncludes: [Span: [GATTIncludedService]] = [:]
+    private var cachedCharacteristics: [Span: [GATTCharacteristic]] = [:]
+    private var cachedDescriptors: [Span: [GATTDescriptor]] = [:]
+    /// Bumped by every invalidation (Service Changed, Database Out Of Sync, ``invalidate()``).
+    /// A discovery caches its result only when no invalidation happened while it awaited the
+    /// server; otherwise the result may describe the database before the change.
+    private var cacheGeneration: UInt64 = 0
     private var watchingServiceChanges = false
+    /// How often ``discoverAll(refresh:)`` starts over when the database changes under it.
+    private static let maximumDiscoveryAttempts = 3
 
     /// A client on `att`.
     public init(att: ATTClient, logger: Logger = Logger(label: "rawble.gatt")) {
@@ -50,12 +64,19 @@ public actor GATTClient {
     }
 
     // MARK: Discovery
+    //
+    // Every discovery below caches its result only if the cache was not invalidated while it
+    // awaited the server (a Service Changed handled meanwhile). A result that raced a change is
+    // still returned, as the server answered it, but not cached: the change was announced on
+    // ``serviceChanges`` and the next call asks the server again. (Rediscovering at once could
+    // loop as long as the server keeps changing; the caller watching the changes decides.)
 
     /// Every primary service (cached until Service Changed or `refresh`).
     public func services(refresh: Bool = false) async throws(GATTError) -> [GATTService] {
         if !refresh, let cachedServices { return cachedServices }
+        let generation = cacheGeneration
         let services = try await run(DiscoverPrimaryServices())
-        cachedServices = services
+        if generation == cacheGeneration { cachedServices = services }
         return services
     }
 
@@ -67,20 +88,24 @@ public actor GATTClient {
 
     /// The services `service` includes.
     public func includedServices(of service: GATTService) async throws(GATTError) -> [GATTIncludedService] {
-        if let cached = cachedIncludes[service.startHandle] { return cached }
+        let key = Span(start: service.startHandle, end: service.endHandle)
+        if let cached = cachedIncludes[key] { return cached }
+        let generation = cacheGeneration
         let included = try await run(FindIncludedServices(of: service))
-        cachedIncludes[service.startHandle] = included
+        if generation == cacheGeneration { cachedIncludes[key] = included }
         return included
     }
 
     /// The characteristics of `service` (all, or those with `uuid`).
     public func characteristics(of service: GATTService, uuid: BluetoothUUID? = nil) async throws(GATTError) -> [GATTCharacteristic] {
+        let key = Span(start: service.startHandle, end: service.endHandle)
         let all: [GATTCharacteristic]
-        if let cached = cachedCharacteristics[service.startHandle] {
+        if let cached = cachedCharacteristics[key] {
             all = cached
         } else {
+            let generation = cacheGeneration
             all = try await run(DiscoverCharacteristics(of: service))
-            cachedCharacteristics[service.startHandle] = all
+            if generation == cacheGeneration { cachedCharacteristics[key] = all }
         }
         guard let uuid else { return all }
         return all.filter { $0.uuid == uuid }
@@ -88,15 +113,35 @@ public actor GATTClient {
 
     /// The descriptors of `characteristic`.
     public func descriptors(of characteristic: GATTCharacteristic) async throws(GATTError) -> [GATTDescriptor] {
-        if let cached = cachedDescriptors[characteristic.declarationHandle] { return cached }
+        let key = Span(start: characteristic.valueHandle, end: characteristic.endHandle)
+        if let cached = cachedDescriptors[key] { return cached }
+        let generation = cacheGeneration
         let descriptors = try await run(DiscoverDescriptors(of: characteristic))
-        cachedDescriptors[characteristic.declarationHandle] = descriptors
+        if generation == cacheGeneration { cachedDescriptors[key] = descriptors }
         return descriptors
     }
 
     /// The whole database: every primary service, its included services, characteristics
     /// and descriptors. Starts watching Service Changed when the server has it.
+    ///
+    /// The database comes from one state of the server: when the cache is invalidated during
+    /// the walk (a Service Changed), the walk starts over, at most three times in all; a server
+    /// that keeps changing gets the last walk.
     public func discoverAll(refresh: Bool = false) async throws(GATTError) -> GATTDatabase {
+        var database = GATTDatabase(services: [])
+        var refresh = refresh
+        for _ in 0..<Self.maximumDiscoveryAttempts {
+            let generation = cacheGeneration
+            database = try await walkDatabase(refresh: refresh)
+            if generation == cacheGeneration { break }
+            refresh = false // the invalidation dropped the cache already
+        }
+        try await watchServiceChanges(in: database)
+        return database
+    }
+
+    /// One walk of the whole database, through the caches.
+    private func walkDatabase(refresh: Bool) async throws(GATTError) -> GATTDatabase {
         var database = GATTDatabase(services: [])
         for service in try await services(refresh: refresh) {
             var entry = GATTDatabase.Service(service: service)
@@ -107,7 +152,6 @@ public actor GATTClient {
             }
             database.services.append(entry)
         }
-        try await watchServiceChanges(in: database)
         return database
     }
 
@@ -210,10 +254,12 @@ public actor GATTClient {
         serviceChangesInput.yield(range)
     }
 
-    /// Drops every cached discovery result. A change anywhere can move services, includes and
-    /// characteristics next to it, so the whole cache goes rather than an overlap computed
-    /// from partial knowledge of service ends.
+    /// Drops every cached discovery result and starts a new cache generation, so a discovery
+    /// still awaiting the server does not cache what it learnt before. A change anywhere can
+    /// move services, includes and characteristics next to it, so the whole cache goes rather
+    /// than an overlap computed from partial knowledge of service ends.
     public func invalidate() {
+        cacheGeneration &+= 1
         cachedServices = nil
         cachedIncludes.removeAll()
         cachedCharacteristics.removeAll()

@@ -220,12 +220,18 @@ public struct DiscoverCharacteristics: GATTProcedure {
         awaiting = false
         var characteristics: [GATTCharacteristic] = []
         for (index, entry) in declarations.enumerated() {
-            // Checked on arrival: the next declaration lies past this one's value handle.
-            let end = index + 1 < declarations.count ? declarations[index + 1].handle - 1 : serviceEnd
+            // Checked on arrival: the next declaration lies past this one's value handle, so the
+            // handle before it exists; the comparison keeps that true should the check change.
+            let valueHandle = entry.declaration.valueHandle
+            var end = serviceEnd
+            if index + 1 < declarations.count {
+                let next = declarations[index + 1].handle
+                end = next > valueHandle ? next - 1 : valueHandle
+            }
             guard uuid == nil || entry.declaration.uuid == uuid else { continue }
             characteristics.append(GATTCharacteristic(
                 uuid: entry.declaration.uuid, declarationHandle: entry.handle, valueHandle: entry.declaration.valueHandle,
-                properties: entry.declaration.properties, endHandle: max(end, entry.declaration.valueHandle)))
+                properties: entry.declaration.properties, endHandle: max(end, valueHandle)))
         }
         return .finished(characteristics)
     }
@@ -247,7 +253,9 @@ public struct DiscoverCharacteristics: GATTProcedure {
                     throw .invalidResponse("characteristic declaration 0x\(hex4(entry.handle)) of \(entry.value.count) bytes; must be 5 or 19")
                 }
                 guard declaration.valueHandle > entry.handle, declaration.valueHandle <= serviceEnd else {
-                    throw .invalidResponse("characteristic declaration 0x\(hex4(entry.handle)) has its value at 0x\(hex4(declaration.valueHandle)), outside 0x\(hex4(entry.handle + 1))–0x\(hex4(serviceEnd))")
+                    // No arithmetic on the server's handles here: a declaration at 0xFFFF (or at
+                    // the service's end) has no handle after it to name.
+                    throw .invalidResponse("characteristic declaration 0x\(hex4(entry.handle)) has its value at 0x\(hex4(declaration.valueHandle)), which must lie after the declaration and within the service (up to 0x\(hex4(serviceEnd)))")
                 }
                 declarations.append((entry.handle, declaration))
                 try checkBound(declarations.count, "characteristics")
