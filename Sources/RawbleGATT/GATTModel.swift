@@ -16,7 +16,7 @@ public struct GATTService: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(uuid.name ?? uuid.description) 0x\(hex4(startHandle))–0x\(hex4(endHandle))"
+        "\(uuid.name ?? uuid.description) 0x\(Hex.padded(startHandle, digits: 4))–0x\(Hex.padded(endHandle, digits: 4))"
     }
 }
 
@@ -64,7 +64,7 @@ public struct GATTCharacteristic: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(uuid.name ?? uuid.description) value 0x\(hex4(valueHandle)) [\(properties)]"
+        "\(uuid.name ?? uuid.description) value 0x\(Hex.padded(valueHandle, digits: 4)) [\(properties)]"
     }
 }
 
@@ -77,9 +77,4 @@ public struct GATTDescriptor: Hashable, Sendable {
         self.uuid = uuid
         self.handle = handle
     }
-}
-
-func hex4(_ value: UInt16) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }

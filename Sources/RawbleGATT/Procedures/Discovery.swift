@@ -37,9 +37,9 @@ public struct DiscoverPrimaryServices: GATTProcedure {
                 let what = "Read By Group Type Response"
                 try cursor.check(entry.handle, after: previousEnd, in: what)
                 guard entry.endGroupHandle >= entry.handle else {
-                    throw .invalidResponse("service at 0x\(hex4(entry.handle)) ends before it starts (0x\(hex4(entry.endGroupHandle)))")
+                    throw .invalidResponse("service at 0x\(Hex.padded(entry.handle, digits: 4)) ends before it starts (0x\(Hex.padded(entry.endGroupHandle, digits: 4)))")
                 }
-                let uuid = try decodeUUID(entry.value, in: "service declaration 0x\(hex4(entry.handle))")
+                let uuid = try decodeUUID(entry.value, in: "service declaration 0x\(Hex.padded(entry.handle, digits: 4))")
                 services.append(GATTService(uuid: uuid, startHandle: entry.handle, endHandle: entry.endGroupHandle))
                 try checkBound(services.count, "services")
                 previousEnd = entry.endGroupHandle
@@ -93,7 +93,7 @@ public struct DiscoverPrimaryServicesByUUID: GATTProcedure {
             for range in ranges {
                 try cursor.check(range.foundHandle, after: previousEnd, in: "Find By Type Value Response")
                 guard range.groupEndHandle >= range.foundHandle else {
-                    throw .invalidResponse("service at 0x\(hex4(range.foundHandle)) ends before it starts (0x\(hex4(range.groupEndHandle)))")
+                    throw .invalidResponse("service at 0x\(Hex.padded(range.foundHandle, digits: 4)) ends before it starts (0x\(Hex.padded(range.groupEndHandle, digits: 4)))")
                 }
                 services.append(GATTService(uuid: uuid, startHandle: range.foundHandle, endHandle: range.groupEndHandle))
                 try checkBound(services.count, "services")
@@ -152,11 +152,11 @@ public struct FindIncludedServices: GATTProcedure {
             for entry in entries {
                 try cursor.check(entry.handle, after: previous, in: "Read By Type Response")
                 guard let declaration = try? IncludeDeclaration.decode(entry.value) else {
-                    throw .invalidResponse("include declaration 0x\(hex4(entry.handle)) of \(entry.value.count) bytes; must be 4 or 6")
+                    throw .invalidResponse("include declaration 0x\(Hex.padded(entry.handle, digits: 4)) of \(entry.value.count) bytes; must be 4 or 6")
                 }
                 guard declaration.includedServiceHandle != 0,
                       declaration.endGroupHandle >= declaration.includedServiceHandle else {
-                    throw .invalidResponse("include declaration 0x\(hex4(entry.handle)) names the invalid range 0x\(hex4(declaration.includedServiceHandle))–0x\(hex4(declaration.endGroupHandle))")
+                    throw .invalidResponse("include declaration 0x\(Hex.padded(entry.handle, digits: 4)) names the invalid range 0x\(Hex.padded(declaration.includedServiceHandle, digits: 4))–0x\(Hex.padded(declaration.endGroupHandle, digits: 4))")
                 }
                 if declaration.serviceUUID == nil { unread.append(includes.count) }
                 includes.append(GATTIncludedService(
@@ -173,7 +173,7 @@ public struct FindIncludedServices: GATTProcedure {
             }
             let handle = includes[index].startHandle
             guard value.count == 16, let uuid = BluetoothUUID(littleEndianBytes: value) else {
-                throw .invalidResponse("included service declaration 0x\(hex4(handle)) holds \(value.count) bytes; a 128-bit UUID has 16")
+                throw .invalidResponse("included service declaration 0x\(Hex.padded(handle, digits: 4)) holds \(value.count) bytes; a 128-bit UUID has 16")
             }
             includes[index].uuid = uuid
             unread.removeFirst()
@@ -250,12 +250,12 @@ public struct DiscoverCharacteristics: GATTProcedure {
                 try cursor.check(entry.handle, after: previous ?? declarations.last?.declaration.valueHandle,
                                  in: "Read By Type Response")
                 guard let declaration = try? CharacteristicDeclaration.decode(entry.value) else {
-                    throw .invalidResponse("characteristic declaration 0x\(hex4(entry.handle)) of \(entry.value.count) bytes; must be 5 or 19")
+                    throw .invalidResponse("characteristic declaration 0x\(Hex.padded(entry.handle, digits: 4)) of \(entry.value.count) bytes; must be 5 or 19")
                 }
                 guard declaration.valueHandle > entry.handle, declaration.valueHandle <= serviceEnd else {
                     // No arithmetic on the server's handles here: a declaration at 0xFFFF (or at
                     // the service's end) has no handle after it to name.
-                    throw .invalidResponse("characteristic declaration 0x\(hex4(entry.handle)) has its value at 0x\(hex4(declaration.valueHandle)), which must lie after the declaration and within the service (up to 0x\(hex4(serviceEnd)))")
+                    throw .invalidResponse("characteristic declaration 0x\(Hex.padded(entry.handle, digits: 4)) has its value at 0x\(Hex.padded(declaration.valueHandle, digits: 4)), which must lie after the declaration and within the service (up to 0x\(Hex.padded(serviceEnd, digits: 4)))")
                 }
                 declarations.append((entry.handle, declaration))
                 try checkBound(declarations.count, "characteristics")

@@ -71,10 +71,10 @@ struct HandleCursor: Hashable, Sendable {
             throw .invalidResponse("handle 0x0000 in \(what)")
         }
         if handle < start || handle > end {
-            throw .invalidResponse("handle 0x\(hex4(handle)) in \(what) is outside the requested range 0x\(hex4(start))–0x\(hex4(end))")
+            throw .invalidResponse("handle 0x\(Hex.padded(handle, digits: 4)) in \(what) is outside the requested range 0x\(Hex.padded(start, digits: 4))–0x\(Hex.padded(end, digits: 4))")
         }
         if let previous, handle <= previous {
-            throw .invalidResponse("handle 0x\(hex4(handle)) in \(what) does not advance past 0x\(hex4(previous))")
+            throw .invalidResponse("handle 0x\(Hex.padded(handle, digits: 4)) in \(what) does not advance past 0x\(Hex.padded(previous, digits: 4))")
         }
     }
 

@@ -186,7 +186,7 @@ struct PreparedWriteQueue: Sendable {
                 let next = parts[index]
                 return .send(.prepareWriteRequest(handle: next.handle, offset: next.offset, value: next.value))
             }
-            failure = .invalidResponse("Prepare Write Response echoes handle 0x\(hex4(handle)), offset \(offset), \(value.count) bytes for handle 0x\(hex4(sent.handle)), offset \(sent.offset), \(sent.value.count) bytes sent")
+            failure = .invalidResponse("Prepare Write Response echoes handle 0x\(Hex.padded(handle, digits: 4)), offset \(offset), \(value.count) bytes for handle 0x\(Hex.padded(sent.handle, digits: 4)), offset \(sent.offset), \(sent.value.count) bytes sent")
         case let .errorResponse(requestOpcode, handle, code):
             let error = try? GATTError.fromErrorResponse(requestOpcode: requestOpcode, handle: handle, code: code, answering: .prepareWriteRequest)
             guard let error else {
