@@ -216,18 +216,17 @@ final class LinkLifetime: Sendable {
     }
 
     /// Registers a waiter and returns its id (to time it out with ``resume(waiter:with:)``).
+    /// The id is taken and the waiter stored in one critical section: a concurrent waiter
+    /// can never be handed the same id (and be resumed in this one's place).
     func register(_ continuation: CheckedContinuation<HostError, Never>) -> UInt64 {
-        let ended: HostError? = state.withLock { state in
-            if let ending = state.ending { return ending }
+        let (id, ended): (UInt64, HostError?) = state.withLock { state in
+            if let ending = state.ending { return (0, ending) }
             state.nextWaiter += 1
             state.waiters[state.nextWaiter] = continuation
-            return nil
+            return (state.nextWaiter, nil)
         }
-        if let ended {
-            continuation.resume(returning: ended)
-            return 0
-        }
-        return state.withLock { $0.nextWaiter }
+        if let ended { continuation.resume(returning: ended) }
+        return id
     }
 
     /// Resumes one waiter early (a timeout), if it is still waiting.
