@@ -180,6 +180,7 @@ public actor ATTClient {
         do {
             try await bearer.send(bytes)
         } catch {
+            if case .cancelled = error { throw .cancelled }
             throw .bearer(error)
         }
     }
@@ -280,11 +281,14 @@ public actor ATTClient {
         }
     }
 
+    /// A request could not be sent. Only the end of the link ends the client; a PDU the
+    /// bearer refused (too long, no room in time, cancelled) fails just this request.
     private func sendFailed(_ id: UInt64, _ error: BearerError) {
         guard outstanding?.id == id else { return }
-        if case .pduTooLong = error {
+        switch error {
+        case .pduTooLong, .cancelled, .transport(.timedOut):
             completeTransaction(.failure(.bearer(error)))
-        } else {
+        case .disconnected, .closed, .transport:
             end(with: .bearer(error))
         }
     }

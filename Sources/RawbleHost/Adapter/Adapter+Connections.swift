@@ -158,6 +158,7 @@ extension Adapter {
             return
         }
         connections[event.connectionHandle] = nil
+        failBlockedSends(on: event.connectionHandle, with: .disconnected(reason: event.reason.description))
         _ = aclFlow?.connectionClosed(event.connectionHandle)
         reassembler.connectionClosed(event.connectionHandle)
         logger.info("disconnected from \(record.peer): \(event.reason)")
@@ -196,21 +197,84 @@ extension Adapter {
 
     // MARK: Fixed channels
 
-    func sendATT(_ pdu: [UInt8], on lifetime: LinkLifetime) throws(BearerError) {
+    /// Queues an ATT PDU for the link. A full outgoing queue is back-pressure, not a failure:
+    /// the PDU waits its turn (after any PDU already waiting) for room, bounded by
+    /// ``Configuration/aclSendTimeout`` and by the caller's cancellation; only the end of the
+    /// link (or of the bearer) fails it as such.
+    func sendATT(_ pdu: [UInt8], on lifetime: LinkLifetime) async throws(BearerError) {
         guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else {
             if let ending = lifetime.ending { throw bearerError(for: ending) }
             throw .closed
         }
-        do {
-            try sendL2CAP(pdu, channel: .att, on: lifetime.handle)
-        } catch {
-            throw bearerError(for: error)
+        let handle = lifetime.handle
+        let frame = L2CAPFrame(channelID: .att, payload: pdu).encoded
+        if blockedSends[handle, default: []].isEmpty {
+            do {
+                if try enqueueL2CAPFrame(frame, on: handle) { return }
+            } catch {
+                throw bearerError(for: error)
+            }
         }
+        if Task.isCancelled { throw .cancelled }
+        nextSessionID += 1
+        let id = nextSessionID
+        let timeout = configuration.aclSendTimeout
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, BearerError>, Never>) in
+                let timer = Task {
+                    do { try await Task.sleep(for: timeout) } catch { return }
+                    self.unblockSend(id, on: handle, with: .transport(.timedOut(
+                        operation: "waiting \(formatSeconds(timeout.seconds)) s for room in the outgoing ACL queue of connection 0x\(String(handle, radix: 16))")))
+                }
+                blockedSends[handle, default: []].append(
+                    BlockedSend(id: id, frame: frame, continuation: continuation, timer: timer))
+            }
+        } onCancel: {
+            Task { await self.unblockSend(id, on: handle, with: .cancelled) }
+        }
+        try result.get()
+    }
+
+    /// Moves blocked ATT PDUs, oldest first per connection, into the room their queues have now.
+    func admitBlockedSends() {
+        guard var flow = aclFlow else { return }
+        var admitted = false
+        for handle in Array(blockedSends.keys) {
+            var waiting = blockedSends[handle] ?? []
+            while let next = waiting.first {
+                do {
+                    try flow.enqueue(l2capPDU: next.frame, connection: handle)
+                } catch {
+                    break
+                }
+                waiting.removeFirst()
+                admitted = true
+                next.end(.success(()))
+            }
+            blockedSends[handle] = waiting.isEmpty ? nil : waiting
+        }
+        aclFlow = flow
+        if admitted, flow.availableCredits > 0 { releaseACL() }
+    }
+
+    /// Ends one blocked send early (timeout, cancellation), if it still waits.
+    func unblockSend(_ id: UInt64, on handle: UInt16, with error: BearerError) {
+        guard var waiting = blockedSends[handle], let index = waiting.firstIndex(where: { $0.id == id }) else { return }
+        let send = waiting.remove(at: index)
+        blockedSends[handle] = waiting.isEmpty ? nil : waiting
+        send.end(.failure(error))
+    }
+
+    /// Fails every blocked send of a connection (its link or bearer ended).
+    func failBlockedSends(on handle: UInt16, with error: BearerError) {
+        guard let waiting = blockedSends.removeValue(forKey: handle) else { return }
+        for send in waiting { send.end(.failure(error)) }
     }
 
     func closeATT(on lifetime: LinkLifetime) {
         guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else { return }
         record.attClosed = true
+        failBlockedSends(on: lifetime.handle, with: .closed)
         record.attInbox.finish(.closed)
     }
 
@@ -257,6 +321,20 @@ extension Adapter {
         default:
             logger.notice("dropped an L2CAP frame on \(frame.channelID) from \(record.peer): no such channel here")
         }
+    }
+}
+
+/// An ATT PDU (as its encoded L2CAP frame) waiting for room in a full outgoing ACL queue.
+struct BlockedSend {
+    let id: UInt64
+    let frame: [UInt8]
+    let continuation: CheckedContinuation<Result<Void, BearerError>, Never>
+    /// Fails the send when it waited too long; cancelled once the send ends otherwise.
+    let timer: Task<Void, Never>
+
+    func end(_ result: Result<Void, BearerError>) {
+        timer.cancel()
+        continuation.resume(returning: result)
     }
 }
 

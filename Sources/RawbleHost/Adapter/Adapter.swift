@@ -27,6 +27,10 @@ public actor Adapter {
         /// Incoming ATT PDUs buffered per connection before the oldest unread are kept and
         /// newer ones dropped (a notification flood cannot exhaust memory).
         public var attReceiveBufferLimit = 8192
+        /// Bound on how long an ATT send waits for room when the connection's outgoing ACL
+        /// queue is full (back-pressure: the controller returns credits slowly). Past it the
+        /// send fails with a timeout; the link stays up.
+        public var aclSendTimeout: Duration = .seconds(10)
         /// Where the host logs what it drops and why.
         public var logger = Logger(label: "rawble.host")
 
@@ -56,6 +60,8 @@ public actor Adapter {
     var scanning: ScanSession?
     var connecting: PendingConnection?
     var connectTurnWaiters: [CheckedContinuation<Void, Never>] = []
+    /// ATT PDUs waiting, in order, for room in their connection's full outgoing ACL queue.
+    var blockedSends: [UInt16: [BlockedSend]] = [:]
     var nextSessionID: UInt64 = 0
 
     /// Set once the transport ended or ``close()`` was called: every later operation throws it.
@@ -153,6 +159,7 @@ public actor Adapter {
         scanning?.finish(throwing: error)
         scanning = nil
         for (handle, record) in connections {
+            failBlockedSends(on: handle, with: bearerError(for: error))
             record.end(bearerError: bearerError(for: error), hostError: error)
             _ = aclFlow?.connectionClosed(handle)
         }
@@ -379,26 +386,39 @@ public actor Adapter {
     }
 
     /// Queues one L2CAP PDU on `channel` of connection `handle`, fragmented to the controller's
-    /// ACL length, and writes what the ACL credits allow.
+    /// ACL length, and writes what the ACL credits allow. A full queue throws ``HostError/busy(_:)``
+    /// (for the host's own answers; ATT waits for room instead, see ``sendATT(_:on:)``).
     func sendL2CAP(_ payload: [UInt8], channel: L2CAPChannelID, on handle: UInt16) throws(HostError) {
+        let frame = L2CAPFrame(channelID: channel, payload: payload).encoded
+        guard try enqueueL2CAPFrame(frame, on: handle) else {
+            throw .busy("the outgoing ACL queue of connection 0x\(String(handle, radix: 16)) is full")
+        }
+    }
+
+    /// Queues an encoded L2CAP frame and writes what the credits allow; `false` (nothing
+    /// queued) when the connection's outgoing queue has no room for it.
+    func enqueueL2CAPFrame(_ frame: [UInt8], on handle: UInt16) throws(HostError) -> Bool {
         if let failure { throw failure }
         guard connections[handle] != nil, var flow = aclFlow else { throw .disconnected(.unknownConnectionIdentifier) }
-        let frame = L2CAPFrame(channelID: channel, payload: payload).encoded
         do {
             try flow.enqueue(l2capPDU: frame, connection: handle)
         } catch {
-            throw .busy("the outgoing ACL queue of connection 0x\(String(handle, radix: 16)) is full (\(error))")
+            if case .queueFull = error { return false }
+            throw .unsupported("ACL data on connection handle 0x\(String(handle, radix: 16)) (\(error))")
         }
         aclFlow = flow
         releaseACL()
+        return true
     }
 
-    private func releaseACL() {
+    /// Writes what the ACL credits allow, then lets blocked sends into the room that made.
+    func releaseACL() {
         guard failure == nil, var flow = aclFlow else { return }
         let packets = flow.nextPacketsToSend()
         aclFlow = flow
         for packet in packets {
             outbound.yield(H4Packet(type: .acl, bytes: packet.encoded))
         }
+        if !packets.isEmpty { admitBlockedSends() }
     }
 }
