@@ -2,12 +2,24 @@ import RawbleTransport
 
 /// A connection attempt in progress: the result lands here whether or not anyone is awaiting it yet.
 final class PendingConnection {
+    /// Why the host called the attempt off (with LE Create Connection Cancel).
+    enum Abandonment {
+        case timedOut, cancelled
+    }
+
     let id: UInt64
     let peer: DeviceAddress
     let timeout: Duration
-    var timedOut = false
+    var abandoned: Abandonment?
+    /// Gives up on the attempt after `timeout`; cancelled once it ends.
+    var timer: Task<Void, Never>?
     private var result: Result<LEConnectionComplete, HostError>?
     private var continuation: CheckedContinuation<Result<LEConnectionComplete, HostError>, Never>?
+
+    /// What the caller learns when the attempt was called off.
+    var abandonmentError: HostError {
+        abandoned == .cancelled ? .cancelled : .connectionTimedOut(peer, seconds: timeout.seconds)
+    }
 
     init(id: UInt64, peer: DeviceAddress, timeout: Duration) {
         self.id = id
@@ -20,6 +32,7 @@ final class PendingConnection {
     func finish(_ result: Result<LEConnectionComplete, HostError>) {
         guard self.result == nil else { return }
         self.result = result
+        timer?.cancel()
         continuation?.resume(returning: result)
         continuation = nil
     }
@@ -40,11 +53,14 @@ extension Adapter {
     /// Connects to `peer` as central (LE Extended Create Connection when the controller has it,
     /// else LE Create Connection). One attempt runs at a time; others wait their turn.
     /// - Throws: ``HostError/connectionTimedOut(_:seconds:)`` when no connection completes
-    ///   within `timeout` (the attempt is cancelled), ``HostError/connectionFailed(_:_:)``.
+    ///   within `timeout` (the attempt is cancelled), ``HostError/connectionFailed(_:_:)``;
+    ///   ``HostError/cancelled`` when the task is cancelled: the attempt is called off with LE
+    ///   Create Connection Cancel (and a link that completed in the race is disconnected).
     public func connect(to peer: DeviceAddress, timeout: Duration = .seconds(10)) async throws(HostError) -> Connection {
         if let failure { throw failure }
+        if Task.isCancelled { throw .cancelled }
         while connecting != nil {
-            await withCheckedContinuation { connectTurnWaiters.append($0) }
+            try await waitForConnectTurn()
             if let failure { throw failure }
         }
         nextSessionID += 1
@@ -52,20 +68,29 @@ extension Adapter {
         connecting = pending
         defer {
             if connecting === pending { connecting = nil }
-            if !connectTurnWaiters.isEmpty { connectTurnWaiters.removeFirst().resume() }
+            // Every waiter looks again (one of them may have been cancelled meanwhile).
+            for waiter in connectTurnWaiters.values { waiter.resume() }
+            connectTurnWaiters.removeAll()
         }
         do {
             try await start(createConnectionCommand(to: peer))
         } catch {
-            pending.finish(.failure(error))
+            // Cancelled while the command was on its way: the controller may have started
+            // connecting, so the wait below (cancelled at once) calls the attempt off.
+            if error != .cancelled { pending.finish(.failure(error)) }
         }
+        let id = pending.id
         if !pending.isFinished {
-            Task {
-                try? await Task.sleep(for: timeout)
-                await self.connectionAttemptTimedOut(pending)
+            pending.timer = Task {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                await self.abandonConnectionAttempt(id, because: .timedOut)
             }
         }
-        let result = await withCheckedContinuation { pending.await($0) }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { pending.await($0) }
+        } onCancel: {
+            Task { await self.abandonConnectionAttempt(id, because: .cancelled) }
+        }
         let complete = try result.get()
         guard let record = connections[complete.connectionHandle] else {
             throw failure ?? .disconnected(.unknownConnectionIdentifier)
@@ -74,6 +99,23 @@ extension Adapter {
         let bearer = L2CAPATTBearer(adapter: self, lifetime: record.lifetime, inbox: record.attInbox)
         return Connection(handle: record.handle, peer: record.peer, parameters: record.parameters,
                           att: bearer, adapter: self, lifetime: record.lifetime)
+    }
+
+    /// Waits until the current connection attempt ends (or the adapter fails);
+    /// ``HostError/cancelled`` at once when the task is cancelled.
+    private func waitForConnectTurn() async throws(HostError) {
+        nextSessionID += 1
+        let id = nextSessionID
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { connectTurnWaiters[id] = $0 }
+        } onCancel: {
+            Task { await self.stopWaitingForConnectTurn(id) }
+        }
+        if Task.isCancelled { throw .cancelled }
+    }
+
+    private func stopWaitingForConnectTurn(_ id: UInt64) {
+        connectTurnWaiters.removeValue(forKey: id)?.resume()
     }
 
     private func createConnectionCommand(to peer: DeviceAddress) -> HCICommand {
@@ -91,20 +133,35 @@ extension Adapter {
             connection: parameters))
     }
 
-    /// The attempt ran out of time: cancel it, then give the controller a short grace period
-    /// to report the cancellation (or a connection that won the race) before giving up.
-    private func connectionAttemptTimedOut(_ pending: PendingConnection) async {
-        let timeout = pending.timeout
-        guard connecting === pending, !pending.isFinished else { return }
-        pending.timedOut = true
-        logger.notice("no connection to \(pending.peer) within \(formatSeconds(timeout.seconds)) s: cancelling")
+    /// Calls the attempt off (it ran out of time, or its caller was cancelled): LE Create
+    /// Connection Cancel, then a short grace period for the controller to report the
+    /// cancellation (or a connection that won the race). A cancellation that comes while a
+    /// timeout is already calling the attempt off only changes what the caller is told.
+    func abandonConnectionAttempt(_ id: UInt64, because reason: PendingConnection.Abandonment) async {
+        guard let pending = connecting, pending.id == id, !pending.isFinished else { return }
+        guard pending.abandoned == nil else {
+            if reason == .cancelled { pending.abandoned = .cancelled }
+            return
+        }
+        pending.abandoned = reason
+        switch reason {
+        case .timedOut:
+            logger.notice("no connection to \(pending.peer) within \(formatSeconds(pending.timeout.seconds)) s: cancelling")
+        case .cancelled:
+            logger.info("connection to \(pending.peer) cancelled by the caller")
+        }
         do {
             try await execute(.leCreateConnectionCancel)
         } catch {
+            // Command Disallowed: no attempt runs in the controller (it never started, or
+            // its Connection Complete, handled before this answer, already ended it).
             logger.notice("LE Create Connection Cancel: \(error)")
+            pending.finish(.failure(pending.abandonmentError))
+            return
         }
+        // The controller reports the cancelled attempt with LE Connection Complete.
         try? await Task.sleep(for: Self.cancelGracePeriod)
-        pending.finish(.failure(.connectionTimedOut(pending.peer, seconds: timeout.seconds)))
+        pending.finish(.failure(pending.abandonmentError))
     }
 
     func handleConnectionComplete(_ complete: LEConnectionComplete) {
@@ -114,9 +171,9 @@ extension Adapter {
                 logger.notice("a connection attempt nobody waits for ended: \(complete.status)")
                 return
             }
-            if pending.timedOut, complete.status == .unknownConnectionIdentifier {
+            if pending.abandoned != nil, complete.status == .unknownConnectionIdentifier {
                 // What a successful Create Connection Cancel reports.
-                pending.finish(.failure(.connectionTimedOut(pending.peer, seconds: pending.timeout.seconds)))
+                pending.finish(.failure(pending.abandonmentError))
             } else {
                 pending.finish(.failure(.connectionFailed(pending.peer, complete.status)))
             }
@@ -135,11 +192,16 @@ extension Adapter {
             attBufferLimit: configuration.attReceiveBufferLimit)
         connections[complete.connectionHandle] = record
         logger.info("connected to \(complete.peer), handle 0x\(String(complete.connectionHandle, radix: 16))")
-        if let pending, !pending.isFinished, complete.role == .central {
+        if let pending, !pending.isFinished, complete.role == .central, pending.abandoned != .cancelled {
+            // (A connection that wins the race against a timeout's cancel is still wanted.)
             pending.finish(.success(complete))
         } else {
-            // Nobody asked for this link (a peripheral-role link, or one that completed after
-            // its attempt was given up): a central-only host lets it go.
+            // Nobody asked for this link (a peripheral-role link, one that completed after its
+            // attempt was given up, or after its caller was cancelled): a central-only host
+            // lets it go.
+            if let pending, complete.role == .central, pending.abandoned == .cancelled {
+                pending.finish(.failure(.cancelled))
+            }
             logger.notice("disconnecting \(complete.peer): no connection attempt is waiting for it")
             let lifetime = record.lifetime
             Task {
@@ -166,6 +228,7 @@ extension Adapter {
     }
 
     /// Sends HCI Disconnect for the link and waits, bounded, for its Disconnection Complete.
+    /// A cancelled task stops waiting at once (``HostError/cancelled``); the link still goes.
     func disconnect(_ lifetime: LinkLifetime, reason: HCIStatus, timeout: Duration) async throws(HostError) {
         guard let record = connections[lifetime.handle], record.lifetime === lifetime else { return }
         do {
@@ -174,14 +237,21 @@ extension Adapter {
             if case .commandFailed(_, .unknownConnectionIdentifier) = error { return }
             throw error
         }
-        let ending = await withCheckedContinuation { continuation in
-            let waiter = lifetime.register(continuation)
-            Task {
-                try? await Task.sleep(for: timeout)
-                lifetime.resume(waiter: waiter, with: .commandTimedOut(.disconnect, seconds: timeout.seconds))
-            }
+        let waiter = lifetime.makeWaiterID()
+        let timer = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            lifetime.resume(waiter: waiter, with: .commandTimedOut(.disconnect, seconds: timeout.seconds))
         }
-        if case .commandTimedOut = ending { throw ending }
+        let ending = await withTaskCancellationHandler {
+            await withCheckedContinuation { lifetime.register($0, id: waiter) }
+        } onCancel: {
+            lifetime.resume(waiter: waiter, with: .cancelled)
+        }
+        timer.cancel()
+        switch ending {
+        case .commandTimedOut, .cancelled: throw ending
+        default: return
+        }
     }
 
     /// Disconnects by handle (used by ``close()``).

@@ -59,7 +59,8 @@ public actor Adapter {
     var connections: [UInt16: ConnectionRecord] = [:]
     var scanning: ScanSession?
     var connecting: PendingConnection?
-    var connectTurnWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Connection attempts waiting for the current one to end, by id.
+    var connectTurnWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     /// ATT PDUs waiting, in order, for room in their connection's full outgoing ACL queue.
     var blockedSends: [UInt16: [BlockedSend]] = [:]
     var nextSessionID: UInt64 = 0
@@ -99,6 +100,11 @@ public actor Adapter {
     /// Ends everything: stops scanning, disconnects every connection (bounded), fails what is
     /// pending with ``HostError/closed`` and closes the transport. Safe to call more than once.
     public func close() async {
+        // Not the caller's cancellation to decide: closing always disconnects and closes.
+        await Task { await self.closeNow() }.value
+    }
+
+    private func closeNow() async {
         if failure == nil {
             if scanning != nil { try? await stopScanning() }
             for handle in Array(connections.keys) {
@@ -154,7 +160,7 @@ public actor Adapter {
         outbound.finish()
         connecting?.finish(.failure(error))
         connecting = nil
-        for waiter in connectTurnWaiters { waiter.resume() }
+        for waiter in connectTurnWaiters.values { waiter.resume() }
         connectTurnWaiters.removeAll()
         scanning?.finish(throwing: error)
         scanning = nil
@@ -179,8 +185,12 @@ public actor Adapter {
 
     /// Sends `command` and waits for its Command Complete or Command Status (bounded by
     /// `timeout`, else the configured command timeout).
+    /// - Throws: ``HostError/cancelled`` when the task is cancelled meanwhile: a command still
+    ///   waiting for a credit is withdrawn (never sent); one already sent is no longer awaited
+    ///   (its answer, when it comes, is only logged).
     public func send(_ command: HCICommand, timeout: Duration? = nil) async throws(HostError) -> CommandOutcome {
         if let failure { throw failure }
+        if Task.isCancelled { throw .cancelled }
         let token: CommandToken
         do {
             token = try commands.submit(command, timeout: timeout ?? configuration.commandTimeout, now: .now)
@@ -188,18 +198,31 @@ public actor Adapter {
             throw .commandQueueFull
         }
         let limit = timeout ?? configuration.commandTimeout
-        return await withCheckedContinuation { continuation in
-            commandWaiters[token] = continuation
-            releaseCommands()
-            if commands.queuedCount > 0 {
-                // Waiting for a command credit is bounded too: a controller that set its
-                // credits to 0 and never grants more must not wedge the host.
-                Task {
-                    try? await Task.sleep(for: limit)
-                    self.withdrawIfStillQueued(token, opcode: command.opcode)
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                commandWaiters[token] = continuation
+                releaseCommands()
+                if commands.queuedCount > 0 {
+                    // Waiting for a command credit is bounded too: a controller that set its
+                    // credits to 0 and never grants more must not wedge the host.
+                    Task {
+                        try? await Task.sleep(for: limit)
+                        self.withdrawIfStillQueued(token, opcode: command.opcode)
+                    }
                 }
             }
+        } onCancel: {
+            Task { await self.stopWaiting(for: token) }
         }
+        if case .cancelled = outcome { throw .cancelled }
+        return outcome
+    }
+
+    /// The caller of the command was cancelled: withdraw it if it still waits for a credit,
+    /// else stop waiting for its answer.
+    private func stopWaiting(for token: CommandToken) {
+        _ = commands.withdraw(token)
+        commandWaiters.removeValue(forKey: token)?.resume(returning: .cancelled(token))
     }
 
     private func withdrawIfStillQueued(_ token: CommandToken, opcode: HCIOpcode) {
