@@ -341,6 +341,54 @@ extension Adapter {
         for send in waiting { send.end(.failure(error)) }
     }
 
+    // MARK: Connection parameter updates
+
+    /// Bound on the wait for one update's LE Connection Update Complete before the next one
+    /// goes (a controller that never reports it cannot stall the queue).
+    static let parameterUpdateTimeout: Duration = .seconds(10)
+
+    /// Asks the controller for `parameters` on the link: one LE Connection Update at a time
+    /// per connection, each awaited to its Complete event; a request that comes meanwhile
+    /// replaces any still queued (only the newest matters). One task per link at most.
+    func requestParameterUpdate(_ parameters: HCICommand.ConnectionParameters, on record: ConnectionRecord) {
+        record.queuedParameterUpdate = parameters
+        guard !record.parameterUpdatesRunning else { return }
+        record.parameterUpdatesRunning = true
+        let lifetime = record.lifetime
+        Task { await self.runParameterUpdates(on: lifetime) }
+    }
+
+    private func runParameterUpdates(on lifetime: LinkLifetime) async {
+        while let record = connections[lifetime.handle], record.lifetime === lifetime,
+              let parameters = record.queuedParameterUpdate {
+            record.queuedParameterUpdate = nil
+            do {
+                try await start(.leConnectionUpdate(handle: lifetime.handle, parameters: parameters))
+            } catch {
+                logger.notice("LE Connection Update: \(error)")
+                continue
+            }
+            nextSessionID += 1
+            let id = nextSessionID
+            await withCheckedContinuation { continuation in
+                let timer = Task {
+                    do { try await Task.sleep(for: Self.parameterUpdateTimeout) } catch { return }
+                    self.parameterUpdateTimedOut(on: lifetime, id: id)
+                }
+                record.awaitParameterUpdate(id: id, continuation, timer: timer)
+            }
+        }
+        if let record = connections[lifetime.handle], record.lifetime === lifetime {
+            record.parameterUpdatesRunning = false
+        }
+    }
+
+    private func parameterUpdateTimedOut(on lifetime: LinkLifetime, id: UInt64) {
+        guard let record = connections[lifetime.handle], record.lifetime === lifetime else { return }
+        logger.notice("no LE Connection Update Complete from the controller for \(record.peer) in time")
+        record.parameterUpdateEnded(id: id)
+    }
+
     func closeATT(on lifetime: LinkLifetime) {
         guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else { return }
         record.attClosed = true
@@ -361,19 +409,12 @@ extension Adapter {
                 case .send(let command):
                     try? sendL2CAP(command.encoded, channel: .leSignaling, on: record.handle)
                 case .updateConnectionParameters(let requested):
-                    let handle = record.handle
                     let parameters = HCICommand.ConnectionParameters(
                         intervalMin: requested.minimumInterval, intervalMax: requested.maximumInterval,
                         maxLatency: requested.peripheralLatency, supervisionTimeout: requested.timeoutMultiplier,
                         minCELength: 0, maxCELength: 0)
                     logger.info("\(record.peer) asked for connection interval \(requested.minimumInterval)–\(requested.maximumInterval): updating")
-                    Task {
-                        do {
-                            try await self.start(.leConnectionUpdate(handle: handle, parameters: parameters))
-                        } catch {
-                            self.logger.notice("LE Connection Update: \(error)")
-                        }
-                    }
+                    requestParameterUpdate(parameters, on: record)
                 case .ignored(let why):
                     logger.debug("LE signaling from \(record.peer): \(why)")
                 }

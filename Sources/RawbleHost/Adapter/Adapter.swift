@@ -390,6 +390,8 @@ public actor Adapter {
             } else if !update.status.isSuccess {
                 logger.notice("connection update on handle \(update.connectionHandle) failed: \(update.status)")
             }
+            // The running LE Connection Update (if any) is over: the next may go.
+            connections[update.connectionHandle]?.parameterUpdateEnded()
         default:
             logger.debug("ignored LE event \(meta.name)")
         }

@@ -296,6 +296,13 @@ final class ConnectionRecord {
     var droppedATTPDUs = 0
     /// Whether a ``Connection`` was handed out (else the host disconnects it itself).
     var claimed = false
+    /// The newest accepted parameter update the controller was not asked for yet: a newer
+    /// request replaces it (only the last one matters), so at most one waits.
+    var queuedParameterUpdate: HCICommand.ConnectionParameters?
+    /// Whether the host is running LE Connection Updates for this link (one at a time).
+    var parameterUpdatesRunning = false
+    /// The running update's wait for its LE Connection Update Complete, and its time bound.
+    private var parameterUpdateWait: (id: UInt64, continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>)?
 
     var handle: UInt16 { lifetime.handle }
 
@@ -320,8 +327,24 @@ final class ConnectionRecord {
         return true
     }
 
+    /// Starts the wait for the running update's end (see ``parameterUpdateEnded(id:)``); `timer`
+    /// bounds it and is cancelled when it ends otherwise.
+    func awaitParameterUpdate(id: UInt64, _ continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>) {
+        parameterUpdateWait = (id, continuation, timer)
+    }
+
+    /// The running update ended (its Complete event, its time bound, the link's end); with an
+    /// `id`, only if that wait is still the current one.
+    func parameterUpdateEnded(id: UInt64? = nil) {
+        guard let wait = parameterUpdateWait, id == nil || wait.id == id else { return }
+        parameterUpdateWait = nil
+        wait.timer.cancel()
+        wait.continuation.resume()
+    }
+
     /// The link is gone: the bearer ends with `bearerError`, waiters learn `hostError`.
     func end(bearerError: BearerError, hostError: HostError) {
+        parameterUpdateEnded()
         attInbox.finish(bearerError)
         lifetime.end(hostError)
     }
