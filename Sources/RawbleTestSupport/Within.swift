@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Thrown by ``within(seconds:_:)`` when the operation did not finish in time.
 public struct TestTimeout: Error, Hashable, Sendable {
     public init() {}
@@ -5,17 +7,79 @@ public struct TestTimeout: Error, Hashable, Sendable {
 
 /// Runs `operation`, failing with ``TestTimeout`` after `seconds`: bounds every wait a test
 /// does on a stream or a peer, so a broken peer fails the test instead of hanging it.
+///
+/// The deadline holds even when `operation` ignores cancellation: whichever of the operation
+/// and the deadline comes first resumes the caller; a late operation is cancelled and left to
+/// run out on its own (its result is dropped). Cancelling the caller throws `CancellationError`
+/// at once, the same way.
 public func within<T: Sendable>(
     seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TestTimeout()
+    let race = FirstFinisher<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            race.start(continuation)
+            let work = Task {
+                do {
+                    race.finish(.success(try await operation()))
+                } catch {
+                    race.finish(.failure(error))
+                }
+            }
+            let deadline = Task {
+                try? await Task.sleep(for: .seconds(seconds))
+                race.finish(.failure(TestTimeout()))
+            }
+            race.own(work, deadline)
         }
-        guard let first = try await group.next() else { throw TestTimeout() }
-        group.cancelAll()
-        return first
+    } onCancel: {
+        race.finish(.failure(CancellationError()))
+    }
+}
+
+/// Resumes one continuation with the first result it is given, then cancels the tasks racing
+/// for it. Thread-safe.
+private final class FirstFinisher<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        /// A result that came before the continuation was stored (an early cancellation).
+        var early: Result<T, any Error>?
+        var done = false
+        var tasks: [Task<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<T, any Error>) {
+        let early = state.withLock { state -> Result<T, any Error>? in
+            if let early = state.early { return early }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    /// Keeps the racing tasks to cancel them once the race is decided (at once if it is).
+    func own(_ tasks: Task<Void, Never>...) {
+        let decided = state.withLock { state -> Bool in
+            if state.done { return true }
+            state.tasks += tasks
+            return false
+        }
+        if decided { for task in tasks { task.cancel() } }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+            guard !state.done else { return (nil, []) }
+            state.done = true
+            defer {
+                state.continuation = nil
+                state.tasks = []
+            }
+            if state.continuation == nil { state.early = result }
+            return (state.continuation, state.tasks)
+        }
+        continuation?.resume(with: result)
+        for task in tasks { task.cancel() }
     }
 }

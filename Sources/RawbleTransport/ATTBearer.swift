@@ -10,6 +10,9 @@ public enum BearerError: Error, Hashable, Sendable, CustomStringConvertible {
     case pduTooLong(length: Int, maximum: Int)
     /// The transport under the bearer failed.
     case transport(TransportError)
+    /// The sending task was cancelled while the PDU waited (e.g. for room in a full queue);
+    /// the PDU was not sent and the bearer is still up.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -17,6 +20,7 @@ public enum BearerError: Error, Hashable, Sendable, CustomStringConvertible {
         case .closed: "bearer closed"
         case let .pduTooLong(length, maximum): "ATT PDU of \(length) bytes exceeds the bearer's \(maximum)"
         case .transport(let error): error.description
+        case .cancelled: "send cancelled"
         }
     }
 }

@@ -417,7 +417,11 @@ struct ATTClientUpdateTests {
         let b = ATTValueUpdate(handle: 0x11, value: [0xCC], isIndication: false)
         #expect(try await take(2, from: everything) == [a, b])
         #expect(try await take(1, from: second) == [b])
-        #expect(bearer.sentPDUs.isEmpty)  // notifications are not confirmed
+        // Notifications are not confirmed: once the indication after them is confirmed (so
+        // everything before it was handled), that confirmation is the only PDU sent.
+        bearer.inject([0x1D, 0x30, 0x00])
+        #expect(await eventually { !bearer.sentPDUs.isEmpty })
+        #expect(bearer.sentPDUs == [[0x1E]])
     }
 
     @Test func requestsFromThePeerAreAnsweredAndCommandsIgnored() async throws {

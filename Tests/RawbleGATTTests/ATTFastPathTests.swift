@@ -15,6 +15,9 @@ private final class FastBearer: ATTBearer {
         var receiver: (any ATTPDUReceiver)?
         var sent: [[UInt8]] = []
         var answers: [[UInt8]: [UInt8]] = [:]
+        /// Sends of this PDU wait until ``release()``.
+        var held: [UInt8]?
+        var heldSenders: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Mutex(State())
 
@@ -40,10 +43,34 @@ private final class FastBearer: ATTBearer {
         state.withLock { $0.receiver }?.bearerEnded(error)
     }
 
+    /// Makes every send of `pdu` wait (recorded as sent first) until ``release()``: the client
+    /// is then stuck, as behind a slow link.
+    func hold(_ pdu: [UInt8]) {
+        state.withLock { $0.held = pdu }
+    }
+
+    /// Lets the held sends return and stops holding.
+    func release() {
+        let waiting = state.withLock { state in
+            state.held = nil
+            defer { state.heldSenders = [] }
+            return state.heldSenders
+        }
+        for sender in waiting { sender.resume() }
+    }
+
     func send(_ pdu: [UInt8]) async throws(BearerError) {
         let answer = state.withLock { state in
             state.sent.append(pdu)
             return state.answers[pdu]
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let hold = state.withLock { state -> Bool in
+                guard state.held == pdu else { return false }
+                state.heldSenders.append(continuation)
+                return true
+            }
+            if !hold { continuation.resume() }
         }
         if let answer { push(answer) }
     }
@@ -104,6 +131,36 @@ struct ATTFastPathTests {
             if !confirmed { try await Task.sleep(for: .milliseconds(1)) }
         }
         #expect(confirmed)
+    }
+
+    @Test("an indication arriving while the client's inbound buffer is full is still confirmed (the confirmation is owed, never dropped)")
+    func confirmationOwedWhenTheInboundBufferIsFull() async throws {
+        let bearer = FastBearer()
+        var configuration = ATTClient.Configuration()
+        configuration.logger.logLevel = .critical
+        let client = ATTClient(bearer: bearer, configuration: configuration)
+        let updates = await client.updates(for: 0x0020)
+        // The peer exchanges the MTU; the client's answer is held, so the client reads nothing more.
+        let answer: [UInt8] = [0x03, 0x05, 0x02]
+        bearer.hold(answer)
+        bearer.push([0x02, 0x17, 0x00])
+        let stuck = try await within(seconds: 10) {
+            while !bearer.sent.contains(answer) { try await Task.sleep(for: .milliseconds(1)) }
+            return true
+        }
+        #expect(stuck)
+        // Fill what waits for the client (stray responses), then the indication.
+        for _ in 0..<1100 { bearer.push([0x0B, 0x00]) }
+        bearer.push([0x1D, 0x20, 0x00, 0x07])
+        bearer.release()
+        let confirmed = try await within(seconds: 10) {
+            while !bearer.sent.contains([0x1E]) { try await Task.sleep(for: .milliseconds(1)) }
+            return true
+        }
+        #expect(confirmed)
+        #expect(bearer.sent.filter { $0 == [0x1E] }.count == 1, "one indication, one confirmation")
+        let received = try await collect(1, from: updates)
+        #expect(received.map { Array($0.value) } == [[0x07]])
     }
 
     @Test("malformed updates are dropped; the bearer's end finishes subscriptions with its error")

@@ -196,12 +196,17 @@ struct AdapterStartupTests {
             command == .reset ? [] : ScriptedController.minimal(command)
         }
         let pump = controller.run()
-        Task {
-            try? await Task.sleep(for: .milliseconds(100))
-            controller.transport.hangUp()
+        let opening = Task {
+            try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .seconds(30), resetTimeout: .seconds(30)))
         }
+        // Hang up only once Reset was sent (and, never answered, is pending): the end of the
+        // transport must fail that command at once, long before its own timeout.
+        try await within(seconds: 10) {
+            while !controller.commands.contains(.reset) { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        controller.transport.hangUp()
         await #expect(throws: HostError.transport(.closedByPeer)) {
-            _ = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .seconds(10)))
+            _ = try await within(seconds: 10) { try await opening.value }
         }
         pump.cancel()
     }

@@ -1,13 +1,14 @@
 import Logging
 import Synchronization
 
-/// One value update from the server: a notification or an indication (already confirmed).
+/// One value update from the server: a notification or an indication (the client confirms
+/// every indication itself, whether or not the value reaches a subscriber).
 public struct ATTValueUpdate: Hashable, Sendable {
     /// The attribute handle the value belongs to (a characteristic's value handle).
     public var handle: UInt16
     /// The value: a slice of the received PDU, not a copy.
     public var value: ArraySlice<UInt8>
-    /// Whether the server sent it as an indication (which the client has confirmed).
+    /// Whether the server sent it as an indication (which the client confirms).
     public var isIndication: Bool
 
     public init(handle: UInt16, value: ArraySlice<UInt8>, isIndication: Bool) {
@@ -180,6 +181,7 @@ public actor ATTClient {
         do {
             try await bearer.send(bytes)
         } catch {
+            if case .cancelled = error { throw .cancelled }
             throw .bearer(error)
         }
     }
@@ -280,11 +282,14 @@ public actor ATTClient {
         }
     }
 
+    /// A request could not be sent. Only the end of the link ends the client; a PDU the
+    /// bearer refused (too long, no room in time, cancelled) fails just this request.
     private func sendFailed(_ id: UInt64, _ error: BearerError) {
         guard outstanding?.id == id else { return }
-        if case .pduTooLong = error {
+        switch error {
+        case .pduTooLong, .cancelled, .transport(.timedOut):
             completeTransaction(.failure(.bearer(error)))
-        } else {
+        case .disconnected, .closed, .transport:
             end(with: .bearer(error))
         }
     }
@@ -323,10 +328,10 @@ public actor ATTClient {
         do {
             if let routedPDUs {
                 for try await inbound in routedPDUs {
-                    switch inbound {
-                    case .pdu(let pdu): await receive(pdu)
-                    case .confirmIndication: if terminalError == nil { await sendToPeer(Self.confirmationPDU) }
-                    }
+                    if case .pdu(let pdu) = inbound { await receive(pdu) }
+                    // Whatever the item, pay every confirmation owed so far: the wake-up of an
+                    // indication may have been dropped by a full buffer, its count was not.
+                    await sendOwedConfirmations()
                 }
             } else {
                 for try await pdu in bearer.pdus {
@@ -372,6 +377,14 @@ public actor ATTClient {
         router.route(update)
     }
 
+    /// Sends one Handle Value Confirmation for every indication the fast path received since
+    /// the last call.
+    private func sendOwedConfirmations() async {
+        let owed = router.takeOwedConfirmations()
+        guard terminalError == nil else { return }
+        for _ in 0..<owed { await sendToPeer(Self.confirmationPDU) }
+    }
+
     /// Sends a PDU the peer is owed (confirmation, answer); a failure surfaces through the
     /// bearer's end.
     private func sendToPeer(_ bytes: [UInt8]) async {
@@ -392,12 +405,14 @@ final class ATTUpdateRouter: ATTPDUReceiver {
     enum Inbound: Sendable {
         /// Not a value update: responses, requests from the peer, anything else.
         case pdu([UInt8])
-        /// An indication was routed: the peer is owed a confirmation.
+        /// An indication was received: confirmations are owed (counted in the router; this
+        /// only wakes the actor, and may be dropped when the buffer is full).
         case confirmIndication
     }
 
     /// Bound on PDUs waiting for the actor: responses come one at a time, so only a peer
-    /// flooding requests or indications reaches it (the excess is dropped and logged).
+    /// flooding requests or stray responses reaches it (the excess is dropped and logged).
+    /// Confirmations owed are counted apart and never dropped.
     static let inboundLimit = 1024
 
     private struct State {
@@ -405,6 +420,8 @@ final class ATTUpdateRouter: ATTPDUReceiver {
         var everyHandleSubscribers: [UInt64: ATTClient.UpdateContinuation] = [:]
         var droppedUpdateCount = 0
         var droppedInboundCount = 0
+        /// Indications received and not yet confirmed (the actor sends the confirmations).
+        var owedConfirmations = 0
         var ended = false
     }
     private let state = Mutex(State())
@@ -419,6 +436,14 @@ final class ATTUpdateRouter: ATTPDUReceiver {
     }
 
     var droppedUpdateCount: Int { state.withLock { $0.droppedUpdateCount } }
+
+    /// Takes the number of confirmations owed to the peer (the caller sends them).
+    func takeOwedConfirmations() -> Int {
+        state.withLock { state in
+            defer { state.owedConfirmations = 0 }
+            return state.owedConfirmations
+        }
+    }
 
     var subscriptionCount: Int {
         state.withLock { state in
@@ -498,6 +523,11 @@ final class ATTUpdateRouter: ATTPDUReceiver {
         case 0x1D, 0x23:
             switch ATTInbound.classify(Array(pdu), outstanding: nil, receiveMTU: receiveMTU) {
             case let .update(handle, value, isIndication):
+                // Policy: the value goes to the subscribers under their buffer policy (a full
+                // subscriber buffer drops it, counted); the confirmation is owed as soon as a
+                // well-formed indication was received (Core Vol 3 Part F 3.4.7.2), so it is
+                // counted before anything can be dropped and always sent.
+                if isIndication { state.withLock { $0.owedConfirmations += 1 } }
                 route(ATTValueUpdate(handle: handle, value: value, isIndication: isIndication))
                 if isIndication { forward(.confirmIndication) }
             case .multipleUpdates(let tuples):
@@ -517,7 +547,7 @@ final class ATTUpdateRouter: ATTPDUReceiver {
     }
 
     private func forward(_ item: Inbound) {
-        guard case .dropped = inbound.yield(item) else { return }
+        guard case .dropped = inbound.yield(item), case .pdu = item else { return }
         let count = state.withLock { state in
             state.droppedInboundCount += 1
             return state.droppedInboundCount

@@ -2,12 +2,24 @@ import RawbleTransport
 
 /// A connection attempt in progress: the result lands here whether or not anyone is awaiting it yet.
 final class PendingConnection {
+    /// Why the host called the attempt off (with LE Create Connection Cancel).
+    enum Abandonment {
+        case timedOut, cancelled
+    }
+
     let id: UInt64
     let peer: DeviceAddress
     let timeout: Duration
-    var timedOut = false
+    var abandoned: Abandonment?
+    /// Gives up on the attempt after `timeout`; cancelled once it ends.
+    var timer: Task<Void, Never>?
     private var result: Result<LEConnectionComplete, HostError>?
     private var continuation: CheckedContinuation<Result<LEConnectionComplete, HostError>, Never>?
+
+    /// What the caller learns when the attempt was called off.
+    var abandonmentError: HostError {
+        abandoned == .cancelled ? .cancelled : .connectionTimedOut(peer, seconds: timeout.seconds)
+    }
 
     init(id: UInt64, peer: DeviceAddress, timeout: Duration) {
         self.id = id
@@ -20,6 +32,7 @@ final class PendingConnection {
     func finish(_ result: Result<LEConnectionComplete, HostError>) {
         guard self.result == nil else { return }
         self.result = result
+        timer?.cancel()
         continuation?.resume(returning: result)
         continuation = nil
     }
@@ -40,11 +53,14 @@ extension Adapter {
     /// Connects to `peer` as central (LE Extended Create Connection when the controller has it,
     /// else LE Create Connection). One attempt runs at a time; others wait their turn.
     /// - Throws: ``HostError/connectionTimedOut(_:seconds:)`` when no connection completes
-    ///   within `timeout` (the attempt is cancelled), ``HostError/connectionFailed(_:_:)``.
+    ///   within `timeout` (the attempt is cancelled), ``HostError/connectionFailed(_:_:)``;
+    ///   ``HostError/cancelled`` when the task is cancelled: the attempt is called off with LE
+    ///   Create Connection Cancel (and a link that completed in the race is disconnected).
     public func connect(to peer: DeviceAddress, timeout: Duration = .seconds(10)) async throws(HostError) -> Connection {
         if let failure { throw failure }
+        if Task.isCancelled { throw .cancelled }
         while connecting != nil {
-            await withCheckedContinuation { connectTurnWaiters.append($0) }
+            try await waitForConnectTurn()
             if let failure { throw failure }
         }
         nextSessionID += 1
@@ -52,20 +68,29 @@ extension Adapter {
         connecting = pending
         defer {
             if connecting === pending { connecting = nil }
-            if !connectTurnWaiters.isEmpty { connectTurnWaiters.removeFirst().resume() }
+            // Every waiter looks again (one of them may have been cancelled meanwhile).
+            for waiter in connectTurnWaiters.values { waiter.resume() }
+            connectTurnWaiters.removeAll()
         }
         do {
             try await start(createConnectionCommand(to: peer))
         } catch {
-            pending.finish(.failure(error))
+            // Cancelled while the command was on its way: the controller may have started
+            // connecting, so the wait below (cancelled at once) calls the attempt off.
+            if error != .cancelled { pending.finish(.failure(error)) }
         }
+        let id = pending.id
         if !pending.isFinished {
-            Task {
-                try? await Task.sleep(for: timeout)
-                await self.connectionAttemptTimedOut(pending)
+            pending.timer = Task {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                await self.abandonConnectionAttempt(id, because: .timedOut)
             }
         }
-        let result = await withCheckedContinuation { pending.await($0) }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { pending.await($0) }
+        } onCancel: {
+            Task { await self.abandonConnectionAttempt(id, because: .cancelled) }
+        }
         let complete = try result.get()
         guard let record = connections[complete.connectionHandle] else {
             throw failure ?? .disconnected(.unknownConnectionIdentifier)
@@ -74,6 +99,23 @@ extension Adapter {
         let bearer = L2CAPATTBearer(adapter: self, lifetime: record.lifetime, inbox: record.attInbox)
         return Connection(handle: record.handle, peer: record.peer, parameters: record.parameters,
                           att: bearer, adapter: self, lifetime: record.lifetime)
+    }
+
+    /// Waits until the current connection attempt ends (or the adapter fails);
+    /// ``HostError/cancelled`` at once when the task is cancelled.
+    private func waitForConnectTurn() async throws(HostError) {
+        nextSessionID += 1
+        let id = nextSessionID
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { connectTurnWaiters[id] = $0 }
+        } onCancel: {
+            Task { await self.stopWaitingForConnectTurn(id) }
+        }
+        if Task.isCancelled { throw .cancelled }
+    }
+
+    private func stopWaitingForConnectTurn(_ id: UInt64) {
+        connectTurnWaiters.removeValue(forKey: id)?.resume()
     }
 
     private func createConnectionCommand(to peer: DeviceAddress) -> HCICommand {
@@ -91,20 +133,35 @@ extension Adapter {
             connection: parameters))
     }
 
-    /// The attempt ran out of time: cancel it, then give the controller a short grace period
-    /// to report the cancellation (or a connection that won the race) before giving up.
-    private func connectionAttemptTimedOut(_ pending: PendingConnection) async {
-        let timeout = pending.timeout
-        guard connecting === pending, !pending.isFinished else { return }
-        pending.timedOut = true
-        logger.notice("no connection to \(pending.peer) within \(formatSeconds(timeout.seconds)) s: cancelling")
+    /// Calls the attempt off (it ran out of time, or its caller was cancelled): LE Create
+    /// Connection Cancel, then a short grace period for the controller to report the
+    /// cancellation (or a connection that won the race). A cancellation that comes while a
+    /// timeout is already calling the attempt off only changes what the caller is told.
+    func abandonConnectionAttempt(_ id: UInt64, because reason: PendingConnection.Abandonment) async {
+        guard let pending = connecting, pending.id == id, !pending.isFinished else { return }
+        guard pending.abandoned == nil else {
+            if reason == .cancelled { pending.abandoned = .cancelled }
+            return
+        }
+        pending.abandoned = reason
+        switch reason {
+        case .timedOut:
+            logger.notice("no connection to \(pending.peer) within \(formatSeconds(pending.timeout.seconds)) s: cancelling")
+        case .cancelled:
+            logger.info("connection to \(pending.peer) cancelled by the caller")
+        }
         do {
             try await execute(.leCreateConnectionCancel)
         } catch {
+            // Command Disallowed: no attempt runs in the controller (it never started, or
+            // its Connection Complete, handled before this answer, already ended it).
             logger.notice("LE Create Connection Cancel: \(error)")
+            pending.finish(.failure(pending.abandonmentError))
+            return
         }
+        // The controller reports the cancelled attempt with LE Connection Complete.
         try? await Task.sleep(for: Self.cancelGracePeriod)
-        pending.finish(.failure(.connectionTimedOut(pending.peer, seconds: timeout.seconds)))
+        pending.finish(.failure(pending.abandonmentError))
     }
 
     func handleConnectionComplete(_ complete: LEConnectionComplete) {
@@ -114,9 +171,9 @@ extension Adapter {
                 logger.notice("a connection attempt nobody waits for ended: \(complete.status)")
                 return
             }
-            if pending.timedOut, complete.status == .unknownConnectionIdentifier {
+            if pending.abandoned != nil, complete.status == .unknownConnectionIdentifier {
                 // What a successful Create Connection Cancel reports.
-                pending.finish(.failure(.connectionTimedOut(pending.peer, seconds: pending.timeout.seconds)))
+                pending.finish(.failure(pending.abandonmentError))
             } else {
                 pending.finish(.failure(.connectionFailed(pending.peer, complete.status)))
             }
@@ -135,11 +192,16 @@ extension Adapter {
             attBufferLimit: configuration.attReceiveBufferLimit)
         connections[complete.connectionHandle] = record
         logger.info("connected to \(complete.peer), handle 0x\(String(complete.connectionHandle, radix: 16))")
-        if let pending, !pending.isFinished, complete.role == .central {
+        if let pending, !pending.isFinished, complete.role == .central, pending.abandoned != .cancelled {
+            // (A connection that wins the race against a timeout's cancel is still wanted.)
             pending.finish(.success(complete))
         } else {
-            // Nobody asked for this link (a peripheral-role link, or one that completed after
-            // its attempt was given up): a central-only host lets it go.
+            // Nobody asked for this link (a peripheral-role link, one that completed after its
+            // attempt was given up, or after its caller was cancelled): a central-only host
+            // lets it go.
+            if let pending, complete.role == .central, pending.abandoned == .cancelled {
+                pending.finish(.failure(.cancelled))
+            }
             logger.notice("disconnecting \(complete.peer): no connection attempt is waiting for it")
             let lifetime = record.lifetime
             Task {
@@ -158,6 +220,7 @@ extension Adapter {
             return
         }
         connections[event.connectionHandle] = nil
+        failBlockedSends(on: event.connectionHandle, with: .disconnected(reason: event.reason.description))
         _ = aclFlow?.connectionClosed(event.connectionHandle)
         reassembler.connectionClosed(event.connectionHandle)
         logger.info("disconnected from \(record.peer): \(event.reason)")
@@ -165,6 +228,7 @@ extension Adapter {
     }
 
     /// Sends HCI Disconnect for the link and waits, bounded, for its Disconnection Complete.
+    /// A cancelled task stops waiting at once (``HostError/cancelled``); the link still goes.
     func disconnect(_ lifetime: LinkLifetime, reason: HCIStatus, timeout: Duration) async throws(HostError) {
         guard let record = connections[lifetime.handle], record.lifetime === lifetime else { return }
         do {
@@ -173,14 +237,21 @@ extension Adapter {
             if case .commandFailed(_, .unknownConnectionIdentifier) = error { return }
             throw error
         }
-        let ending = await withCheckedContinuation { continuation in
-            let waiter = lifetime.register(continuation)
-            Task {
-                try? await Task.sleep(for: timeout)
-                lifetime.resume(waiter: waiter, with: .commandTimedOut(.disconnect, seconds: timeout.seconds))
-            }
+        let waiter = lifetime.makeWaiterID()
+        let timer = Task {
+            do { try await Task.sleep(for: timeout) } catch { return }
+            lifetime.resume(waiter: waiter, with: .commandTimedOut(.disconnect, seconds: timeout.seconds))
         }
-        if case .commandTimedOut = ending { throw ending }
+        let ending = await withTaskCancellationHandler {
+            await withCheckedContinuation { lifetime.register($0, id: waiter) }
+        } onCancel: {
+            lifetime.resume(waiter: waiter, with: .cancelled)
+        }
+        timer.cancel()
+        switch ending {
+        case .commandTimedOut, .cancelled: throw ending
+        default: return
+        }
     }
 
     /// Disconnects by handle (used by ``close()``).
@@ -196,21 +267,132 @@ extension Adapter {
 
     // MARK: Fixed channels
 
-    func sendATT(_ pdu: [UInt8], on lifetime: LinkLifetime) throws(BearerError) {
+    /// Queues an ATT PDU for the link. A full outgoing queue is back-pressure, not a failure:
+    /// the PDU waits its turn (after any PDU already waiting) for room, bounded by
+    /// ``Configuration/aclSendTimeout`` and by the caller's cancellation; only the end of the
+    /// link (or of the bearer) fails it as such.
+    func sendATT(_ pdu: [UInt8], on lifetime: LinkLifetime) async throws(BearerError) {
         guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else {
             if let ending = lifetime.ending { throw bearerError(for: ending) }
             throw .closed
         }
-        do {
-            try sendL2CAP(pdu, channel: .att, on: lifetime.handle)
-        } catch {
-            throw bearerError(for: error)
+        let handle = lifetime.handle
+        let frame = L2CAPFrame(channelID: .att, payload: pdu).encoded
+        if blockedSends[handle, default: []].isEmpty {
+            do {
+                if try enqueueL2CAPFrame(frame, on: handle) { return }
+            } catch {
+                throw bearerError(for: error)
+            }
         }
+        if Task.isCancelled { throw .cancelled }
+        nextSessionID += 1
+        let id = nextSessionID
+        let timeout = configuration.aclSendTimeout
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, BearerError>, Never>) in
+                let timer = Task {
+                    do { try await Task.sleep(for: timeout) } catch { return }
+                    self.unblockSend(id, on: handle, with: .transport(.timedOut(
+                        operation: "waiting \(formatSeconds(timeout.seconds)) s for room in the outgoing ACL queue of connection 0x\(String(handle, radix: 16))")))
+                }
+                blockedSends[handle, default: []].append(
+                    BlockedSend(id: id, frame: frame, continuation: continuation, timer: timer))
+            }
+        } onCancel: {
+            Task { await self.unblockSend(id, on: handle, with: .cancelled) }
+        }
+        try result.get()
+    }
+
+    /// Moves blocked ATT PDUs, oldest first per connection, into the room their queues have now.
+    func admitBlockedSends() {
+        guard var flow = aclFlow else { return }
+        var admitted = false
+        for handle in Array(blockedSends.keys) {
+            var waiting = blockedSends[handle] ?? []
+            while let next = waiting.first {
+                do {
+                    try flow.enqueue(l2capPDU: next.frame, connection: handle)
+                } catch {
+                    break
+                }
+                waiting.removeFirst()
+                admitted = true
+                next.end(.success(()))
+            }
+            blockedSends[handle] = waiting.isEmpty ? nil : waiting
+        }
+        aclFlow = flow
+        if admitted, flow.availableCredits > 0 { releaseACL() }
+    }
+
+    /// Ends one blocked send early (timeout, cancellation), if it still waits.
+    func unblockSend(_ id: UInt64, on handle: UInt16, with error: BearerError) {
+        guard var waiting = blockedSends[handle], let index = waiting.firstIndex(where: { $0.id == id }) else { return }
+        let send = waiting.remove(at: index)
+        blockedSends[handle] = waiting.isEmpty ? nil : waiting
+        send.end(.failure(error))
+    }
+
+    /// Fails every blocked send of a connection (its link or bearer ended).
+    func failBlockedSends(on handle: UInt16, with error: BearerError) {
+        guard let waiting = blockedSends.removeValue(forKey: handle) else { return }
+        for send in waiting { send.end(.failure(error)) }
+    }
+
+    // MARK: Connection parameter updates
+
+    /// Bound on the wait for one update's LE Connection Update Complete before the next one
+    /// goes (a controller that never reports it cannot stall the queue).
+    static let parameterUpdateTimeout: Duration = .seconds(10)
+
+    /// Asks the controller for `parameters` on the link: one LE Connection Update at a time
+    /// per connection, each awaited to its Complete event; a request that comes meanwhile
+    /// replaces any still queued (only the newest matters). One task per link at most.
+    func requestParameterUpdate(_ parameters: HCICommand.ConnectionParameters, on record: ConnectionRecord) {
+        record.queuedParameterUpdate = parameters
+        guard !record.parameterUpdatesRunning else { return }
+        record.parameterUpdatesRunning = true
+        let lifetime = record.lifetime
+        Task { await self.runParameterUpdates(on: lifetime) }
+    }
+
+    private func runParameterUpdates(on lifetime: LinkLifetime) async {
+        while let record = connections[lifetime.handle], record.lifetime === lifetime,
+              let parameters = record.queuedParameterUpdate {
+            record.queuedParameterUpdate = nil
+            do {
+                try await start(.leConnectionUpdate(handle: lifetime.handle, parameters: parameters))
+            } catch {
+                logger.notice("LE Connection Update: \(error)")
+                continue
+            }
+            nextSessionID += 1
+            let id = nextSessionID
+            await withCheckedContinuation { continuation in
+                let timer = Task {
+                    do { try await Task.sleep(for: Self.parameterUpdateTimeout) } catch { return }
+                    self.parameterUpdateTimedOut(on: lifetime, id: id)
+                }
+                record.awaitParameterUpdate(id: id, continuation, timer: timer)
+            }
+        }
+        if let record = connections[lifetime.handle], record.lifetime === lifetime {
+            record.parameterUpdatesRunning = false
+        }
+    }
+
+    private func parameterUpdateTimedOut(on lifetime: LinkLifetime, id: UInt64) {
+        guard let record = connections[lifetime.handle], record.lifetime === lifetime else { return }
+        logger.notice("no LE Connection Update Complete from the controller for \(record.peer) in time")
+        record.parameterUpdateEnded(id: id)
     }
 
     func closeATT(on lifetime: LinkLifetime) {
         guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else { return }
         record.attClosed = true
+        failBlockedSends(on: lifetime.handle, with: .closed)
         record.attInbox.finish(.closed)
     }
 
@@ -227,19 +409,12 @@ extension Adapter {
                 case .send(let command):
                     try? sendL2CAP(command.encoded, channel: .leSignaling, on: record.handle)
                 case .updateConnectionParameters(let requested):
-                    let handle = record.handle
                     let parameters = HCICommand.ConnectionParameters(
                         intervalMin: requested.minimumInterval, intervalMax: requested.maximumInterval,
                         maxLatency: requested.peripheralLatency, supervisionTimeout: requested.timeoutMultiplier,
                         minCELength: 0, maxCELength: 0)
                     logger.info("\(record.peer) asked for connection interval \(requested.minimumInterval)–\(requested.maximumInterval): updating")
-                    Task {
-                        do {
-                            try await self.start(.leConnectionUpdate(handle: handle, parameters: parameters))
-                        } catch {
-                            self.logger.notice("LE Connection Update: \(error)")
-                        }
-                    }
+                    requestParameterUpdate(parameters, on: record)
                 case .ignored(let why):
                     logger.debug("LE signaling from \(record.peer): \(why)")
                 }
@@ -257,6 +432,20 @@ extension Adapter {
         default:
             logger.notice("dropped an L2CAP frame on \(frame.channelID) from \(record.peer): no such channel here")
         }
+    }
+}
+
+/// An ATT PDU (as its encoded L2CAP frame) waiting for room in a full outgoing ACL queue.
+struct BlockedSend {
+    let id: UInt64
+    let frame: [UInt8]
+    let continuation: CheckedContinuation<Result<Void, BearerError>, Never>
+    /// Fails the send when it waited too long; cancelled once the send ends otherwise.
+    let timer: Task<Void, Never>
+
+    func end(_ result: Result<Void, BearerError>) {
+        timer.cancel()
+        continuation.resume(returning: result)
     }
 }
 

@@ -27,6 +27,10 @@ public actor Adapter {
         /// Incoming ATT PDUs buffered per connection before the oldest unread are kept and
         /// newer ones dropped (a notification flood cannot exhaust memory).
         public var attReceiveBufferLimit = 8192
+        /// Bound on how long an ATT send waits for room when the connection's outgoing ACL
+        /// queue is full (back-pressure: the controller returns credits slowly). Past it the
+        /// send fails with a timeout; the link stays up.
+        public var aclSendTimeout: Duration = .seconds(10)
         /// Where the host logs what it drops and why.
         public var logger = Logger(label: "rawble.host")
 
@@ -55,7 +59,10 @@ public actor Adapter {
     var connections: [UInt16: ConnectionRecord] = [:]
     var scanning: ScanSession?
     var connecting: PendingConnection?
-    var connectTurnWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Connection attempts waiting for the current one to end, by id.
+    var connectTurnWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    /// ATT PDUs waiting, in order, for room in their connection's full outgoing ACL queue.
+    var blockedSends: [UInt16: [BlockedSend]] = [:]
     var nextSessionID: UInt64 = 0
 
     /// Set once the transport ended or ``close()`` was called: every later operation throws it.
@@ -93,6 +100,11 @@ public actor Adapter {
     /// Ends everything: stops scanning, disconnects every connection (bounded), fails what is
     /// pending with ``HostError/closed`` and closes the transport. Safe to call more than once.
     public func close() async {
+        // Not the caller's cancellation to decide: closing always disconnects and closes.
+        await Task { await self.closeNow() }.value
+    }
+
+    private func closeNow() async {
         if failure == nil {
             if scanning != nil { try? await stopScanning() }
             for handle in Array(connections.keys) {
@@ -148,11 +160,12 @@ public actor Adapter {
         outbound.finish()
         connecting?.finish(.failure(error))
         connecting = nil
-        for waiter in connectTurnWaiters { waiter.resume() }
+        for waiter in connectTurnWaiters.values { waiter.resume() }
         connectTurnWaiters.removeAll()
         scanning?.finish(throwing: error)
         scanning = nil
         for (handle, record) in connections {
+            failBlockedSends(on: handle, with: bearerError(for: error))
             record.end(bearerError: bearerError(for: error), hostError: error)
             _ = aclFlow?.connectionClosed(handle)
         }
@@ -172,8 +185,12 @@ public actor Adapter {
 
     /// Sends `command` and waits for its Command Complete or Command Status (bounded by
     /// `timeout`, else the configured command timeout).
+    /// - Throws: ``HostError/cancelled`` when the task is cancelled meanwhile: a command still
+    ///   waiting for a credit is withdrawn (never sent); one already sent is no longer awaited
+    ///   (its answer, when it comes, is only logged).
     public func send(_ command: HCICommand, timeout: Duration? = nil) async throws(HostError) -> CommandOutcome {
         if let failure { throw failure }
+        if Task.isCancelled { throw .cancelled }
         let token: CommandToken
         do {
             token = try commands.submit(command, timeout: timeout ?? configuration.commandTimeout, now: .now)
@@ -181,18 +198,31 @@ public actor Adapter {
             throw .commandQueueFull
         }
         let limit = timeout ?? configuration.commandTimeout
-        return await withCheckedContinuation { continuation in
-            commandWaiters[token] = continuation
-            releaseCommands()
-            if commands.queuedCount > 0 {
-                // Waiting for a command credit is bounded too: a controller that set its
-                // credits to 0 and never grants more must not wedge the host.
-                Task {
-                    try? await Task.sleep(for: limit)
-                    self.withdrawIfStillQueued(token, opcode: command.opcode)
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                commandWaiters[token] = continuation
+                releaseCommands()
+                if commands.queuedCount > 0 {
+                    // Waiting for a command credit is bounded too: a controller that set its
+                    // credits to 0 and never grants more must not wedge the host.
+                    Task {
+                        try? await Task.sleep(for: limit)
+                        self.withdrawIfStillQueued(token, opcode: command.opcode)
+                    }
                 }
             }
+        } onCancel: {
+            Task { await self.stopWaiting(for: token) }
         }
+        if case .cancelled = outcome { throw .cancelled }
+        return outcome
+    }
+
+    /// The caller of the command was cancelled: withdraw it if it still waits for a credit,
+    /// else stop waiting for its answer.
+    private func stopWaiting(for token: CommandToken) {
+        _ = commands.withdraw(token)
+        commandWaiters.removeValue(forKey: token)?.resume(returning: .cancelled(token))
     }
 
     private func withdrawIfStillQueued(_ token: CommandToken, opcode: HCIOpcode) {
@@ -360,6 +390,8 @@ public actor Adapter {
             } else if !update.status.isSuccess {
                 logger.notice("connection update on handle \(update.connectionHandle) failed: \(update.status)")
             }
+            // The running LE Connection Update (if any) is over: the next may go.
+            connections[update.connectionHandle]?.parameterUpdateEnded()
         default:
             logger.debug("ignored LE event \(meta.name)")
         }
@@ -379,26 +411,39 @@ public actor Adapter {
     }
 
     /// Queues one L2CAP PDU on `channel` of connection `handle`, fragmented to the controller's
-    /// ACL length, and writes what the ACL credits allow.
+    /// ACL length, and writes what the ACL credits allow. A full queue throws ``HostError/busy(_:)``
+    /// (for the host's own answers; ATT waits for room instead, see ``sendATT(_:on:)``).
     func sendL2CAP(_ payload: [UInt8], channel: L2CAPChannelID, on handle: UInt16) throws(HostError) {
+        let frame = L2CAPFrame(channelID: channel, payload: payload).encoded
+        guard try enqueueL2CAPFrame(frame, on: handle) else {
+            throw .busy("the outgoing ACL queue of connection 0x\(String(handle, radix: 16)) is full")
+        }
+    }
+
+    /// Queues an encoded L2CAP frame and writes what the credits allow; `false` (nothing
+    /// queued) when the connection's outgoing queue has no room for it.
+    func enqueueL2CAPFrame(_ frame: [UInt8], on handle: UInt16) throws(HostError) -> Bool {
         if let failure { throw failure }
         guard connections[handle] != nil, var flow = aclFlow else { throw .disconnected(.unknownConnectionIdentifier) }
-        let frame = L2CAPFrame(channelID: channel, payload: payload).encoded
         do {
             try flow.enqueue(l2capPDU: frame, connection: handle)
         } catch {
-            throw .busy("the outgoing ACL queue of connection 0x\(String(handle, radix: 16)) is full (\(error))")
+            if case .queueFull = error { return false }
+            throw .unsupported("ACL data on connection handle 0x\(String(handle, radix: 16)) (\(error))")
         }
         aclFlow = flow
         releaseACL()
+        return true
     }
 
-    private func releaseACL() {
+    /// Writes what the ACL credits allow, then lets blocked sends into the room that made.
+    func releaseACL() {
         guard failure == nil, var flow = aclFlow else { return }
         let packets = flow.nextPacketsToSend()
         aclFlow = flow
         for packet in packets {
             outbound.yield(H4Packet(type: .acl, bytes: packet.encoded))
         }
+        if !packets.isEmpty { admitBlockedSends() }
     }
 }

@@ -39,7 +39,8 @@ public final class Connection: Sendable, CustomStringConvertible {
     }
 
     /// Waits until the connection ends and returns why: ``HostError/disconnected(_:)`` with the
-    /// controller's reason, or the transport's failure.
+    /// controller's reason, or the transport's failure; ``HostError/cancelled`` at once when
+    /// the waiting task is cancelled (the link stays up).
     public func waitUntilDisconnected() async -> HostError {
         await lifetime.wait()
     }
@@ -197,6 +198,10 @@ final class LinkLifetime: Sendable {
     private struct State {
         var ending: HostError?
         var waiters: [UInt64: CheckedContinuation<HostError, Never>] = [:]
+        /// Ids handed out by ``makeWaiterID()`` whose waiter is not registered yet.
+        var reserved: Set<UInt64> = []
+        /// Early resumptions (timeout, cancellation) of reserved ids, kept for their registration.
+        var early: [UInt64: HostError] = [:]
         var nextWaiter: UInt64 = 0
     }
     private let state = Mutex(State())
@@ -208,31 +213,63 @@ final class LinkLifetime: Sendable {
 
     var ending: HostError? { state.withLock { $0.ending } }
 
-    /// Waits for the end; returns at once when it already came.
+    /// Waits for the end; returns at once when it already came, and ``HostError/cancelled``
+    /// as soon as the waiting task is cancelled.
     func wait() async -> HostError {
-        await withCheckedContinuation { continuation in
-            _ = register(continuation)
+        let id = makeWaiterID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { register($0, id: id) }
+        } onCancel: {
+            resume(waiter: id, with: .cancelled)
         }
     }
 
     /// Registers a waiter and returns its id (to time it out with ``resume(waiter:with:)``).
+    /// The id is taken and the waiter stored in one critical section: a concurrent waiter
+    /// can never be handed the same id (and be resumed in this one's place).
     func register(_ continuation: CheckedContinuation<HostError, Never>) -> UInt64 {
-        let ended: HostError? = state.withLock { state in
-            if let ending = state.ending { return ending }
+        let (id, ended): (UInt64, HostError?) = state.withLock { state in
+            if let ending = state.ending { return (0, ending) }
             state.nextWaiter += 1
             state.waiters[state.nextWaiter] = continuation
-            return nil
+            return (state.nextWaiter, nil)
         }
-        if let ended {
-            continuation.resume(returning: ended)
-            return 0
-        }
-        return state.withLock { $0.nextWaiter }
+        if let ended { continuation.resume(returning: ended) }
+        return id
     }
 
-    /// Resumes one waiter early (a timeout), if it is still waiting.
+    /// Takes a waiter id before the waiter exists, so that a timeout or a cancellation handler
+    /// can name it before ``register(_:id:)`` runs (it then resumes the waiter at once).
+    func makeWaiterID() -> UInt64 {
+        state.withLock { state in
+            state.nextWaiter += 1
+            state.reserved.insert(state.nextWaiter)
+            return state.nextWaiter
+        }
+    }
+
+    /// Registers the waiter of an id from ``makeWaiterID()``; resumed at once when the link
+    /// already ended or the id was already resumed early.
+    func register(_ continuation: CheckedContinuation<HostError, Never>, id: UInt64) {
+        let ready: HostError? = state.withLock { state in
+            state.reserved.remove(id)
+            if let early = state.early.removeValue(forKey: id) { return early }
+            if let ending = state.ending { return ending }
+            state.waiters[id] = continuation
+            return nil
+        }
+        if let ready { continuation.resume(returning: ready) }
+    }
+
+    /// Resumes one waiter early (a timeout, a cancellation), if it is still waiting; an id
+    /// reserved and not yet registered keeps the result for its registration.
     func resume(waiter id: UInt64, with error: HostError) {
-        state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: error)
+        let waiter: CheckedContinuation<HostError, Never>? = state.withLock { state in
+            if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
+            if state.reserved.remove(id) != nil { state.early[id] = error }
+            return nil
+        }
+        waiter?.resume(returning: error)
     }
 
     /// The link ended: every waiter learns why; the first reason is kept.
@@ -259,6 +296,13 @@ final class ConnectionRecord {
     var droppedATTPDUs = 0
     /// Whether a ``Connection`` was handed out (else the host disconnects it itself).
     var claimed = false
+    /// The newest accepted parameter update the controller was not asked for yet: a newer
+    /// request replaces it (only the last one matters), so at most one waits.
+    var queuedParameterUpdate: HCICommand.ConnectionParameters?
+    /// Whether the host is running LE Connection Updates for this link (one at a time).
+    var parameterUpdatesRunning = false
+    /// The running update's wait for its LE Connection Update Complete, and its time bound.
+    private var parameterUpdateWait: (id: UInt64, continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>)?
 
     var handle: UInt16 { lifetime.handle }
 
@@ -283,8 +327,24 @@ final class ConnectionRecord {
         return true
     }
 
+    /// Starts the wait for the running update's end (see ``parameterUpdateEnded(id:)``); `timer`
+    /// bounds it and is cancelled when it ends otherwise.
+    func awaitParameterUpdate(id: UInt64, _ continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>) {
+        parameterUpdateWait = (id, continuation, timer)
+    }
+
+    /// The running update ended (its Complete event, its time bound, the link's end); with an
+    /// `id`, only if that wait is still the current one.
+    func parameterUpdateEnded(id: UInt64? = nil) {
+        guard let wait = parameterUpdateWait, id == nil || wait.id == id else { return }
+        parameterUpdateWait = nil
+        wait.timer.cancel()
+        wait.continuation.resume()
+    }
+
     /// The link is gone: the bearer ends with `bearerError`, waiters learn `hostError`.
     func end(bearerError: BearerError, hostError: HostError) {
+        parameterUpdateEnded()
         attInbox.finish(bearerError)
         lifetime.end(hostError)
     }

@@ -25,6 +25,9 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
     case disconnected(HCIStatus)
     /// The controller lacks something the host needs.
     case unsupported(String)
+    /// The caller's task was cancelled while it waited (what the host started on its behalf,
+    /// such as a connection attempt, was called off).
+    case cancelled
 
     public var description: String {
         switch self {
@@ -50,6 +53,8 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
             "disconnected: \(reason)"
         case .unsupported(let what):
             "the controller does not support \(what)"
+        case .cancelled:
+            "cancelled"
         }
     }
 }

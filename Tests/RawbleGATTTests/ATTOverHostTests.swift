@@ -1,0 +1,179 @@
+import RawbleGATT
+import RawbleHost
+import RawbleTestSupport
+import RawbleTransport
+import Synchronization
+import Testing
+
+// The ATT client on the host's own ATT bearer, over a controller the test plays byte by byte
+// (InMemoryHCITransport): what the link does when the controller is slow to return credits.
+
+/// A minimal controller (3 ACL buffers of 27 bytes) that completes no ACL packet by itself: the
+/// test returns the credits (Number Of Completed Packets) when it wants. A Read Request from
+/// the host is answered by the peer at once with one byte, the handle's low byte.
+private final class SlowCreditController: Sendable {
+    static let handle: UInt16 = 0x0040
+    static let peer = DeviceAddress(BluetoothAddress(0xC1_22_33_44_55_66), type: .random)
+
+    let transport = InMemoryHCITransport()
+    private let acl = Mutex<[ACLPacket]>([])
+    private let completedCount = Mutex(0)
+
+    init() {
+        transport.respond { [self] packet in
+            switch packet.type {
+            case .command:
+                guard let command = try? HCICommand.decode(packet.bytes) else { return [] }
+                return Self.answer(command).map { H4Packet(type: .event, bytes: $0.encoded) }
+            case .acl:
+                guard let fragment = try? ACLPacket.decode(packet.bytes) else { return [] }
+                acl.withLock { $0.append(fragment) }
+                let payload = Array(fragment.payload)
+                if payload.count == 7, payload[2...4] == [0x04, 0x00, 0x0A] {
+                    let response: [UInt8] = [0x02, 0x00, 0x04, 0x00, 0x0B, payload[5]]
+                    return [H4Packet(type: .acl, bytes: ACLPacket(handle: Self.handle, packetBoundary: .firstFlushable, payload: response[...]).encoded)]
+                }
+                return []
+            default:
+                return []
+            }
+        }
+    }
+
+    /// Every ACL packet the host sent, in order.
+    var aclPackets: [ACLPacket] { acl.withLock { $0 } }
+
+    /// Returns one credit for every ACL packet sent and not yet completed, one event each.
+    /// Returns how many were completed.
+    func completeSentPackets() -> Int {
+        let sent = acl.withLock { $0.count }
+        let pending = completedCount.withLock { done -> Int in
+            defer { done = sent }
+            return sent - done
+        }
+        for _ in 0..<pending {
+            transport.inject(.numberOfCompletedPackets([.init(connectionHandle: Self.handle, count: 1)]))
+        }
+        return pending
+    }
+
+    static func answer(_ command: HCICommand) -> [HCIEvent] {
+        func complete(_ parameters: [UInt8] = [0x00]) -> HCIEvent {
+            .commandComplete(.init(numHCICommandPackets: 1, opcode: command.opcode, returnParameters: parameters[...]))
+        }
+        switch command {
+        case .reset, .leSetRandomAddress, .leCreateConnectionCancel:
+            return [complete()]
+        case .leReadBufferSize:
+            return [complete([0x00, 27, 0x00, 3])]
+        case .leCreateConnection:
+            return [
+                .commandStatus(.init(status: .success, numHCICommandPackets: 1, opcode: command.opcode)),
+                .le(.connectionComplete(LEConnectionComplete(
+                    status: .success, connectionHandle: handle, role: .central, peerAddressType: peer.type,
+                    peerAddress: peer.address, connectionInterval: 24, peripheralLatency: 0,
+                    supervisionTimeout: 400, centralClockAccuracy: 0))),
+            ]
+        case .disconnect(let handle, _):
+            return [.commandStatus(.init(status: .success, numHCICommandPackets: 1, opcode: command.opcode)),
+                    .disconnectionComplete(.init(status: .success, connectionHandle: handle, reason: .connectionTerminatedByLocalHost))]
+        default:
+            return [complete([HCIStatus.unknownCommand.rawValue])]
+        }
+    }
+}
+
+private func quietHost() -> Adapter.Configuration {
+    var configuration = Adapter.Configuration()
+    configuration.commandTimeout = .seconds(10)
+    configuration.resetTimeout = .seconds(10)
+    configuration.logger.logLevel = .critical
+    return configuration
+}
+
+@Suite("ATT client over the host: back-pressure")
+struct ATTOverHostBackPressureTests {
+    @Test("a burst of Write Commands larger than the outgoing ACL queue waits for credits: all are sent in order, the link and the client stay usable")
+    func writeCommandBurst() async throws {
+        let controller = SlowCreditController()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietHost())
+        let connection = try await adapter.connect(to: SlowCreditController.peer, timeout: .seconds(5))
+        var attConfiguration = ATTClient.Configuration()
+        attConfiguration.logger.logLevel = .critical
+        let client = ATTClient(bearer: connection.att, configuration: attConfiguration)
+
+        // 3 controller buffers + 256 queued fragments: the 260th write finds the queue full.
+        let burst = 300
+        let started = Mutex(0)
+        let writer = Task {
+            for index in 0..<burst {
+                started.withLock { $0 = index + 1 }
+                try await client.send(command: .writeCommand(handle: 0x0010, value: [UInt8(index & 0xFF), UInt8(index >> 8)]))
+            }
+        }
+        // The controller returns credits only once the writer is blocked on (or failed at) the
+        // full queue, then slowly: a few at a time, as it "transmits" them.
+        let outcome = try await within(seconds: 30) { () async -> Result<Void, any Error> in
+            while started.withLock({ $0 }) < 260 {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+            let completer = Task {
+                while !Task.isCancelled {
+                    if controller.completeSentPackets() == 0 { try? await Task.sleep(for: .milliseconds(1)) }
+                }
+            }
+            defer { completer.cancel() }
+            let result = await writer.result
+            return result
+        }
+        #expect(throws: Never.self) { try outcome.get() }
+
+        let writes = try await within(seconds: 10) { () async -> [ACLPacket] in
+            while true {
+                let packets = controller.aclPackets
+                if packets.count >= burst { return packets }
+                _ = controller.completeSentPackets()
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        #expect(writes.count == burst)
+        let expected = (0..<burst).map { index -> [UInt8] in [0x05, 0x00, 0x04, 0x00, 0x52, 0x10, 0x00, UInt8(index & 0xFF), UInt8(index >> 8)] }
+        #expect(writes.map { Array($0.payload) } == expected, "every write sent once, in order")
+        #expect(connection.ending == nil, "the link is still up")
+
+        // The client still works: a request and its response.
+        let completer = Task {
+            while !Task.isCancelled {
+                if controller.completeSentPackets() == 0 { try? await Task.sleep(for: .milliseconds(1)) }
+            }
+        }
+        let response = try await within(seconds: 10) { try await client.request(.readRequest(handle: 0x0003)) }
+        completer.cancel()
+        #expect(response == .readResponse(value: [0x03]))
+        await adapter.close()
+    }
+
+    @Test("a send that finds no room within the bound fails with a timeout, and one cancelled while waiting fails as cancelled; the link stays up")
+    func blockedSendBounds() async throws {
+        let controller = SlowCreditController()
+        var configuration = quietHost()
+        configuration.aclSendTimeout = .milliseconds(200)
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        let connection = try await adapter.connect(to: SlowCreditController.peer, timeout: .seconds(5))
+        // 3 in the controller's buffers, 256 queued: full.
+        for index in 0..<259 {
+            try await connection.att.send([0x52, 0x10, 0x00, UInt8(index & 0xFF)])
+        }
+        await #expect(throws: BearerError.transport(.timedOut(operation: "waiting 0.2 s for room in the outgoing ACL queue of connection 0x40"))) {
+            try await within(seconds: 10) { try await connection.att.send([0x52, 0x10, 0x00, 0xFF]) }
+        }
+        let cancelled = Task { try await connection.att.send([0x52, 0x10, 0x00, 0xFE]) }
+        cancelled.cancel()
+        await #expect(throws: BearerError.cancelled) { try await within(seconds: 10) { try await cancelled.value } }
+        #expect(connection.ending == nil, "the link is still up")
+        // Credits come back: sending works again.
+        _ = controller.completeSentPackets()
+        try await within(seconds: 10) { try await connection.att.send([0x52, 0x10, 0x00, 0xFD]) }
+        await adapter.close()
+    }
+}
