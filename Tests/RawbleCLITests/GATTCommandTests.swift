@@ -123,6 +123,18 @@ struct GATTCommandTests {
         #expect(result.stdoutLines.count >= 3)
     }
 
+    @Test("a peer that disconnects during notify is one line, the peer-error status, the reason said once")
+    func notifyPeerDisconnects() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--hr-count", "1000", "--hr-disconnect-after", "3"])
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let result = try await CLI.run(["notify", strap.address, "2A37", "--transport", peer.transport])
+        #expect(result.status == 76, "stderr: \(result.stderr)")
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("disconnected: Remote User Terminated Connection"), "\(result.stderr)")
+        #expect(!result.stderr.contains("disconnected: disconnected"), "\(result.stderr)")
+    }
+
     @Test("errors are one line with the class's status: no such characteristic (76), an ATT error from the peer (76), no such device (75)")
     func errors() async throws {
         let (peer, lab) = try await Self.lab()

@@ -135,4 +135,15 @@ struct HeartRateCommandTests {
         #expect(result.stderr.contains("no measurement from rawble-strap"), "\(result.stderr)")
         #expect(try Self.events(result).first?["event"] as? String == "connected")
     }
+
+    @Test("--no-reconnect: a strap that disconnects is one stderr line (76), the reason said once")
+    func noReconnect() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--hr-disconnect-after", "3"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--no-reconnect", "--transport", peer.transport])
+        #expect(result.status == 76, "stderr: \(result.stderr)")
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("disconnected: Remote User Terminated Connection"), "\(result.stderr)")
+        #expect(!result.stderr.contains("disconnected: disconnected"), "\(result.stderr)")
+    }
 }
