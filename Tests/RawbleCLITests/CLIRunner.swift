@@ -27,6 +27,16 @@ enum CLI {
         try await onOwnThread { try runBlocking(arguments, environment: environment) }
     }
 
+    /// Runs the binary as user and group nobody (65534) through util-linux's `setpriv`, so a
+    /// test run as root can meet permissions; `nil` when `setpriv` is not installed.
+    static func runAsNobody(_ arguments: [String]) async throws -> CLIResult? {
+        guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            return nil
+        }
+        let launcher = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+        return try await onOwnThread { try runBlocking(arguments, launcher: launcher) }
+    }
+
     /// Runs the binary, sends it SIGINT (Ctrl-C) after `delay`, and waits at most `limit` for it
     /// to exit (then SIGKILL, which the caller sees as `killedBySignal`).
     static func runInterrupted(_ arguments: [String], after delay: Duration, limit: Duration = .seconds(15)) async throws -> CLIResult {
@@ -39,11 +49,17 @@ enum CLI {
         }
     }
 
-    static func runBlocking(_ arguments: [String], environment: [String: String] = [:],
+    /// `launcher`: a command the binary is run through (its path appended, then `arguments`).
+    static func runBlocking(_ arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
                             interruptAfter delay: Duration? = nil, limit: Duration = .seconds(120)) throws -> CLIResult {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let first = launcher.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "RAWBLE_TRANSPORT")
         env["SWIFT_BACKTRACE"] = "enable=no"
