@@ -25,8 +25,9 @@ enum CLI {
 
     /// Runs the binary on a thread of its own, so the many CLI tests running in parallel never
     /// block the cooperative pool that the host's own async tests need.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIResult {
-        try await onOwnThread { try runBlocking(arguments, environment: environment) }
+    /// `launcher`: a command the binary is run through (its path appended, then `arguments`).
+    static func run(_ arguments: [String], environment: [String: String] = [:], launcher: [String] = []) async throws -> CLIResult {
+        try await onOwnThread { try runBlocking(arguments, environment: environment, launcher: launcher) }
     }
 
     /// Runs the binary as user and group nobody (65534) through util-linux's `setpriv`, so a
