@@ -59,11 +59,9 @@ final class UnixSocketController: @unchecked Sendable {
     func stop() {
         lock.lock()
         stopped = true
-        let fd = connection
-        connection = -1
+        if connection >= 0 { shutdown(connection, Int32(SHUT_RDWR)) }
         lock.unlock()
         shutdown(listener, Int32(SHUT_RDWR))
-        if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
         close(listener)
         unlink(path)
     }
@@ -82,8 +80,10 @@ final class UnixSocketController: @unchecked Sendable {
             connection = fd
             lock.unlock()
             serve(fd)
+            // stop() only shuts the socket down, under the lock: closing it is this thread's job.
             lock.lock()
-            if connection == fd { close(fd); connection = -1 }
+            connection = -1
+            close(fd)
             lock.unlock()
         }
     }
