@@ -123,6 +123,8 @@ struct HeartRateSession: Sendable {
             } catch LinkEnd.done {
                 return
             } catch LinkEnd.lost(let reason, let ending) {
+                // Ctrl-C closes the link under a running read: that is the end asked for, not a loss.
+                try Task.checkCancellation()
                 // The controller gone, or no reconnection: the error line alone says it on
                 // stderr (a JSON event still says it on stdout).
                 let fatal: HostError? = switch ending {
