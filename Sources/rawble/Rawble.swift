@@ -1,5 +1,4 @@
 import ArgumentParser
-import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,17 +23,21 @@ enum Main {
     static func main() async {
         let arguments = reorderGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         do {
+            try Logs.bootstrap(environment: environment())
             var command = try Rawble.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
+            Logs.finish(failed: false)
         } catch let error as CLIError {
+            Logs.finish(failed: true)
             Output.error("rawble: \(error)")
             exit(error.status.rawValue)
         } catch {
             let code = Rawble.exitCode(for: error)
+            Logs.finish(failed: code != .success)
             guard code != .success else { Rawble.exit(withError: error) }  // --help, --version
             // One line for a person: the cause, and where to look for the fix.
             let message = Rawble.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
@@ -81,21 +84,5 @@ enum Main {
             rest.append(contentsOf: moved)
         }
         return rest
-    }
-}
-
-/// Sets up swift-log to write to stderr at the level the -v flags ask for.
-enum Logs {
-    nonisolated(unsafe) private static var bootstrapped = false
-
-    static func setUp(_ options: OutputOptions) {
-        guard !bootstrapped else { return }
-        bootstrapped = true
-        let level = options.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
     }
 }

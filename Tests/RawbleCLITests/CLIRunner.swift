@@ -8,6 +8,8 @@ struct CLIResult {
     var stderr: String
     /// True when the process was killed by a signal (a trap), which is never acceptable.
     var killedBySignal: Bool
+    /// False when the process never printed what a `CLI.run(_:when:…)` waited for.
+    var reachedReady = true
 
     var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
     var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
@@ -23,14 +25,47 @@ enum CLI {
 
     /// Runs the binary on a thread of its own, so the many CLI tests running in parallel never
     /// block the cooperative pool that the host's own async tests need.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIResult {
-        try await onOwnThread { try runBlocking(arguments, environment: environment) }
+    /// `launcher`: a command the binary is run through (its path appended, then `arguments`).
+    static func run(_ arguments: [String], environment: [String: String] = [:], launcher: [String] = []) async throws -> CLIResult {
+        try await onOwnThread { try runBlocking(arguments, environment: environment, launcher: launcher) }
     }
 
-    /// Runs the binary, sends it SIGINT (Ctrl-C) after `delay`, and waits at most `limit` for it
-    /// to exit (then SIGKILL, which the caller sees as `killedBySignal`).
-    static func runInterrupted(_ arguments: [String], after delay: Duration, limit: Duration = .seconds(15)) async throws -> CLIResult {
-        try await onOwnThread { try runBlocking(arguments, interruptAfter: delay, limit: limit) }
+    /// Runs the binary as user and group nobody (65534) through util-linux's `setpriv`, so a
+    /// test run as root can meet permissions; `nil` when `setpriv` is not installed.
+    static func runAsNobody(_ arguments: [String]) async throws -> CLIResult? {
+        guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            return nil
+        }
+        let launcher = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+        return try await onOwnThread { try runBlocking(arguments, launcher: launcher) }
+    }
+
+    /// Runs the binary and, once what it printed so far satisfies `ready` (stdout, stderr),
+    /// does `action` (by default Ctrl-C: SIGINT to the process); then waits at most `limit` for
+    /// it to exit (then SIGKILL, which the caller sees as `killedBySignal`). When `ready` is not
+    /// met within `readyLimit`, the process is killed and the result says so (`reachedReady`
+    /// false): no test passes for a reason other than its name.
+    static func run(_ arguments: [String], environment: [String: String] = [:],
+                    when ready: @escaping @Sendable (_ stdout: String, _ stderr: String) -> Bool,
+                    readyLimit: Duration = .seconds(30), limit: Duration = .seconds(15),
+                    do action: @escaping @Sendable (_ pid: Int32) -> Void = { kill($0, SIGINT) }) async throws -> CLIResult {
+        try await onOwnThread {
+            try runBlocking(arguments, environment: environment,
+                            trigger: Trigger(ready: ready, readyLimit: readyLimit, action: action), limit: limit)
+        }
+    }
+
+    /// Runs the binary and sends it SIGINT (Ctrl-C) as soon as stderr contains `text`.
+    static func runInterrupted(_ arguments: [String], environment: [String: String] = [:],
+                               whenStderrContains text: String) async throws -> CLIResult {
+        try await run(arguments, environment: environment, when: { _, stderr in stderr.contains(text) })
+    }
+
+    /// When to act on a running process, and how.
+    struct Trigger: Sendable {
+        var ready: @Sendable (String, String) -> Bool
+        var readyLimit: Duration
+        var action: @Sendable (Int32) -> Void
     }
 
     private static func onOwnThread(_ body: @escaping @Sendable () throws -> CLIResult) async throws -> CLIResult {
@@ -39,13 +74,20 @@ enum CLI {
         }
     }
 
-    static func runBlocking(_ arguments: [String], environment: [String: String] = [:],
-                            interruptAfter delay: Duration? = nil, limit: Duration = .seconds(120)) throws -> CLIResult {
+    /// `launcher`: a command the binary is run through (its path appended, then `arguments`).
+    static func runBlocking(_ arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
+                            trigger: Trigger? = nil, limit: Duration = .seconds(120)) throws -> CLIResult {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let first = launcher.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "RAWBLE_TRANSPORT")
+        env.removeValue(forKey: "RAWBLE_LOG")
         env["SWIFT_BACKTRACE"] = "enable=no"
         for (k, v) in environment { env[k] = v }
         process.environment = env
@@ -54,27 +96,39 @@ enum CLI {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Read both pipes to the end before waiting, so a large output cannot block the child.
+        let pid = process.processIdentifier
+        // Read both pipes to the end as they fill, so a large output cannot block the child and
+        // the trigger sees each chunk as it comes.
+        let output = OutputSoFar(trigger: trigger, pid: pid)
         let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        if let delay {
-            Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
-            kill(process.processIdentifier, SIGINT)
+        for (pipe, isStdout) in [(out, true), (err, false)] {
+            group.enter()
+            DispatchQueue.global().async {
+                while true {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    output.append(chunk, stdout: isStdout)
+                }
+                group.leave()
+            }
         }
-        if group.wait(timeout: .now() + .seconds(Int(limit.components.seconds))) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
+        var reachedReady = true
+        if let trigger {
+            reachedReady = output.readySignal.wait(timeout: .now() + trigger.readyLimit.dispatch) == .success
+            if !reachedReady { kill(pid, SIGKILL) }
+        }
+        if group.wait(timeout: .now() + limit.dispatch) == .timedOut {
+            kill(pid, SIGKILL)
             group.wait()
         }
         process.waitUntilExit()
+        let (stdout, stderr) = output.text
         return CLIResult(
             status: process.terminationStatus,
-            stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self),
-            killedBySignal: process.terminationReason == .uncaughtSignal)
+            stdout: stdout,
+            stderr: stderr,
+            killedBySignal: process.terminationReason == .uncaughtSignal,
+            reachedReady: reachedReady)
     }
 
     /// Parses one JSON line into a dictionary, failing the test when it is not an object.
@@ -88,3 +142,47 @@ enum CLI {
 }
 
 enum CLIRunnerError: Error { case notAnObject(String) }
+
+/// What a running process printed so far; fires its trigger once, the first time it is ready.
+private final class OutputSoFar: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stdout = Data(), stderr = Data()
+    private let trigger: CLI.Trigger?
+    private let pid: Int32
+    private var fired = false
+    let readySignal = DispatchSemaphore(value: 0)
+
+    init(trigger: CLI.Trigger?, pid: Int32) {
+        self.trigger = trigger
+        self.pid = pid
+    }
+
+    var text: (String, String) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    func append(_ chunk: Data, stdout isStdout: Bool) {
+        lock.lock()
+        if isStdout { stdout.append(chunk) } else { stderr.append(chunk) }
+        var fire = false
+        if let trigger, !fired,
+           trigger.ready(String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self)) {
+            fired = true
+            fire = true
+        }
+        lock.unlock()
+        if fire, let trigger {
+            trigger.action(pid)
+            readySignal.signal()
+        }
+    }
+}
+
+extension Duration {
+    /// The same span for Dispatch's waits.
+    var dispatch: DispatchTimeInterval {
+        .milliseconds(Int(components.seconds) * 1000 + Int(components.attoseconds / 1_000_000_000_000_000))
+    }
+}

@@ -117,10 +117,37 @@ struct GATTCommandTests {
     func notifyInterrupted() async throws {
         let (peer, lab) = try await Self.lab(["--hr-interval", "0.05", "--hr-count", "1000"])
         defer { peer.stop() }
-        let result = try await CLI.runInterrupted(["notify", lab.address, "2A37", "--transport", peer.transport], after: .seconds(2))
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-notify-int-\(UUID().uuidString).btsnoop").path
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        // Ctrl-C once three values are shown: the subscription is live.
+        let result = try await CLI.run(["notify", lab.address, "2A37", "--transport", peer.transport, "--btsnoop", capture],
+                                       when: { stdout, _ in stdout.split(separator: "\n").count >= 3 })
+        #expect(result.reachedReady, "no three values: \(result.stdout) \(result.stderr)")
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(!result.killedBySignal)
         #expect(result.stdoutLines.count >= 3)
+        // After the Ctrl-C: the CCCD written 0000, then the link disconnected.
+        let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
+        let records = try decoded.stdoutLines.map(CLI.jsonObject)
+        let cccd = Self.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
+        let writes = records.compactMap { $0["att"] as? [String: Any] }
+            .filter { $0["name"] as? String == "Write Request" && $0["handle"] as? String == cccd }
+            .compactMap { $0["value"] as? String }
+        #expect(writes == ["0100", "0000"])
+        let sent = records.filter { $0["direction"] as? String == "sent" && $0["type"] as? String == "command" }
+        #expect(sent.contains { ($0["name"] as? String)?.hasPrefix("Disconnect") == true }, "\(sent.compactMap { $0["name"] })")
+    }
+
+    @Test("a peer that disconnects during notify is one line, the peer-error status, the reason said once")
+    func notifyPeerDisconnects() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--hr-count", "1000", "--hr-disconnect-after", "3"])
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let result = try await CLI.run(["notify", strap.address, "2A37", "--transport", peer.transport])
+        #expect(result.status == 76, "stderr: \(result.stderr)")
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("disconnected: Remote User Terminated Connection"), "\(result.stderr)")
+        #expect(!result.stderr.contains("disconnected: disconnected"), "\(result.stderr)")
     }
 
     @Test("errors are one line with the class's status: no such characteristic (76), an ATT error from the peer (76), no such device (75)")

@@ -118,11 +118,14 @@ struct HeartRateCommandTests {
         defer { peer.stop() }
         let jsonl = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-hr-int-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: jsonl) }
-        let result = try await CLI.runInterrupted(["hr", "--jsonl", jsonl, "--transport", peer.transport], after: .seconds(2))
+        // Ctrl-C once the live view has shown three beats.
+        let result = try await CLI.run(["hr", "--jsonl", jsonl, "--transport", peer.transport],
+                                       when: { stdout, _ in stdout.split(separator: "\n").filter { $0.contains("bpm") }.count >= 3 })
+        #expect(result.reachedReady, "no three beats: \(result.stdout) \(result.stderr)")
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(!result.killedBySignal)
         let logged = try String(contentsOfFile: jsonl, encoding: .utf8).split(separator: "\n").map { try CLI.jsonObject(String($0)) }
-        #expect(!logged.isEmpty)
+        #expect(logged.count >= 3)
         #expect(logged.compactMap { $0["raw"] as? String } == (try peer.sentHeartRateValues()).prefix(logged.count).map { Hex.encode($0) })
     }
 
@@ -130,9 +133,37 @@ struct HeartRateCommandTests {
     func silentStrap() async throws {
         let peer = try await BumblePeer.start(arguments: ["--hr-silent"])
         defer { peer.stop() }
-        let result = try await CLI.runInterrupted(["hr", "--json", "--timeout", "1", "--transport", peer.transport], after: .seconds(4))
+        // Ctrl-C once the warning is shown: the session was still up to receive it.
+        let result = try await CLI.runInterrupted(["hr", "--json", "--timeout", "1", "--transport", peer.transport],
+                                                  whenStderrContains: "no measurement from rawble-strap")
+        #expect(result.reachedReady, "no warning: \(result.stderr)")
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        #expect(result.stderr.contains("no measurement from rawble-strap"), "\(result.stderr)")
-        #expect(try Self.events(result).first?["event"] as? String == "connected")
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        let events = try Self.events(result)
+        #expect(events.first?["event"] as? String == "connected")
+        #expect(!events.contains { $0["event"] as? String == "disconnected" }, "\(events)")
+    }
+
+    @Test("--no-reconnect: a strap that disconnects is one stderr line (76), the reason said once")
+    func noReconnect() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--hr-disconnect-after", "3"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--no-reconnect", "--transport", peer.transport])
+        #expect(result.status == 76, "stderr: \(result.stderr)")
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("disconnected: Remote User Terminated Connection"), "\(result.stderr)")
+        #expect(!result.stderr.contains("disconnected: disconnected"), "\(result.stderr)")
+    }
+
+    @Test("the controller gone in the middle of hr (the simulator killed) is one stderr line and the transport status")
+    func controllerGone() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.05", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--json", "--transport", peer.transport],
+                                       when: { stdout, _ in stdout.contains("\"measurement\"") },
+                                       do: { _ in peer.stop() })
+        #expect(result.reachedReady, "no measurement: \(result.stdout) \(result.stderr)")
+        #expect(result.status == 74, "stderr: \(result.stderr)")
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
     }
 }

@@ -120,8 +120,11 @@ struct ScanCommandTests {
         defer { peer.stop() }
         let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-int-\(UUID().uuidString).btsnoop").path
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let result = try await CLI.runInterrupted(["scan", "--transport", peer.transport, "--json", "--btsnoop", capture],
-                                                  after: .seconds(2))
+        // Ctrl-C once every advertiser is listed: the scan is running.
+        let count = peer.devices.count
+        let result = try await CLI.run(["scan", "--transport", peer.transport, "--json", "--btsnoop", capture],
+                                       when: { stdout, _ in stdout.split(separator: "\n").count >= count })
+        #expect(result.reachedReady, "not every device listed: \(result.stdout) \(result.stderr)")
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(!result.killedBySignal)
         #expect(result.stdoutLines.count >= peer.devices.count)

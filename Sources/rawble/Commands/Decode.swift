@@ -135,8 +135,12 @@ struct DecodeBtsnoop: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory)
+        if exists, isDirectory.boolValue {
+            throw CLIError(.cannotOpen, "\(file) is a directory", fix: "name a btsnoop capture file")
+        }
         guard let data = FileManager.default.contents(atPath: file) else {
-            let exists = FileManager.default.fileExists(atPath: file)
             throw CLIError(exists ? .permission : .cannotOpen,
                            exists ? "cannot read \(file)" : "no such file: \(file)",
                            fix: exists ? "check its permissions" : nil)

@@ -95,7 +95,20 @@ struct HeartRateSession: Sendable {
     /// Why one connection ended.
     private enum LinkEnd: Error {
         case done
-        case lost(String)
+        /// The link went; `ending` is the host's reason when it knows one.
+        case lost(String, ending: HostError? = nil)
+
+        /// The link ended: why, as the host knows it, else as the ATT bearer saw it (a transport
+        /// that failed under the bearer before the host noticed is the host's transport error).
+        static func lost(_ connection: Connection, _ bearer: BearerError? = nil, otherwise fallback: String) -> LinkEnd {
+            switch connection.ending {
+            case .disconnected(let reason)?: return .lost(reason.description, ending: connection.ending)
+            case let ending?: return .lost(ending.description, ending: ending)
+            case nil: break
+            }
+            if case .transport(let error)? = bearer { return .lost(error.description, ending: .transport(error)) }
+            return .lost(fallback)
+        }
     }
 
     func run() async throws {
@@ -109,8 +122,17 @@ struct HeartRateSession: Sendable {
                 return
             } catch LinkEnd.done {
                 return
-            } catch LinkEnd.lost(let reason) {
-                report(disconnected: reason)
+            } catch LinkEnd.lost(let reason, let ending) {
+                // Ctrl-C closes the link under a running read: that is the end asked for, not a loss.
+                try Task.checkCancellation()
+                // The controller gone, or no reconnection: the error line alone says it on
+                // stderr (a JSON event still says it on stdout).
+                let fatal: HostError? = switch ending {
+                case .transport?, .closed?: ending
+                default: nil
+                }
+                report(disconnected: reason, onStderr: fatal == nil && reconnect)
+                if let fatal { throw host.cliError(fatal) }
                 guard reconnect else {
                     throw CLIError(.peerError, "\(device.address.address) disconnected: \(reason)",
                                    fix: "run again, or leave out --no-reconnect to reconnect automatically")
@@ -206,15 +228,15 @@ struct HeartRateSession: Sendable {
                 _ = await Task.detached { await monitor.unsubscribe() }.value
                 throw CancellationError()
             }
-            throw LinkEnd.lost(connection.ending?.description ?? "the link ended")
+            throw LinkEnd.lost(connection, otherwise: "the link ended")
         } catch let error as HeartRateError {
-            if case .gatt(.bearer) = error { throw LinkEnd.lost(connection.ending?.description ?? error.description) }
+            if case .gatt(.bearer(let bearer)) = error { throw LinkEnd.lost(connection, bearer, otherwise: error.description) }
             throw CLIError(.peerError, "\(device.address.address): \(error)")
         } catch let error as GATTError {
-            if case .bearer = error { throw LinkEnd.lost(connection.ending?.description ?? error.description) }
+            if case .bearer(let bearer) = error { throw LinkEnd.lost(connection, bearer, otherwise: error.description) }
             throw CLIError(error.isTimeout ? .timeout : .peerError, "\(device.address.address): \(error)")
-        } catch is BearerError {
-            throw LinkEnd.lost(connection.ending?.description ?? "the link ended")
+        } catch let error as BearerError {
+            throw LinkEnd.lost(connection, error, otherwise: "the link ended")
         }
     }
 
@@ -270,10 +292,11 @@ struct HeartRateSession: Sendable {
         }
     }
 
-    private func report(disconnected reason: String) {
+    /// The link ended: a JSON event, or a line on stderr unless an error line follows.
+    private func report(disconnected reason: String, onStderr: Bool) {
         if json {
             emit(.object([("event", "disconnected"), ("reason", .string(reason))]))
-        } else {
+        } else if onStderr {
             status.printError("rawble: disconnected: \(reason)")
         }
     }

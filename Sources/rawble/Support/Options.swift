@@ -7,16 +7,16 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .long, help: "Machine output: one JSON object per line on stdout.")
     var json = false
 
-    @Flag(name: [.short, .long], help: "Log to stderr; repeat for more detail (-vv).")
+    @Flag(name: [.short, .long], help: "Log to stderr as it happens; repeat for more detail (-vv). Also: RAWBLE_LOG=LEVEL.")
     var verbose: Int
 
     @Flag(name: .long, help: "No status line or spinner on stderr.")
     var quiet = false
 
-    /// The log level the -v count asks for.
-    var logLevel: Logger.Level {
+    /// The log level the -v count asks for: `nil` without -v (no live logging, see ``Logs``).
+    var verboseLogLevel: Logger.Level? {
         switch verbose {
-        case 0: .warning
+        case 0: nil
         case 1: .info
         case 2: .debug
         default: .trace

@@ -91,8 +91,8 @@ struct PeerSession {
             CLIError(.usage, "\(length - 3) bytes do not fit one Write Command at this link's MTU (at most \(maximum - 3))",
                      fix: "write without --without-response (a long write)")
         case .bearer(let bearerError):
-            if case .disconnected = bearerError {
-                CLIError(.peerError, "\(connection.peer.address) disconnected: \(bearerError)")
+            if case .disconnected(let reason) = bearerError {
+                CLIError(.peerError, "\(connection.peer.address) disconnected: \(reason)")
             } else {
                 CLIError(.transport, "\(connection.peer.address): \(error)")
             }

@@ -1,0 +1,133 @@
+import Foundation
+import RawbleTestSupport
+import Testing
+
+/// Every class of failure the CLI reports (see `rawble --help`): exactly one non-empty line on
+/// stderr, by default, and the class's exit status. With `-v` or `RAWBLE_LOG` more may come.
+@Suite("One stderr line and the class's status for each failure")
+struct ExitStatusTests {
+    /// Fails unless `result` ended with `status` and stderr is exactly one non-empty line.
+    static func expectOneLine(_ result: CLIResult, status: Int32, containing text: String? = nil,
+                              sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!result.killedBySignal, sourceLocation: sourceLocation)
+        #expect(result.status == status, "stderr: \(result.stderr)", sourceLocation: sourceLocation)
+        let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 2 && lines.last == "" && lines.first?.hasPrefix("rawble: ") == true,
+                "not exactly one line: \(result.stderr)", sourceLocation: sourceLocation)
+        if let text {
+            #expect(result.stderr.contains(text), "\(result.stderr)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A path no test creates.
+    static func missingPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("rawble-missing-\(UUID().uuidString)").path
+    }
+
+    @Test("64 usage: a bad argument, an unknown command, a bad RAWBLE_LOG")
+    func usage() async throws {
+        Self.expectOneLine(try await CLI.run(["read", "11:22", "180D"]), status: 64)
+        Self.expectOneLine(try await CLI.run(["frobnicate"]), status: 64)
+        Self.expectOneLine(try await CLI.run(["decode", "hrm", "0648"], environment: ["RAWBLE_LOG": "loud"]),
+                           status: 64, containing: "RAWBLE_LOG")
+    }
+
+    @Test("65 malformed input: a value that does not decode, a file that is not a capture")
+    func malformedInput() async throws {
+        Self.expectOneLine(try await CLI.run(["decode", "hrm", "1e6d08"]), status: 65, containing: "byte 2")
+        let path = Self.missingPath()
+        try Data("not a capture".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        Self.expectOneLine(try await CLI.run(["decode", "btsnoop", path]), status: 65)
+    }
+
+    @Test("66 cannot open a file: a missing capture, a directory, a btsnoop file in a missing folder")
+    func cannotOpen() async throws {
+        Self.expectOneLine(try await CLI.run(["decode", "btsnoop", Self.missingPath()]), status: 66)
+        Self.expectOneLine(try await CLI.run(["decode", "btsnoop", FileManager.default.temporaryDirectory.path]),
+                           status: 66, containing: "directory")
+        let controller = try UnixSocketController(.silentPeer)
+        defer { controller.stop() }
+        Self.expectOneLine(try await CLI.run(["scan", "--duration", "1", "--transport", controller.transport,
+                                              "--btsnoop", Self.missingPath() + "/capture.log"]), status: 66)
+    }
+
+    @Test("69 unavailable: a kernel transport, not in this version")
+    func unavailable() async throws {
+        Self.expectOneLine(try await CLI.run(["gatt", "AA:BB:CC:DD:EE:FF", "--transport", "hci0"]), status: 69,
+                           containing: "not in this version")
+    }
+
+    @Test("74 transport: nothing listens; the controller hangs up in the middle of a command")
+    func transport() async throws {
+        Self.expectOneLine(try await CLI.run(["gatt", "AA:BB:CC:DD:EE:FF", "--transport", "unix:" + Self.missingPath()]),
+                           status: 74, containing: "nothing listens")
+        let controller = try UnixSocketController(.hangUpOnATT)
+        defer { controller.stop() }
+        let result = try await CLI.run(["read", UnixSocketController.peer, "0x0003", "--address-type", "random",
+                                        "--timeout", "5", "--transport", controller.transport])
+        Self.expectOneLine(result, status: 74)
+    }
+
+    @Test("75 timeout: a peer that stops answering ATT requests is one line, no log record before it")
+    func timeout() async throws {
+        let controller = try UnixSocketController(.silentPeer)
+        defer { controller.stop() }
+        let result = try await CLI.run(["read", UnixSocketController.peer, "0x0003", "--address-type", "random",
+                                        "--timeout", "1", "--transport", controller.transport])
+        Self.expectOneLine(result, status: 75, containing: "no response")
+    }
+
+    @Test("with -v or RAWBLE_LOG the same timeout also logs, live, before the error line")
+    func timeoutVerbose() async throws {
+        let controller = try UnixSocketController(.silentPeer)
+        defer { controller.stop() }
+        let arguments = ["read", UnixSocketController.peer, "0x0003", "--address-type", "random",
+                         "--timeout", "1", "--transport", controller.transport]
+        for result in [try await CLI.run(arguments + ["-v"]),
+                       try await CLI.run(arguments, environment: ["RAWBLE_LOG": "warning"])] {
+            #expect(result.status == 75)
+            #expect(result.stderrLines.contains { $0.contains("warning rawble.att") && $0.contains("closing the ATT bearer") },
+                    "\(result.stderr)")
+            #expect(result.stderrLines.last?.hasPrefix("rawble: ") == true, "\(result.stderr)")
+        }
+    }
+
+    @Test("a warning in a command that ends well is shown once, after the command's work, not as it happens")
+    func warningAfterSuccess() async throws {
+        let controller = try UnixSocketController(.strayCommandComplete)
+        defer { controller.stop() }
+        let result = try await CLI.run(["scan", "--duration", "1", "--json", "--transport", controller.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        // One line however often it was logged (counted when more than once).
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("rawble: warning: controller answered a command that is not pending"), "\(result.stderr)")
+    }
+
+    @Test("76 peer error: the connection cannot be established")
+    func peerError() async throws {
+        let controller = try UnixSocketController(.refuseConnection)
+        defer { controller.stop() }
+        let result = try await CLI.run(["gatt", UnixSocketController.peer, "--address-type", "random",
+                                        "--timeout", "5", "--transport", controller.transport])
+        Self.expectOneLine(result, status: 76)
+    }
+
+    /// Run as nobody: root reads every file whatever its mode.
+    @Test("77 permission: a capture the user may not read")
+    func permission() async throws {
+        let path = Self.missingPath()
+        try Data([0]).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        chmod(path, 0)
+        let asNobody = try await CLI.runAsNobody(["decode", "btsnoop", path])
+        let result: CLIResult
+        if let asNobody {
+            result = asNobody
+        } else {
+            try #require(getuid() != 0, "root reads every file, and there is no setpriv to run as nobody")
+            result = try await CLI.run(["decode", "btsnoop", path])
+        }
+        Self.expectOneLine(result, status: 77, containing: "permissions")
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import RawbleWire
+
+/// A controller played by the test on a unix socket, for `rawble --transport unix:PATH`: it
+/// answers the host's start-up and connection commands as a minimal controller does, and then
+/// behaves as `script` says, so a test can produce failures Bumble's controller never does
+/// (a peer that stops answering, a connection refused, a controller that hangs up).
+final class UnixSocketController: @unchecked Sendable {
+    enum Script: Sendable {
+        /// Connects, then never answers an ATT request (the ACL packets are only acknowledged).
+        case silentPeer
+        /// LE Create Connection ends in Connection Complete with status 0x3E.
+        case refuseConnection
+        /// Connects, then closes the socket when the host sends its first ATT request.
+        case hangUpOnATT
+        /// Also answers LE Set Scan Parameters a second time: a Command Complete for a command
+        /// that is not pending, which the host logs as a warning and otherwise ignores.
+        case strayCommandComplete
+    }
+
+    /// The peer the controller connects to (random static address).
+    static let peer = "C1:22:33:44:55:66"
+    static let peerAddress = BluetoothAddress(0xC1_22_33_44_55_66)
+    static let handle: UInt16 = 0x0040
+
+    let path: String
+    var transport: String { "unix:\(path)" }
+    private let script: Script
+    private let listener: Int32
+    private let lock = NSLock()
+    private var connection: Int32 = -1
+    private var stopped = false
+
+    init(_ script: Script) throws {
+        self.script = script
+        // Short: sun_path holds 108 bytes.
+        path = "/tmp/rawble-cli-\(UUID().uuidString.prefix(8)).sock"
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw ControllerError.socket(errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() where index < raw.count - 1 { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+        guard bound, listen(listener, 1) == 0 else {
+            let code = errno
+            close(listener)
+            throw ControllerError.socket(code)
+        }
+        Thread.detachNewThread { [self] in serve() }
+    }
+
+    /// Closes the sockets (the serving thread then ends) and removes the socket file.
+    func stop() {
+        lock.lock()
+        stopped = true
+        if connection >= 0 { shutdown(connection, Int32(SHUT_RDWR)) }
+        lock.unlock()
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        unlink(path)
+    }
+
+    /// Serves one host after the other until ``stop()``.
+    private func serve() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            lock.lock()
+            if stopped {
+                lock.unlock()
+                close(fd)
+                return
+            }
+            connection = fd
+            lock.unlock()
+            serve(fd)
+            // stop() only shuts the socket down, under the lock: closing it is this thread's job.
+            lock.lock()
+            connection = -1
+            close(fd)
+            lock.unlock()
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        var framer = H4Framer()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return }
+            framer.append(chunk[..<count])
+            for case .success(let packet) in framer.drain() {
+                guard let answers = answer(packet) else { return }  // hang up
+                for event in answers {
+                    let bytes = [H4PacketType.event.rawValue] + event.encoded
+                    // send, not write: a host that has gone must not SIGPIPE the test process.
+                    let written = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    guard written == bytes.count else { return }
+                }
+            }
+        }
+    }
+
+    /// The events answering one packet from the host; `nil`: hang up instead.
+    private func answer(_ packet: H4Packet) -> [HCIEvent]? {
+        switch packet.type {
+        case .command:
+            guard let command = try? HCICommand.decode(packet.bytes) else { return [] }
+            return answer(command)
+        case .acl:
+            if case .hangUpOnATT = script { return nil }
+            return [.numberOfCompletedPackets([.init(connectionHandle: Self.handle, count: 1)])]
+        default:
+            return []
+        }
+    }
+
+    private func answer(_ command: HCICommand) -> [HCIEvent] {
+        func complete(_ parameters: [UInt8] = [0x00]) -> HCIEvent {
+            .commandComplete(.init(numHCICommandPackets: 1, opcode: command.opcode, returnParameters: parameters[...]))
+        }
+        func status(_ status: HCIStatus = .success) -> HCIEvent {
+            .commandStatus(.init(status: status, numHCICommandPackets: 1, opcode: command.opcode))
+        }
+        switch command {
+        case .leSetScanParameters:
+            if case .strayCommandComplete = script { return [complete(), complete()] }
+            return [complete()]
+        case .reset, .leSetRandomAddress, .leSetScanEnable, .leCreateConnectionCancel:
+            return [complete()]
+        case .leReadBufferSize:
+            return [complete([0x00, 27, 0x00, 3])]
+        case .leCreateConnection:
+            let refused: Bool = if case .refuseConnection = script { true } else { false }
+            return [status(), .le(.connectionComplete(LEConnectionComplete(
+                status: refused ? .connectionFailedToBeEstablished : .success, connectionHandle: Self.handle,
+                role: .central, peerAddressType: .random, peerAddress: Self.peerAddress,
+                connectionInterval: 24, peripheralLatency: 0, supervisionTimeout: 400, centralClockAccuracy: 0)))]
+        case .disconnect(let handle, _):
+            return [status(), .disconnectionComplete(.init(status: .success, connectionHandle: handle,
+                                                           reason: .connectionTerminatedByLocalHost))]
+        case .leConnectionUpdate:
+            return [status()]
+        default:
+            return [complete([HCIStatus.unknownCommand.rawValue])]
+        }
+    }
+
+    enum ControllerError: Error { case socket(Int32) }
+}
