@@ -32,6 +32,15 @@ struct ExitStatusTests {
                            status: 64, containing: "RAWBLE_LOG")
     }
 
+    @Test("64 usage: a --timeout or --duration too large to be a Duration is refused, not a trap")
+    func hugeDurations() async throws {
+        Self.expectOneLine(try await CLI.run(["read", "11:22:33:44:55:66", "180D", "--timeout", "1e300",
+                                              "--transport", "unix:\(Self.missingPath())"]),
+                           status: 64, containing: "--timeout")
+        Self.expectOneLine(try await CLI.run(["scan", "--duration", "1e300", "--transport", "unix:\(Self.missingPath())"]),
+                           status: 64, containing: "--duration")
+    }
+
     @Test("65 malformed input: a value that does not decode, a file that is not a capture")
     func malformedInput() async throws {
         Self.expectOneLine(try await CLI.run(["decode", "hrm", "1e6d08"]), status: 65, containing: "byte 2")

@@ -22,8 +22,8 @@ struct Scan: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        if let duration, !(duration > 0 && duration.isFinite) {
-            throw ValidationError("--duration must be a positive number of seconds")
+        if let duration, !(duration > 0 && duration <= ConnectionOptions.maximumTimeout) {
+            throw ValidationError("--duration must be a positive number of seconds, at most \(Int(ConnectionOptions.maximumTimeout)) (a day)")
         }
     }
 

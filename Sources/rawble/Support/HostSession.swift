@@ -98,6 +98,8 @@ struct HostSession {
             CLIError(.peerError, error.description)
         case .unsupported:
             CLIError(.unavailable, error.description)
+        case .cancelled:
+            CLIError(.interrupted, "interrupted")
         default:
             CLIError(.transport, error.description)
         }

@@ -38,9 +38,13 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Bound on connecting and on each ATT transaction, in seconds.", valueName: "seconds"))
     var timeout: Double = 30
 
+    /// The largest `--timeout` accepted, in seconds.
+    static let maximumTimeout: Double = 86_400
+
     func validate() throws {
-        guard timeout > 0, timeout.isFinite else {
-            throw ValidationError("--timeout must be a positive number of seconds")
+        // Bounded so that every conversion to a Duration or milliseconds stays far from overflow.
+        guard timeout > 0, timeout <= Self.maximumTimeout else {
+            throw ValidationError("--timeout must be a positive number of seconds, at most \(Int(Self.maximumTimeout)) (a day)")
         }
     }
 

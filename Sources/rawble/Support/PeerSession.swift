@@ -87,6 +87,8 @@ struct PeerSession {
             CLIError(.peerError, "\(connection.peer.address): \(error)")
         case .timeout:
             CLIError(.timeout, "\(connection.peer.address): \(error)")
+        case .cancelled, .bearer(.cancelled):
+            CLIError(.interrupted, "interrupted")
         case .bearer(.pduTooLong(let length, let maximum)):
             CLIError(.usage, "\(length - 3) bytes do not fit one Write Command at this link's MTU (at most \(maximum - 3))",
                      fix: "write without --without-response (a long write)")
@@ -96,8 +98,6 @@ struct PeerSession {
             } else {
                 CLIError(.transport, "\(connection.peer.address): \(error)")
             }
-        case .cancelled:
-            CLIError(.interrupted, "interrupted")
         }
     }
 
