@@ -143,9 +143,7 @@ public final class H4StreamTransport: HCITransport {
                 errno = ETIMEDOUT
                 return false
             }
-            let parts = remaining.components
-            let milliseconds = min(Int64(Int32.max), parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000 + 1)
-            let ready = poll(&poller, 1, Int32(milliseconds))
+            let ready = poll(&poller, 1, remaining.pollMilliseconds)
             if ready > 0 { break }
             if ready < 0 && errno != EINTR { return false }
         }

@@ -49,11 +49,9 @@ extension H4StreamTransport {
                 _ = fcntl(end, F_SETFD, FD_CLOEXEC)
                 _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
             }
-            let stall = writeStallTimeout.components
-            let milliseconds = max(1, min(Int64(Int32.max), stall.seconds * 1000 + stall.attoseconds / 1_000_000_000_000_000))
             return H4StreamTransport(
                 fileDescriptor: fd,
-                medium: .terminal(wake: (pipeEnds[0], pipeEnds[1]), writeStallMilliseconds: Int32(milliseconds)),
+                medium: .terminal(wake: (pipeEnds[0], pipeEnds[1]), writeStallMilliseconds: writeStallTimeout.pollMilliseconds),
                 onFramingError: onFramingError)
         } catch {
             _ = Glibc.close(fd)

@@ -27,3 +27,12 @@ func spawnThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
     pthread_detach(thread)
     return 0
 }
+
+extension Duration {
+    /// The duration as a `poll(2)` timeout: whole milliseconds rounded up, from 1 to `Int32.max`
+    /// (no overflow, whatever the duration).
+    var pollMilliseconds: Int32 {
+        let milliseconds = (self / .milliseconds(1)).rounded(.up)
+        return Int32(max(1, min(Double(Int32.max), milliseconds)))
+    }
+}

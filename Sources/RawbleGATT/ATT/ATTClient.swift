@@ -296,8 +296,7 @@ public actor ATTClient {
 
     private func transactionTimedOut(_ id: UInt64) async {
         guard let transaction = outstanding, transaction.id == id else { return }
-        let parts = configuration.transactionTimeout.components
-        let seconds = Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+        let seconds = configuration.transactionTimeout / .seconds(1)
         logger.warning("no response to \(transaction.opcode) within \(seconds) s: closing the ATT bearer")
         end(with: .timeout(request: transaction.opcode, seconds: seconds))
         await bearer.close()
@@ -552,12 +551,8 @@ final class ATTUpdateRouter: ATTPDUReceiver {
             state.droppedInboundCount += 1
             return state.droppedInboundCount
         }
-        if count.isPowerOfTwo {
+        if count.nonzeroBitCount == 1 {  // the 1st, 2nd, 4th, 8th … drop: bounded logging
             logger.warning("\(count) ATT PDUs from the peer dropped: the client is too far behind")
         }
     }
-}
-
-extension Int {
-    fileprivate var isPowerOfTwo: Bool { self > 0 && (self & (self - 1)) == 0 }
 }

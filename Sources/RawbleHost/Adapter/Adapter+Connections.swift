@@ -400,7 +400,7 @@ extension Adapter {
     func route(_ frame: L2CAPFrame, on record: ConnectionRecord) {
         switch frame.channelID {
         case .att:
-            if !record.deliverATT(frame.payload), record.droppedATTPDUs.isPowerOfTwo {
+            if !record.deliverATT(frame.payload), record.droppedATTPDUs.nonzeroBitCount == 1 {
                 logger.warning("\(record.droppedATTPDUs) ATT PDUs from \(record.peer) dropped: the reader is too far behind")
             }
         case .leSignaling:
@@ -447,8 +447,4 @@ struct BlockedSend {
         timer.cancel()
         continuation.resume(returning: result)
     }
-}
-
-extension Int {
-    var isPowerOfTwo: Bool { self > 0 && (self & (self - 1)) == 0 }
 }

@@ -66,8 +66,5 @@ func formatSeconds(_ seconds: Double) -> String {
 
 extension Duration {
     /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
-    }
+    var seconds: Double { self / .seconds(1) }
 }
