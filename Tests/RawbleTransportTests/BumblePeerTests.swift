@@ -135,6 +135,15 @@ struct BumblePeerTests {
         peer.stop()  // idempotent
     }
 
+    @Test("without the project's Python environment the peer does not start: bumbleNotInstalled, naming Scripts/bootstrap")
+    func withoutTheProjectsPythonEnvironmentStartIsBumbleNotInstalled() async throws {
+        let missing = "/nonexistent/rawble-venv-\(getpid())"
+        await #expect(throws: BumblePeerError.bumbleNotInstalled) {
+            _ = try await BumblePeer.start(environment: ["RAWBLE_VENV": missing], readyTimeout: .seconds(20))
+        }
+        #expect(BumblePeerError.bumbleNotInstalled.description.contains("run Scripts/bootstrap"))
+    }
+
     @Test func aScriptThatDiesBeforeReadyIsReportedWithItsLastStderrLine() async throws {
         await #expect {
             _ = try await BumblePeer.start(arguments: ["--no-such-option"], readyTimeout: .seconds(20))
