@@ -782,7 +782,7 @@ public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible 
         case .scriptNotFound(let path):
             "bumble-peer launcher not found (or not executable) at \(path): set RAWBLE_BUMBLE_PEER or run from the rawble checkout"
         case .bumbleNotInstalled:
-            "bumble 0.0.236 is not installed in the project's Python environment (RAWBLE_VENV, default .build/venv): run Scripts/bootstrap"
+            "bumble 0.0.236 is not installed in the project's Python environment (RAWBLE_VENV, default .build/venv): run Scripts/bootstrap, or set \(TestRequirements.withoutBumbleVariable)=1 to deselect the Bumble-backed tests"
         case .launchFailed(let code):
             "could not launch Scripts/bumble-peer: \(String(cString: strerror(code)))"
         case .exitedBeforeReady(let status, let line):
