@@ -80,6 +80,7 @@ let package = Package(
             name: "RawbleWireTests",
             dependencies: [
                 "RawbleWire",
+                "RawbleTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

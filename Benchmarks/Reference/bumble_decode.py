@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Reference figures: Google Bumble decoding the same inputs as rawble's benchmarks.
 
-  python3 Benchmarks/Reference/bumble_decode.py [--seconds S] [--runs N] [--tsv]
+  Scripts/venv-python Benchmarks/Reference/bumble_decode.py [--seconds S] [--runs N] [--tsv]
 
 Same inputs and the same work per item as rawble's WireWorkloads loops:
   hrm_decode       per value: HeartRateMeasurement.from_bytes, read bpm, energy, RR sum

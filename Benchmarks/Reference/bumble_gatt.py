@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """bumble_gatt: Google Bumble's own GATT client timed against the rawble-lab device of a Bumble
 peer over TCP, the reference for Benchmarks/Sources/GATTTiming (rawble's GATT client) in
 Scripts/benchmark-gatt (issue 4).

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """bumble_host: Google Bumble's own host timed against a Bumble peer over TCP, the reference
 for Benchmarks/Sources/HostTiming (rawble's host) in Scripts/benchmark-host (issue 3).
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """bumble_hr: a minimal heart-rate monitor on Google Bumble's own host and GATT client, the
 reference for `rawble hr --json` in Scripts/benchmark-hr (issue 5).
 

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """Writes the benchmark inputs as hex lines (one packet or value per line), encoded with
 Google Bumble's own encoders so the inputs do not come from the code under test.
 
-  python3 Benchmarks/Reference/make_inputs.py      (writes Benchmarks/Inputs/*.hex)
+  Scripts/venv-python Benchmarks/Reference/make_inputs.py      (writes Benchmarks/Inputs/*.hex)
 
 The inputs are synthesized, with a fixed seed, from realistic content (names, 16- and 128-bit
 service lists, manufacturer data of well-known companies, TX power, service data). They are

@@ -366,8 +366,9 @@ public final class BumblePeer: Sendable {
 
     deinit { stop() }
 
-    /// The script that is run: `RAWBLE_BUMBLE_PEER` if set, else `Scripts/bumble-peer` in
-    /// this package.
+    /// The executable that is run: `RAWBLE_BUMBLE_PEER` if set, else `Scripts/bumble-peer` in
+    /// this package (a launcher that runs the peer with the project's own Python environment,
+    /// the one `Scripts/bootstrap` makes: `RAWBLE_VENV`, default `.build/venv`).
     public static var scriptPath: String {
         if let path = ProcessInfo.processInfo.environment["RAWBLE_BUMBLE_PEER"], !path.isEmpty {
             return path
@@ -377,13 +378,16 @@ public final class BumblePeer: Sendable {
         return root.appendingPathComponent("Scripts/bumble-peer").path
     }
 
-    /// Starts `python3 Scripts/bumble-peer` with `arguments` (e.g. `["--unix", path]`,
-    /// `["--hr-count", "5"]`) and waits at most `readyTimeout` for its ready line.
+    /// Starts `Scripts/bumble-peer` with `arguments` (e.g. `["--unix", path]`,
+    /// `["--hr-count", "5"]`) and waits at most `readyTimeout` for its ready line. Throws
+    /// ``BumblePeerError/bumbleNotInstalled`` when the project's Python environment or Bumble in
+    /// it is missing (fix: `Scripts/bootstrap`). `environment` is added to this process's
+    /// environment for the peer (e.g. `RAWBLE_VENV`, `BUMBLE_SNOOPER`).
     public static func start(
-        arguments: [String] = [], readyTimeout: Duration = .seconds(30)
+        arguments: [String] = [], environment: [String: String] = [:], readyTimeout: Duration = .seconds(30)
     ) async throws -> BumblePeer {
         let script = scriptPath
-        guard FileManager.default.isReadableFile(atPath: script) else {
+        guard FileManager.default.isExecutableFile(atPath: script) else {
             throw BumblePeerError.scriptNotFound(path: script)
         }
         let directory = FileManager.default.temporaryDirectory
@@ -410,7 +414,7 @@ public final class BumblePeer: Sendable {
             arguments += ["--stream-log", streamLogPath]
         }
 
-        let child = try spawn(["python3", script] + arguments, stderrPath: stderrPath)
+        let child = try spawn([script] + arguments, environment: environment, stderrPath: stderrPath)
         let line: String?
         do {
             line = try await readLine(fd: child.stdoutFD, pid: child.pid, timeout: readyTimeout)
@@ -423,7 +427,9 @@ public final class BumblePeer: Sendable {
         guard let line else {
             let status = terminate(pid: child.pid, stdinFD: child.stdinFD)
             let last = lastLine(ofFile: stderrPath)
-            if last.contains("No module named 'bumble'") || last.contains("No module named bumble") {
+            // Scripts/venv-python's one line (no environment, or no Bumble in it), or Python's
+            // own when the environment lost Bumble.
+            if last.contains("run Scripts/bootstrap") || last.contains("No module named 'bumble'") {
                 throw BumblePeerError.bumbleNotInstalled
             }
             throw BumblePeerError.exitedBeforeReady(status: status, lastStderrLine: last)
@@ -615,7 +621,7 @@ public final class BumblePeer: Sendable {
     }
 
     /// posix_spawn (via PATH) with stdin and stdout on pipes and stderr to a file.
-    private static func spawn(_ argv: [String], stderrPath: String) throws -> Child {
+    private static func spawn(_ argv: [String], environment: [String: String], stderrPath: String) throws -> Child {
         var stdinPipe: [Int32] = [-1, -1]
         var stdoutPipe: [Int32] = [-1, -1]
         guard makePipe(&stdinPipe) else { throw BumblePeerError.launchFailed(errno: errno) }
@@ -644,8 +650,11 @@ public final class BumblePeer: Sendable {
 
         var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        var cEnvironment: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { cEnvironment.forEach { free($0) } }
         var pid: pid_t = 0
-        let status = posix_spawnp(&pid, argv[0], &actions, nil, &cArguments, environ)
+        let status = posix_spawnp(&pid, argv[0], &actions, nil, &cArguments, &cEnvironment)
         guard status == 0 else {
             _ = close(stdinPipe[1]); _ = close(stdoutPipe[0])
             throw BumblePeerError.launchFailed(errno: status)
@@ -771,11 +780,11 @@ public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .scriptNotFound(let path):
-            "bumble-peer script not found at \(path): set RAWBLE_BUMBLE_PEER or run from the rawble checkout"
+            "bumble-peer launcher not found (or not executable) at \(path): set RAWBLE_BUMBLE_PEER or run from the rawble checkout"
         case .bumbleNotInstalled:
-            "bumble 0.0.236 is not installed for python3: run Scripts/bootstrap"
+            "bumble 0.0.236 is not installed in the project's Python environment (RAWBLE_VENV, default .build/venv): run Scripts/bootstrap, or set \(TestRequirements.withoutBumbleVariable)=1 to deselect the Bumble-backed tests"
         case .launchFailed(let code):
-            "could not launch python3 for bumble-peer: \(String(cString: strerror(code))) (is python3 on PATH?)"
+            "could not launch Scripts/bumble-peer: \(String(cString: strerror(code)))"
         case .exitedBeforeReady(let status, let line):
             "bumble-peer exited with status \(status) before it was ready: \(line)"
         case .notReady(let timeout):

@@ -5,7 +5,7 @@ import Testing
 
 /// The host against a real stack nobody on this project wrote: Bumble's virtual controller
 /// with Bumble peripherals (Scripts/bumble-peer), over H4 on 127.0.0.1.
-@Suite("Adapter against Bumble's virtual controller", .serialized)
+@Suite("Adapter against Bumble's virtual controller", .serialized, .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct AdapterBumbleTests {
     static func openAdapter(_ peer: BumblePeer) async throws -> Adapter {
         let transport: H4StreamTransport

@@ -6,7 +6,7 @@ import Testing
 
 /// The Bumble fixture, proven with the real H4 transport: Bumble's controller answers HCI, and
 /// every peripheral in the ready line is seen advertising what the line says.
-@Suite("BumblePeer", .serialized)
+@Suite("BumblePeer", .serialized, .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct BumblePeerTests {
     /// Sends `command` and waits (bounded) for its Command Complete, returning it.
     static func run(_ command: HCICommand, on transport: H4StreamTransport,
@@ -133,6 +133,15 @@ struct BumblePeerTests {
         #expect(kill(peer.pid, 0) == -1)
         #expect(try peer.sentHeartRateValues().isEmpty)
         peer.stop()  // idempotent
+    }
+
+    @Test("without the project's Python environment the peer does not start: bumbleNotInstalled, naming Scripts/bootstrap")
+    func withoutTheProjectsPythonEnvironmentStartIsBumbleNotInstalled() async throws {
+        let missing = "/nonexistent/rawble-venv-\(getpid())"
+        await #expect(throws: BumblePeerError.bumbleNotInstalled) {
+            _ = try await BumblePeer.start(environment: ["RAWBLE_VENV": missing], readyTimeout: .seconds(20))
+        }
+        #expect(BumblePeerError.bumbleNotInstalled.description.contains("run Scripts/bootstrap"))
     }
 
     @Test func aScriptThatDiesBeforeReadyIsReportedWithItsLastStderrLine() async throws {

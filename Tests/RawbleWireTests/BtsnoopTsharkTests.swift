@@ -1,18 +1,13 @@
 import Foundation
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
 /// Writes a btsnoop file with this module's writer and checks that Wireshark's decoder
-/// (tshark) reads the same packets, directions, timestamps and heart-rate values.
+/// (tshark) reads the same packets, directions, timestamps and heart-rate values. Without
+/// tshark it fails (run Scripts/bootstrap); there is no switch to skip it.
 @Suite("btsnoop read by tshark")
 struct BtsnoopTsharkTests {
-    static func findTshark() -> String? {
-        var directories = ["/usr/bin", "/usr/local/bin"]
-        if let path = ProcessInfo.processInfo.environment["PATH"] {
-            directories += path.split(separator: ":").map(String.init)
-        }
-        return directories.map { $0 + "/tshark" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
 
     /// An ACL packet from the controller (PB `10`, handle 0x0040) carrying `att` on CID 4.
     static func attFromPeer(_ att: [UInt8], sent: Bool = false) -> H4Packet {
@@ -54,7 +49,7 @@ struct BtsnoopTsharkTests {
     }
 
     @Test func tsharkDecodesTheWrittenCapture() throws {
-        let tshark = try #require(Self.findTshark(), "tshark not found: run Scripts/bootstrap")
+        let tshark = try TestRequirements.tshark()
         let url = FileManager.default.temporaryDirectory
             .appendingPathComponent("rawble-\(UUID().uuidString).btsnoop")
         try Data(Self.capture()).write(to: url)

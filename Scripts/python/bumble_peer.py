@@ -1,0 +1,1015 @@
+"""bumble-peer: a virtual Bluetooth LE controller with real peripherals, for rawble's tests.
+
+What it serves: one Google Bumble (0.0.236) virtual `Controller`, whose HCI is offered to ONE
+outside host as H4 on a TCP port (`--port`, 0 = pick a free one) or a unix socket (`--unix`).
+On the same Bumble `LocalLink`, Bumble `Device`s act as LE peripherals, each with its own random
+static address and its own Bumble host and controller:
+
+  rawble-strap   connectable Heart Rate strap: AD flags, 16-bit UUIDs 180D 180F, complete name.
+                 GATT: GAP name, Device Information (Manufacturer "rawble-sim", Model "HRM-1"),
+                 Battery Level 87, Heart Rate (Measurement notify, Body Sensor Location 1 =
+                 chest, Control Point write: 01 resets energy expended, others -> ATT error
+                 0x80).  On subscription it notifies `--hr-count` scripted values every
+                 `--hr-interval` s (the first at once) and appends each to `--log` as
+                 {"time": t, "value": "hex", "position": p, "index": i} (p: place in the whole
+                 sequence, i: index of the valid value; invalid ones carry "invalid": why instead).
+                 Strap options (all off by default):
+                   --hr-disconnect-after N: right after the N-th notification of a connection the
+                     strap disconnects (HCI Disconnect, reason 0x13 remote user terminated; the
+                     host sees Disconnection Complete with that reason), logs {"kind":
+                     "disconnect", "after": total sent, "onConnection": N, "reason": 19}, advertises
+                     again and on the next subscription continues where it stopped (every value
+                     sent once overall).  `--hr-disconnects K` times (default 1, 0 = every N).
+                   --hr-invalid: after valid values 0, 2, 4, ... (never after the last) one invalid
+                     value from INVALID_VALUES; --hr-count still counts the valid ones.
+                   --hr-refuse-cccd: a write of the measurement's CCCD -> ATT error 0xFD (logged
+                     as {"kind": "cccd-refused", "value": hex}).
+                   --hr-silent: the subscription is accepted, nothing is ever notified.
+                   --hr-script realistic (`--hr-seed`): a seeded workout instead of the test
+                     script (see RealisticScript); `--hr-count 0` = endless.  Realistic sessions
+                     (and --hr-disconnect-after) continue across connections; otherwise every
+                     subscription starts the script again.
+                 Also logged: {"kind": "subscription", "notify", "indicate"}, {"kind":
+                 "energy-reset", "position"}, {"kind": "control-point-refused", "value"}.  After
+                 an energy reset the test script's energy fields are sent minus the last energy
+                 value sent before it (65535 stays 65535); the realistic one restarts from 0.
+                 The ready line's strap entry has "heartRate": these settings and "handles"
+                 (measurement, measurementCCCD, bodySensorLocation, controlPoint value handles).
+  rawble-beacon  non-connectable: manufacturer data (company 0x0059), TX power, shortened name.
+  rawble-thermo  connectable: 128-bit service UUID, service data 0x181A, appearance; its
+                 complete name only in its SCAN RESPONSE (sent to active scans).
+  rawble-lab     (only with `--lab`) connectable GATT test device: AD flags + 128-bit service
+                 UUID LAB_SERVICE_128, complete name "rawble-lab" in its SCAN RESPONSE (all three
+                 do not fit 31 bytes).  Database: GAP (name, appearance 0x0341), GATT (Service
+                 Changed indicate + CCCD, Client Supported Features, Database Hash), Device
+                 Information ("rawble-sim", "LAB-1"), Battery (Level 87, read+notify), Heart Rate
+                 (Measurement notify, Body Sensor Location 1), and the lab service (includes
+                 Battery): a 300-byte read-only value (byte i = i % 256), a writable value (read,
+                 write, write without response, up to 512 bytes, each completed write logged to
+                 `--write-log`), a stream (notify+indicate, user description) sending
+                 `--stream-count` values at `--stream-rate` Hz of `--stream-size` bytes (4-byte LE
+                 counter, then padding) on subscription, logged to `--stream-log`.  The ready
+                 line's "gatt" field lists every service/include/characteristic/descriptor with
+                 the handles Bumble assigned.  `--service-changed-after S`: S s after a client
+                 connects (first connection only), a service is appended at the end of the database
+                 and Service Changed indicated for its range once the client enabled indications.
+  rawble-broken  a valid shortened-name AD structure, then one whose length runs past the end.
+  --extra N      N more connectable advertisers "rawble-adv-0001"... (scale benchmark).
+  --strap-only   of the standard four, only the strap (Scripts/sim-strap uses it, with
+                 --announce: a how-to-connect line on stderr, and --ignore-stdin).
+
+When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
+"devices": [...]}: what each device advertises); logs go to stderr.  It exits after
+`--lifetime` s, when stdin reaches EOF (its parent died) and on SIGTERM/SIGINT.
+
+Reports to the host: stock Bumble 0.0.236 reports every advertisement as connectable, twice
+(the second "scan response" repeating the advertising data), and never sends scan response
+data.  This fixture's served controller (ScannerController below) reports what the advertiser
+really sends: the advertiser's event properties, and a scan response (with the advertiser's
+scan response data) only to an active scan of a scannable advertiser.  Report format follows
+the scan commands the host used: LE Advertising Report (0x02) after LE Set Scan Enable, LE
+Extended Advertising Report (0x0D) after LE Set Extended Scan Enable.  `--stock-reports` keeps
+Bumble's own reporting instead.
+
+Run it by hand (from the repository root):
+
+    Scripts/bumble-peer --port 9000 --lifetime 3600 < /dev/tty
+    rawble scan --transport tcp:127.0.0.1:9000
+    Scripts/bumble-peer --port 9000 --no-standard --lab --stream-log /tmp/stream.jsonl < /dev/tty
+    Scripts/sim-strap     # the strap alone, a realistic session at 1 Hz on port 9000, until Ctrl-C
+
+Needs `pip install bumble==0.0.236` (Scripts/bootstrap does it).
+"""
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+
+from bumble import att, gatt, hci, ll
+from bumble.controller import Controller
+from bumble.core import UUID, AdvertisingData
+from bumble.device import AdvertisingType, Device
+from bumble.host import Host
+from bumble.link import LocalLink
+from bumble.transport import open_transport
+from bumble.transport.common import AsyncPipeSink
+from bumble.transport.tcp_server import open_tcp_server_transport_with_socket
+
+log = logging.getLogger("bumble-peer")
+
+THERMO_SERVICE_128 = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"  # a vendor 128-bit UUID
+BEACON_COMPANY = 0x0059  # Nordic Semiconductor
+BEACON_DATA = bytes.fromhex("0215c0ffee")
+BEACON_TX_POWER = -8
+THERMO_APPEARANCE = 0x0300  # Generic Thermometer
+THERMO_SERVICE_DATA = bytes.fromhex("e6091027")  # 0x181A service data payload
+
+# Heart Rate Measurement script: (bpm, contact, energy, rr list), contact in
+# "detected" / "not-detected" / "unsupported"; rr in 1/1024 s units.
+DEFAULT_SCRIPT = [
+    (62, "unsupported", None, []),
+    (64, "detected", None, []),
+    (66, "detected", None, [950]),
+    (70, "detected", 12, [900, 880]),
+    (75, "detected", None, [820, 815, 810]),
+    (80, "not-detected", None, []),
+    (90, "detected", 40, [683]),
+    (255, "detected", None, [241]),
+    (300, "detected", None, [205]),  # u16 format
+    (160, "not-detected", 150, []),
+    (128, "detected", None, [480, 482, 485, 490]),
+    (72, "detected", 65535, [853, 1024]),
+]
+
+
+def encode_hrm(bpm, contact, energy, rr):
+    """Heart Rate Measurement value (Heart Rate Service 3.1)."""
+    flags, body = 0, b""
+    if bpm > 0xFF:
+        flags |= 0x01
+        body += struct.pack("<H", bpm)
+    else:
+        body += struct.pack("<B", bpm)
+    if contact != "unsupported":
+        flags |= 0x04 | (0x02 if contact == "detected" else 0)
+    if energy is not None:
+        flags |= 0x08
+        body += struct.pack("<H", energy)
+    if rr:
+        flags |= 0x10
+        body += b"".join(struct.pack("<H", x) for x in rr)
+    return bytes([flags]) + body
+
+
+def hr_value(index):
+    """The index-th scripted value (the script repeats, bpm shifted per round)."""
+    bpm, contact, energy, rr = DEFAULT_SCRIPT[index % len(DEFAULT_SCRIPT)]
+    shift = index // len(DEFAULT_SCRIPT)
+    return encode_hrm(min(bpm + shift, 0xFFFF), contact, energy, rr)
+
+
+def ad(*structures):
+    return bytes(AdvertisingData(list(structures)))
+
+
+class ScannerLink(LocalLink):
+    """LocalLink delivering advertisements only to scanning controllers (not O(n^2))."""
+
+    def __init__(self):
+        super().__init__()
+        self.scanners = []
+        self._sets = {}  # advertiser address -> AdvertisingSet (lazily indexed)
+
+    def send_advertising_pdu(self, sender_controller, packet):
+        if isinstance(packet, (ll.AdvInd, ll.AdvExtInd)):
+            loop = asyncio.get_running_loop()
+            for c in self.scanners:
+                if c is not sender_controller:
+                    loop.call_soon(c.on_ll_advertising_pdu, packet)
+        else:
+            super().send_advertising_pdu(sender_controller, packet)
+
+    def advertising_set_of(self, address):
+        found = self._sets.get(address)
+        if found is not None and found.enabled:
+            return found
+        self._sets = {}
+        for c in self.controllers:
+            for s in c.advertising_sets.values():
+                if s.enabled and s.random_address is not None:
+                    self._sets[s.random_address] = s
+        return self._sets.get(address)
+
+
+class ScannerController(Controller):
+    """Bumble's Controller, reporting each advertiser's real event type and scan response."""
+
+    stock_reports = False
+    extended_scan = False
+
+    def on_hci_le_set_scan_enable_command(self, command):
+        self.extended_scan = False
+        return super().on_hci_le_set_scan_enable_command(command)
+
+    def on_hci_le_set_extended_scan_parameters_command(self, command):
+        if command.scan_types:
+            self.le_scan_type = command.scan_types[0]
+        return super().on_hci_le_set_extended_scan_parameters_command(command)
+
+    def on_hci_le_set_extended_scan_enable_command(self, command):
+        self.extended_scan = True
+        return super().on_hci_le_set_extended_scan_enable_command(command)
+
+    def on_advertising_pdu(self, pdu):
+        adv_set = None
+        if not self.stock_reports and isinstance(pdu, ll.AdvExtInd):
+            adv_set = self.link.advertising_set_of(pdu.advertiser_address)
+        if adv_set is None or adv_set.parameters is None:
+            return super().on_advertising_pdu(pdu)
+        props = int(adv_set.parameters.advertising_event_properties)
+        connectable, scannable, legacy = bool(props & 1), bool(props & 2), bool(props & 0x10)
+        if self.le_scan_enable:
+            self._report(pdu, props & 0x1F, bytes(pdu.data), False)
+            if scannable and self.le_scan_type == 1:
+                self._report(pdu, props & 0x1F, bytes(adv_set.scan_response_data), True)
+        pending = self.pending_le_connection
+        if connectable and pending and pending.peer_address == pdu.advertiser_address:
+            self.create_le_connection(pdu.advertiser_address)
+
+    def _report(self, pdu, props, data, scan_response):
+        address = pdu.advertiser_address
+        if self.extended_scan:
+            event_type = props | (0x08 if scan_response else 0)
+            report = hci.HCI_LE_Extended_Advertising_Report_Event.Report(
+                event_type=event_type,
+                address_type=address.address_type,
+                address=address,
+                primary_phy=hci.Phy.LE_1M,
+                secondary_phy=0,
+                advertising_sid=0xFF if props & 0x10 else pdu.sid,
+                tx_power=0x7F,
+                rssi=-50,
+                periodic_advertising_interval=0,
+                direct_address_type=0,
+                direct_address=hci.Address.ANY,
+                data=data,
+            )
+            self.send_hci_packet(hci.HCI_LE_Extended_Advertising_Report_Event([report]))
+        else:
+            T = hci.HCI_LE_Advertising_Report_Event.EventType
+            if scan_response:
+                event_type = T.SCAN_RSP
+            elif props & 1:
+                event_type = T.ADV_IND
+            elif props & 2:
+                event_type = T.ADV_SCAN_IND
+            else:
+                event_type = T.ADV_NONCONN_IND
+            report = hci.HCI_LE_Advertising_Report_Event.Report(
+                event_type=event_type,
+                address_type=address.address_type,
+                address=address,
+                data=data,
+                rssi=-50,
+            )
+            self.send_hci_packet(hci.HCI_LE_Advertising_Report_Event([report]))
+
+
+def make_device(link, name, address):
+    controller = Controller(name, link=link)
+    host = Host(controller, AsyncPipeSink(controller))
+    device = Device(name=name, address=hci.Address(address), host=host)
+    return device
+
+
+def static_address(index):
+    """Random static address: two top bits set, distinct per index."""
+    return "C%X:B1:E0:%02X:%02X:%02X" % (index >> 24 & 0xF, index >> 16 & 0xFF, index >> 8 & 0xFF, index & 0xFF)
+
+
+# Invalid Heart Rate Measurement values (`--hr-invalid`), each with why it is invalid.  Every one is
+# rejected by a decoder that follows Heart Rate Service 3.1 (rawble's included).
+INVALID_VALUES = [
+    (bytes.fromhex("1048"), "rr-missing"),      # u8 rate, RR-Interval flag, no RR-Interval
+    (b"", "empty"),                             # zero-length value: not even the flags
+    (bytes.fromhex("0148"), "rate-u16-short"),  # u16 rate flag, one byte of rate
+    (bytes.fromhex("08480c"), "energy-short"),  # energy flag, one byte of energy
+    (bytes.fromhex("104852"), "rr-odd"),        # RR flag, 1 byte of RR (intervals are 2 bytes)
+    (bytes.fromhex("1148"), "rate-u16-short"),  # u16 rate + RR flags, one byte in all
+]
+
+
+class AppendLog:
+    """A JSON-lines file opened for each line (as the strap always did): a test may replace the file."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def write(self, entry):
+        if self.path:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+
+
+class RealisticScript:
+    """A deterministic (seeded) workout: rate drifting smoothly between ~60 and ~150 bpm, contact
+    detected, RR-Intervals that add up to the time each value covers (one value = 1 s of the
+    session whatever `--hr-interval` is), energy expended (kJ) in every 10th value."""
+
+    def __init__(self, seed):
+        import random
+        self.seed = seed
+        self.random = random.Random(seed)
+        self.generated = 0  # values made so far; only the last is kept (memory stays flat)
+        self.last = None
+        self.rate = 68.0
+        self.target = 68.0
+        self.phase = 0.0  # 1/1024 s since the last R-wave
+        self.energy = 0.0
+
+    def reset_energy(self):
+        self.energy = 0.0
+
+    def value(self, index):
+        """(bpm, energy or None, RR list) of the index-th second; asked in increasing order."""
+        if index < self.generated - 1:
+            self.__init__(self.seed)  # going back: replay from the start
+        while self.generated <= index:
+            self.last = self._step(self.generated)
+            self.generated += 1
+        return self.last
+
+    def _step(self, index):
+        r = self.random
+        if index % 45 == 0:  # a new effort level every 45 s
+            self.target = r.uniform(60, 150)
+        self.rate += (self.target - self.rate) * 0.08 + r.gauss(0, 0.7)
+        self.rate = min(150.0, max(60.0, self.rate))
+        bpm = int(round(self.rate))
+        # Beats in this second: each RR is 60/bpm s (1/1024 s units) with a little variability.
+        rr = []
+        self.phase += 1024
+        while True:
+            interval = int(round(60 * 1024 / self.rate * (1 + r.gauss(0, 0.015))))
+            if self.phase < interval:
+                break
+            self.phase -= interval
+            rr.append(interval)
+        self.energy += self.rate * 0.007  # ~0.4-1 kJ/s
+        energy = min(0xFFFF, int(self.energy)) if index % 10 == 0 else None
+        return bpm, energy, rr[:9]  # 9 RR fit a 23-byte MTU with energy
+
+
+class Strap:
+    """The Heart Rate strap's GATT server and notification script (see the module docstring)."""
+
+    def __init__(self, device, args):
+        self.device, self.args = device, args
+        self.task = None
+        self.log = AppendLog(args.log)
+        self.position = 0  # next entry of the sequence (kept across connections, see `resumes`)
+        self.energy_base = None  # test script: last energy sent before a reset (None: no reset)
+        self.last_energy = 0
+        self.disconnects = 0
+        self.realistic = RealisticScript(args.hr_seed) if args.hr_script == "realistic" else None
+        self.hrm = gatt.Characteristic(
+            "2A37", gatt.Characteristic.Properties.NOTIFY, gatt.Characteristic.Permissions(0), b"",
+            descriptors=[self.refusing_cccd()] if args.hr_refuse_cccd else [],
+        )
+        control_point = gatt.Characteristic(
+            "2A39",
+            gatt.Characteristic.Properties.WRITE,
+            gatt.Characteristic.WRITEABLE,
+            gatt.CharacteristicValue(write=self.on_control_point),
+        )
+
+        def readable(uuid, value):
+            return gatt.Characteristic(
+                uuid, gatt.Characteristic.Properties.READ, gatt.Characteristic.READABLE, value
+            )
+
+        self.control_point = control_point
+        self.body_sensor_location = readable("2A38", bytes([1]))
+        device.add_services([
+            gatt.Service("180D", [self.hrm, self.body_sensor_location, control_point]),
+            gatt.Service("180A", [readable("2A29", b"rawble-sim"), readable("2A24", b"HRM-1")]),
+            gatt.Service("180F", [readable("2A19", bytes([87]))]),
+        ])
+        device.on("characteristic_subscription", self.on_subscription)
+
+    @property
+    def resumes(self):
+        """Whether a new subscription continues the sequence (else it starts again at 0)."""
+        return self.args.hr_disconnect_after is not None or self.realistic is not None
+
+    def settings(self):
+        """The strap's heart-rate options, for the ready line."""
+        a = self.args
+        return {"script": a.hr_script, "count": a.hr_count, "interval": a.hr_interval,
+                "seed": a.hr_seed, "disconnectAfter": a.hr_disconnect_after,
+                "disconnects": a.hr_disconnects, "invalid": a.hr_invalid,
+                "refuseCCCD": a.hr_refuse_cccd, "silent": a.hr_silent,
+                "handles": {"measurement": self.hrm.handle, "measurementCCCD": self.hrm.handle + 1,
+                            "bodySensorLocation": self.body_sensor_location.handle,
+                            "controlPoint": self.control_point.handle}}
+
+    def refusing_cccd(self):
+        def write(connection, value):
+            self.log.write({"kind": "cccd-refused", "time": time.time(), "value": bytes(value).hex()})
+            raise att.ATT_Error(0xFD)  # Client Characteristic Configuration Descriptor Improperly Configured
+
+        return gatt.Descriptor(
+            gatt.GATT_CLIENT_CHARACTERISTIC_CONFIGURATION_DESCRIPTOR,
+            gatt.Descriptor.READABLE | gatt.Descriptor.WRITEABLE,
+            gatt.CharacteristicValue(read=lambda connection: bytes([0, 0]), write=write),
+        )
+
+    def on_control_point(self, connection, value):
+        if bytes(value) == b"\x01":
+            if self.realistic:
+                self.realistic.reset_energy()
+            self.energy_base = self.last_energy
+            self.log.write({"kind": "energy-reset", "time": time.time(), "position": self.position})
+            log.info("control point: energy expended reset")
+            return
+        self.log.write({"kind": "control-point-refused", "time": time.time(), "value": bytes(value).hex()})
+        raise att.ATT_Error(0x80)
+
+    def on_subscription(self, connection, characteristic, notify_enabled, indicate_enabled):
+        if characteristic is not self.hrm:
+            return
+        self.log.write({"kind": "subscription", "time": time.time(), "notify": bool(notify_enabled),
+                        "indicate": bool(indicate_enabled)})
+        if self.task is not None:
+            self.task.cancel()
+            self.task = None
+        if notify_enabled and not self.args.hr_silent:
+            if not self.resumes:
+                self.position = 0
+            self.task = asyncio.create_task(self.notify(connection))
+
+    def length(self):
+        """Entries in the whole sequence (valid ones plus interleaved invalid ones); None = endless."""
+        count = self.args.hr_count
+        if count <= 0 and self.realistic:
+            return None
+        if count <= 0:
+            return 0
+        return count + (count // 2 if self.args.hr_invalid else 0)
+
+    def entry(self, position):
+        """(value, valid index or None, why invalid or None) at `position` of the sequence.
+        With `--hr-invalid` one invalid value follows every even-indexed valid one (0, 2, 4...)
+        unless it is the last: valid 0, invalid 0, valid 1, valid 2, invalid 1, valid 3, ..."""
+        if self.args.hr_invalid:
+            group, offset = divmod(position, 3)
+            if offset == 1:
+                value, why = INVALID_VALUES[group % len(INVALID_VALUES)]
+                return value, None, why
+            index = 2 * group + (1 if offset == 2 else 0)
+        else:
+            index = position
+        return self.valid_value(index), index, None
+
+    def valid_value(self, index):
+        if self.realistic:
+            bpm, energy, rr = self.realistic.value(index)  # a reset zeroed its accumulator
+            return encode_hrm(bpm, "detected", energy, rr)
+        bpm, contact, energy, rr = DEFAULT_SCRIPT[index % len(DEFAULT_SCRIPT)]
+        shift = index // len(DEFAULT_SCRIPT)
+        if energy is not None and self.energy_base is not None:
+            energy = max(0, energy - self.energy_base) if energy != 0xFFFF else energy
+        return encode_hrm(min(bpm + shift, 0xFFFF), contact, energy, rr)
+
+    async def notify(self, connection):
+        a = self.args
+        on_this_connection = 0
+        try:
+            while True:
+                total = self.length()
+                if total is not None and self.position >= total:
+                    break
+                value, index, why = self.entry(self.position)
+                await self.device.notify_subscriber(connection, self.hrm, value)
+                entry = {"time": time.time(), "value": value.hex(), "position": self.position}
+                if why is None:
+                    entry["index"] = index
+                    if value[0] & 0x08:
+                        self.last_energy = struct.unpack_from("<H", value, 2 if value[0] & 1 == 0 else 3)[0]
+                else:
+                    entry["invalid"] = why
+                self.log.write(entry)
+                self.position += 1
+                on_this_connection += 1
+                more = total is None or self.position < total
+                if (more and a.hr_disconnect_after is not None and on_this_connection >= a.hr_disconnect_after
+                        and (a.hr_disconnects == 0 or self.disconnects < a.hr_disconnects)):
+                    self.disconnects += 1
+                    self.log.write({"kind": "disconnect", "time": time.time(), "after": self.position,
+                                    "onConnection": on_this_connection,
+                                    "reason": hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR})
+                    log.info("strap: disconnecting after %d notifications", self.position)
+                    await connection.disconnect(reason=hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR)
+                    return
+                await asyncio.sleep(a.hr_interval)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the link went away
+            log.info("heart rate notifications stopped: %s", error)
+
+
+LAB_SERVICE_128 = "72617762-6c65-4c61-6200-000000000001"
+LAB_LONG_READ_128 = "72617762-6c65-4c61-6200-000000000002"
+LAB_WRITE_128 = "72617762-6c65-4c61-6200-000000000003"
+LAB_STREAM_128 = "72617762-6c65-4c61-6200-000000000004"
+LAB_ADDED_SERVICE_128 = "72617762-6c65-4c61-6200-000000000010"
+LAB_ADDED_CHAR_128 = "72617762-6c65-4c61-6200-000000000011"
+LAB_APPEARANCE = 0x0341  # Heart Rate Sensor: Heart Rate Belt
+LAB_LONG_VALUE = bytes(i % 256 for i in range(300))
+LAB_WRITE_MAX = 512
+
+
+def uuid_text(uuid):
+    """4 hex digits for 16-bit UUIDs, the 36-character upper-case form for 128-bit ones."""
+    return uuid.to_hex_str(separator="-").upper()
+
+
+class JsonLog:
+    """An append-only JSON-lines file kept open (one open per run, not per line)."""
+
+    def __init__(self, path):
+        self.file = open(path, "a") if path else None
+
+    def write(self, entry, flush=True):
+        if self.file is None:
+            return
+        self.file.write(json.dumps(entry) + "\n")
+        if flush:
+            self.file.flush()
+
+    def flush(self):
+        if self.file is not None:
+            self.file.flush()
+
+
+def describe_gatt(server):
+    """Every service of `server` with the handles Bumble assigned (attribute handle = index + 1)."""
+    attributes = server.attributes
+    services = []
+    for service in server.services:
+        entry = {"uuid": uuid_text(service.uuid), "primary": service.primary,
+                 "start": service.handle, "end": service.end_group_handle,
+                 "includes": [], "characteristics": []}
+        current = None
+        for handle in range(service.handle + 1, service.end_group_handle + 1):
+            attribute = attributes[handle - 1]
+            if isinstance(attribute, gatt.IncludedServiceDeclaration):
+                entry["includes"].append({"handle": handle, "start": attribute.service.handle,
+                                          "end": attribute.service.end_group_handle,
+                                          "uuid": uuid_text(attribute.service.uuid)})
+            elif isinstance(attribute, gatt.CharacteristicDeclaration):
+                current = None
+            elif isinstance(attribute, gatt.Characteristic):
+                current = {"uuid": uuid_text(attribute.uuid), "declaration": handle - 1, "value": handle,
+                           "end": attribute.end_group_handle, "properties": int(attribute.properties),
+                           "descriptors": []}
+                if isinstance(attribute.value, (bytes, bytearray)):
+                    current["data"] = bytes(attribute.value).hex()
+                entry["characteristics"].append(current)
+            elif current is not None:
+                descriptor = {"uuid": uuid_text(attribute.type), "handle": handle}
+                if isinstance(attribute.value, (bytes, bytearray)):
+                    descriptor["data"] = bytes(attribute.value).hex()
+                current["descriptors"].append(descriptor)
+        services.append(entry)
+    return services
+
+
+class Lab:
+    """rawble-lab: the GATT test device (see the module docstring)."""
+
+    def __init__(self, device, args):
+        self.device, self.args = device, args
+        self.tasks = {}  # (connection handle, characteristic handle) -> task
+        self.write_log = JsonLog(args.write_log or args.log)
+        self.stream_log = JsonLog(args.stream_log or args.log)
+        self.written = b""
+        self.services_changed = False
+        C, P = gatt.Characteristic, gatt.Characteristic.Properties
+        gap = next(s for s in device.gatt_server.services if s.uuid == gatt.GATT_GENERIC_ACCESS_SERVICE)
+        gap.appearance_characteristic.value = struct.pack("<H", LAB_APPEARANCE)
+
+        def readable(uuid, value, properties=P.READ):
+            return C(uuid, properties, C.READABLE, value)
+
+        def user_description(text):
+            return gatt.Descriptor(gatt.GATT_CHARACTERISTIC_USER_DESCRIPTION_DESCRIPTOR, gatt.Descriptor.READABLE,
+                                   text.encode())
+
+        self.battery_level = readable("2A19", bytes([87]), P.READ | P.NOTIFY)
+        battery = gatt.Service("180F", [self.battery_level])
+        self.hrm = C("2A37", P.NOTIFY, C.Permissions(0), b"")
+        self.write_char = C(LAB_WRITE_128, P.READ | P.WRITE | P.WRITE_WITHOUT_RESPONSE,
+                            C.READABLE | C.WRITEABLE,
+                            gatt.CharacteristicValue(read=self.on_write_read, write=self.on_write),
+                            descriptors=[user_description("lab write")])
+        self.stream = C(LAB_STREAM_128, P.NOTIFY | P.INDICATE, C.Permissions(0), b"",
+                        descriptors=[user_description("lab stream")])
+        self.lab_service = gatt.Service(
+            LAB_SERVICE_128,
+            [readable(LAB_LONG_READ_128, LAB_LONG_VALUE), self.write_char, self.stream],
+            included_services=[battery],
+        )
+        device.add_services([
+            gatt.Service("180A", [readable("2A29", b"rawble-sim"), readable("2A24", b"LAB-1")]),
+            battery,
+            gatt.Service("180D", [self.hrm, readable("2A38", bytes([1]))]),
+            self.lab_service,
+        ])
+        self.service_changed = device.gatt_service.service_changed_characteristic
+        device.on("characteristic_subscription", self.on_subscription)
+        device.on("connection", self.on_connection)
+
+    def handles(self):
+        """Named handles the tests use most (all of them are also in describe_gatt)."""
+        cccd = self.cccd_after
+        return {
+            "serviceChanged": self.service_changed.handle, "serviceChangedCCCD": cccd(self.service_changed),
+            "batteryLevel": self.battery_level.handle, "batteryLevelCCCD": cccd(self.battery_level),
+            "heartRateMeasurement": self.hrm.handle, "heartRateMeasurementCCCD": cccd(self.hrm),
+            "longRead": self.lab_service.characteristics[0].handle,
+            "write": self.write_char.handle, "stream": self.stream.handle, "streamCCCD": cccd(self.stream),
+        }
+
+    def cccd_after(self, characteristic):
+        for handle in range(characteristic.handle + 1, characteristic.end_group_handle + 1):
+            attribute = self.device.gatt_server.get_attribute(handle)
+            if attribute is not None and attribute.type == gatt.GATT_CLIENT_CHARACTERISTIC_CONFIGURATION_DESCRIPTOR:
+                return handle
+        return None
+
+    def on_write_read(self, connection):
+        return self.written
+
+    def on_write(self, connection, value):
+        value = bytes(value)
+        if len(value) > LAB_WRITE_MAX:
+            raise att.ATT_Error(att.ATT_INVALID_ATTRIBUTE_LENGTH_ERROR)
+        self.written = value
+        self.write_log.write({"kind": "write", "time": time.time(), "handle": self.write_char.handle,
+                              "value": value.hex()})
+
+    def on_connection(self, connection):
+        if self.args.service_changed_after is not None and not self.services_changed:
+            self.services_changed = True  # once per process: the layout stays predictable
+            asyncio.create_task(self.change_services(connection))
+
+    def on_subscription(self, connection, characteristic, notify_enabled, indicate_enabled):
+        if characteristic is self.stream:
+            run = self.send_stream(connection, indicate=not notify_enabled)
+        elif characteristic is self.hrm:
+            run = self.send_heart_rate(connection)
+        else:
+            return
+        key = (connection.handle, characteristic.handle)
+        previous = self.tasks.pop(key, None)
+        if previous is not None:
+            previous.cancel()
+        if notify_enabled or indicate_enabled:
+            self.tasks[key] = asyncio.create_task(run)
+        else:
+            run.close()
+
+    def stream_value(self, counter):
+        size = max(4, self.args.stream_size)
+        return struct.pack("<I", counter & 0xFFFFFFFF) + bytes((counter + i) & 0xFF for i in range(size - 4))
+
+    async def send_stream(self, connection, indicate):
+        """`--stream-count` values at `--stream-rate` Hz (deadline-paced: a late loop catches up)."""
+        count, rate = self.args.stream_count, self.args.stream_rate
+        kind = "indication" if indicate else "notification"
+        start_wall, start_cpu, start = time.time(), time.process_time(), time.monotonic()
+        sent, late = 0, 0.0
+        try:
+            for counter in range(count):
+                if rate > 0:
+                    due = start + counter / rate
+                    delay = due - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    else:
+                        late = max(late, -delay)
+                value = self.stream_value(counter)
+                if indicate:
+                    await self.device.indicate_subscriber(connection, self.stream, value)
+                else:
+                    await self.device.notify_subscriber(connection, self.stream, value)
+                sent += 1
+                if self.args.stream_log_values:
+                    self.stream_log.write({"kind": "stream", "time": time.time(), "counter": counter,
+                                           "value": value.hex()}, flush=False)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the link went away
+            log.info("stream stopped: %s", error)
+        finally:
+            elapsed = time.monotonic() - start
+            self.stream_log.write({"kind": "stream-summary", "time": time.time(), "started": start_wall,
+                                   "mode": kind, "count": sent, "first": 0 if sent else None,
+                                   "last": sent - 1 if sent else None, "size": max(4, self.args.stream_size),
+                                   "rate": rate, "elapsed": elapsed, "cpu": time.process_time() - start_cpu,
+                                   "maxLate": late})
+            log.info("stream: %d %ss in %.3f s", sent, kind, elapsed)
+
+    async def send_heart_rate(self, connection):
+        try:
+            for i in range(self.args.hr_count):
+                value = hr_value(i)
+                await self.device.notify_subscriber(connection, self.hrm, value)
+                self.stream_log.write({"kind": "heart-rate", "time": time.time(), "index": i, "value": value.hex()})
+                await asyncio.sleep(self.args.hr_interval)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            log.info("lab heart rate notifications stopped: %s", error)
+
+    async def change_services(self, connection):
+        """Appends a service, then indicates Service Changed for its range once the client subscribed."""
+        try:
+            await asyncio.sleep(self.args.service_changed_after)
+            added = gatt.Service(LAB_ADDED_SERVICE_128, [
+                gatt.Characteristic(LAB_ADDED_CHAR_128, gatt.Characteristic.Properties.READ,
+                                    gatt.Characteristic.READABLE, b"added")])
+            self.device.add_service(added)
+            start, end = added.handle, added.end_group_handle
+            log.info("service added at 0x%04X-0x%04X", start, end)
+            server = self.device.gatt_server
+            sc_cccd = self.cccd_after(self.service_changed)
+            for _ in range(6000):  # wait (bounded, 60 s) for the client to enable indications
+                cccd = (server.subscribers.get(connection) or {}).get(self.service_changed.handle)
+                if cccd and len(cccd) == 2 and cccd[0] & 0x02:
+                    break
+                await asyncio.sleep(0.01)
+            else:
+                self.write_log.write({"kind": "service-changed", "time": time.time(), "start": start,
+                                      "end": end, "indicated": False, "cccd": sc_cccd})
+                return
+            await self.device.indicate_subscriber(connection, self.service_changed, struct.pack("<HH", start, end))
+            self.write_log.write({"kind": "service-changed", "time": time.time(), "start": start, "end": end,
+                                  "indicated": True, "confirmed": True,
+                                  "service": describe_gatt(server)[-1]})
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            log.info("service changed not indicated: %s", error)
+            self.write_log.write({"kind": "service-changed", "time": time.time(), "indicated": False,
+                                  "error": str(error)})
+
+
+async def start_peripheral(link, index, name, adv_data, *, connectable=True, scannable=None,
+                           scan_response=b"", interval_ms=100):
+    device = make_device(link, name, static_address(index))
+    await device.power_on()
+    if connectable:
+        kind = AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE
+    elif scannable:
+        kind = AdvertisingType.UNDIRECTED_SCANNABLE
+    else:
+        kind = AdvertisingType.UNDIRECTED
+    await device.start_advertising(
+        advertising_type=kind,
+        advertising_data=adv_data,
+        scan_response_data=scan_response,
+        advertising_interval_min=interval_ms,
+        advertising_interval_max=interval_ms,
+    )
+    return device
+
+
+def describe(device, connectable, scannable, **fields):
+    entry = {
+        "name": fields.pop("name"),
+        "address": str(device.random_address).split("/")[0],
+        "addressType": "random",
+        "connectable": connectable,
+        "scanResponse": scannable,
+        "services": [],
+        "manufacturerData": [],
+    }
+    entry.update(fields)
+    return entry
+
+
+async def run(args):
+    link = ScannerLink()
+    if args.unix:
+        if os.path.exists(args.unix):
+            os.unlink(args.unix)
+        transport = await open_transport(f"unix-server:{args.unix}")
+        transport_name = f"unix:{args.unix}"
+    else:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted sockets inherit this.  asyncio's own TCP_NODELAY skips sockets made with
+        # proto 0, and with Nagle on, a response written right after an event waits for the
+        # host's delayed ACK: every ATT round trip took ~44 ms instead of ~2 ms.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind(("127.0.0.1", args.port))
+        transport = await open_tcp_server_transport_with_socket(sock)
+        transport_name = f"tcp:127.0.0.1:{sock.getsockname()[1]}"
+    scanner = ScannerController("host", host_source=transport.source, host_sink=transport.sink,
+                                link=link)
+    scanner.stock_reports = args.stock_reports
+    link.scanners.append(scanner)
+
+    devices, described, keep = [], [], []
+    if not args.no_standard or args.strap_only:
+        strap_ad = ad(
+            (AdvertisingData.FLAGS, bytes([0x06])),
+            (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, struct.pack("<HH", 0x180D, 0x180F)),
+            (AdvertisingData.COMPLETE_LOCAL_NAME, b"rawble-strap"),
+        )
+        strap_device = make_device(link, "rawble-strap", static_address(1))
+        strap = Strap(strap_device, args)
+        keep.append(strap)
+        await strap_device.power_on()
+        await strap_device.start_advertising(
+            advertising_data=strap_ad, advertising_interval_min=50, advertising_interval_max=50,
+            auto_restart=True,
+        )
+        described.append(describe(strap_device, True, True, name="rawble-strap", advertisedName="rawble-strap",
+                                  completeName=True, services=["180D", "180F"], flags=6,
+                                  advertisingData=strap_ad.hex(), scanResponseData="",
+                                  heartRate=strap.settings()))
+        devices.append(strap_device)
+
+    if not args.no_standard and not args.strap_only:
+
+        beacon_ad = ad(
+            (AdvertisingData.FLAGS, bytes([0x04])),
+            (AdvertisingData.MANUFACTURER_SPECIFIC_DATA, struct.pack("<H", BEACON_COMPANY) + BEACON_DATA),
+            (AdvertisingData.TX_POWER_LEVEL, struct.pack("<b", BEACON_TX_POWER)),
+            (AdvertisingData.SHORTENED_LOCAL_NAME, b"rawble-b"),
+        )
+        beacon = await start_peripheral(link, 2, "rawble-beacon", beacon_ad, connectable=False,
+                                        scannable=False, interval_ms=50)
+        described.append(describe(beacon, False, False, name="rawble-beacon", advertisedName="rawble-b", completeName=False,
+                                  flags=4, txPower=BEACON_TX_POWER,
+                                  manufacturerData=[{"company": BEACON_COMPANY, "data": BEACON_DATA.hex()}],
+                                  advertisingData=beacon_ad.hex(), scanResponseData=""))
+
+        thermo_ad = ad(
+            (AdvertisingData.FLAGS, bytes([0x06])),
+            (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(THERMO_SERVICE_128))),
+            (AdvertisingData.SERVICE_DATA_16_BIT_UUID, struct.pack("<H", 0x181A) + THERMO_SERVICE_DATA),
+            (AdvertisingData.APPEARANCE, struct.pack("<H", THERMO_APPEARANCE)),
+        )
+        thermo_rsp = ad((AdvertisingData.COMPLETE_LOCAL_NAME, b"rawble-thermo"))
+        thermo = await start_peripheral(link, 3, "rawble-thermo", thermo_ad, connectable=True,
+                                        scan_response=thermo_rsp, interval_ms=50)
+        described.append(describe(thermo, True, True, name="rawble-thermo", advertisedName="rawble-thermo", completeName=True,
+                                  nameInScanResponse=True, flags=6,
+                                  services=[THERMO_SERVICE_128.upper()],
+                                  serviceData=[{"uuid": "181A", "data": THERMO_SERVICE_DATA.hex()}],
+                                  appearance=THERMO_APPEARANCE,
+                                  advertisingData=thermo_ad.hex(), scanResponseData=thermo_rsp.hex()))
+
+        broken_ad = bytes([9, 0x08]) + b"rawble-b" + bytes([0x0A, 0xFF, 0x59, 0x00, 0x01])
+        broken = await start_peripheral(link, 4, "rawble-broken", broken_ad, connectable=True,
+                                        interval_ms=50)
+        described.append(describe(broken, True, True, name="rawble-broken", advertisedName="rawble-b", completeName=False,
+                                  malformed=True, advertisingData=broken_ad.hex(),
+                                  scanResponseData=""))
+        devices += [beacon, thermo, broken]
+
+    if args.lab:
+        lab_ad = ad(
+            (AdvertisingData.FLAGS, bytes([0x06])),
+            (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(LAB_SERVICE_128))),
+        )
+        lab_rsp = ad((AdvertisingData.COMPLETE_LOCAL_NAME, b"rawble-lab"))
+        lab_device = make_device(link, "rawble-lab", static_address(5))
+        lab = Lab(lab_device, args)
+        keep.append(lab)
+        await lab_device.power_on()
+        await lab_device.start_advertising(
+            advertising_type=AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE,
+            advertising_data=lab_ad, scan_response_data=lab_rsp,
+            advertising_interval_min=20, advertising_interval_max=20, auto_restart=True,
+        )
+        described.append(describe(lab_device, True, True, name="rawble-lab", advertisedName="rawble-lab",
+                                  completeName=True, nameInScanResponse=True, flags=6,
+                                  services=[LAB_SERVICE_128.upper()],
+                                  advertisingData=lab_ad.hex(), scanResponseData=lab_rsp.hex(),
+                                  gatt=describe_gatt(lab_device.gatt_server), handles=lab.handles(),
+                                  stream={"count": args.stream_count, "rate": args.stream_rate,
+                                          "size": max(4, args.stream_size)}))
+        devices.append(lab_device)
+
+    # Extra advertisers: interval grows with their number so the link carries ~1000 PDUs/s.
+    extra_interval = max(100, args.extra)
+    extras = []
+    for i in range(1, args.extra + 1):
+        name = "rawble-adv-%04d" % i
+        data = ad((AdvertisingData.FLAGS, bytes([0x06])), (AdvertisingData.COMPLETE_LOCAL_NAME, name.encode()))
+        extras.append((name, data, start_peripheral(link, 0x1000 + i, name, data, interval_ms=extra_interval)))
+    for first in range(0, len(extras), 100):  # power on concurrently, 100 at a time
+        batch = extras[first:first + 100]
+        started = await asyncio.gather(*(start for _, _, start in batch))
+        for (name, data, _), d in zip(batch, started):
+            devices.append(d)
+            described.append(describe(d, True, True, name=name, advertisedName=name, completeName=True,
+                                      advertisingData=data.hex(), scanResponseData=""))
+
+    ready = {"ready": True, "transport": transport_name, "pid": os.getpid(),
+             "log": args.log, "devices": described}
+    if args.lab:
+        ready["writeLog"] = args.write_log or args.log
+        ready["streamLog"] = args.stream_log or args.log
+    sys.stdout.write(json.dumps(ready) + "\n")
+    sys.stdout.flush()
+    log.info("ready: %d devices on %s", len(described), transport_name)
+    if args.announce:
+        strap_address = static_address(1)
+        sys.stderr.write(
+            f"sim-strap: a simulated heart-rate strap (rawble-strap, {strap_address}) is serving H4 on "
+            f"{transport_name}. Connect with:\n    rawble hr --transport {transport_name}\n"
+            "Stop it with Ctrl-C.\n")
+        sys.stderr.flush()
+    return transport, devices, keep
+
+
+def main():
+    parser = argparse.ArgumentParser(prog="bumble-peer", description="Bumble virtual controller + LE peripherals for rawble tests", allow_abbrev=False)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = any free)")
+    where.add_argument("--unix", help="unix socket path to serve H4 on")
+    parser.add_argument("--log", help="append each Heart Rate value sent as a JSON line")
+    parser.add_argument("--hr-count", type=int, default=len(DEFAULT_SCRIPT))
+    parser.add_argument("--hr-interval", type=float, default=0.25)
+    parser.add_argument("--hr-script", choices=["test", "realistic"], default="test",
+                        help="strap: the built-in test script, or a seeded realistic session (--hr-count 0 = endless)")
+    parser.add_argument("--hr-seed", type=int, default=1, help="strap: seed of the realistic script")
+    parser.add_argument("--hr-disconnect-after", type=int, metavar="N",
+                        help="strap: disconnect (reason 0x13) after N notifications, advertise, resume the script")
+    parser.add_argument("--hr-disconnects", type=int, default=1, metavar="K",
+                        help="strap: with --hr-disconnect-after, how many times (0 = after every N)")
+    parser.add_argument("--hr-invalid", action="store_true",
+                        help="strap: interleave invalid measurements (logged with \"invalid\": why)")
+    parser.add_argument("--hr-refuse-cccd", action="store_true",
+                        help="strap: answer a write of the measurement's CCCD with ATT error 0xFD")
+    parser.add_argument("--hr-silent", action="store_true", help="strap: accept the subscription, never notify")
+    parser.add_argument("--strap-only", action="store_true", help="of the standard devices, only the strap")
+    parser.add_argument("--ignore-stdin", action="store_true",
+                        help="keep running at stdin EOF (stop with a signal or --lifetime)")
+    parser.add_argument("--announce", action="store_true", help="when ready, say on stderr how to connect")
+    parser.add_argument("--extra", type=int, default=0)
+    parser.add_argument("--no-standard", action="store_true")
+    parser.add_argument("--lifetime", type=float, default=300.0)
+    parser.add_argument("--stock-reports", action="store_true",
+                        help="Bumble's own advertising reports (all connectable, no scan response data)")
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--lab", action="store_true", help="also run rawble-lab, the GATT test device")
+    parser.add_argument("--write-log", help="lab: append each completed write (default: --log)")
+    parser.add_argument("--stream-log", help="lab: append each stream value sent (default: --log)")
+    parser.add_argument("--stream-count", type=int, default=5000)
+    parser.add_argument("--stream-rate", type=float, default=1000.0, help="Hz; 0 = as fast as possible")
+    parser.add_argument("--stream-size", type=int, default=20, help="bytes per value (>= 4)")
+    parser.add_argument("--no-stream-log-values", dest="stream_log_values", action="store_false",
+                        help="lab: log only the per-run summary line, not every stream value")
+    parser.add_argument("--service-changed-after", type=float,
+                        help="lab: S s after a connection, append a service and indicate Service Changed")
+    args = parser.parse_args()
+    if args.hr_disconnect_after is not None and args.hr_disconnect_after < 1:
+        parser.error("--hr-disconnect-after must be at least 1")
+    if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
+        parser.error("--hr-disconnects, --hr-count and --hr-interval cannot be negative")
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="bumble-peer %(levelname)s %(name)s: %(message)s")
+    log.setLevel(logging.INFO)
+
+    async def body():
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+
+        def finish(why):
+            if not done.done():
+                log.info("exiting: %s", why)
+                done.set_result(why)
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, finish, signal.Signals(sig).name)
+        try:
+            if args.ignore_stdin:
+                raise ValueError("stdin ignored")
+            loop.add_reader(sys.stdin.fileno(), lambda: os.read(sys.stdin.fileno(), 4096) or finish("stdin EOF"))
+        except (OSError, ValueError, NotImplementedError):
+            pass
+        loop.call_later(args.lifetime, finish, "lifetime over")
+        setup = asyncio.ensure_future(run(args))
+        await asyncio.wait([setup, done], return_when=asyncio.FIRST_COMPLETED)
+        if not setup.done():
+            setup.cancel()
+            return 1
+        try:
+            setup.result()
+        except OSError as error:  # e.g. the port is taken
+            sys.stderr.write(f"bumble-peer: cannot serve H4: {error} (another peer running? pick another --port)\n")
+            return 1
+        await done
+        if args.unix and os.path.exists(args.unix):
+            os.unlink(args.unix)
+        return 0
+
+    return asyncio.run(body())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
