@@ -67,9 +67,11 @@ struct ExitStatusTests {
                            containing: "not in this version")
     }
 
-    @Test("74 transport: nothing listens; the controller hangs up in the middle of a command")
+    @Test("74 transport: nothing listens (unix, tcp); the controller hangs up in the middle of a command")
     func transport() async throws {
         Self.expectOneLine(try await CLI.run(["gatt", "AA:BB:CC:DD:EE:FF", "--transport", "unix:" + Self.missingPath()]),
+                           status: 74, containing: "nothing listens")
+        Self.expectOneLine(try await CLI.run(["scan", "--transport", "tcp:127.0.0.1:\(try freePort())", "--duration", "1"]),
                            status: 74, containing: "nothing listens")
         let controller = try UnixSocketController(.hangUpOnATT)
         defer { controller.stop() }
