@@ -125,6 +125,15 @@ struct ExitStatusTests {
     }
 
     /// Run as nobody: root reads every file whatever its mode.
+    @Test("76 peer error: a GATT server with a characteristic declaration at 0xFFFF is an invalid response, not a crash")
+    func declarationAtTopHandle() async throws {
+        let controller = try UnixSocketController(.declarationAtTopHandle)
+        defer { controller.stop() }
+        let result = try await CLI.run(["gatt", UnixSocketController.peer, "--address-type", "random",
+                                        "--timeout", "10", "--transport", controller.transport])
+        Self.expectOneLine(result, status: 76, containing: "0xFFFF")
+    }
+
     @Test("77 permission: a capture the user may not read")
     func permission() async throws {
         let path = Self.missingPath()

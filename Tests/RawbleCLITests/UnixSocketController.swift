@@ -16,6 +16,10 @@ final class UnixSocketController: @unchecked Sendable {
         /// Also answers LE Set Scan Parameters a second time: a Command Complete for a command
         /// that is not pending, which the host logs as a warning and otherwise ignores.
         case strayCommandComplete
+        /// Connects, then serves a hostile GATT database: one service from 0x0001 to 0xFFFF
+        /// whose characteristic walk answers with a declaration at 0xFFFF pointing back at
+        /// 0x0002 (this once trapped `rawble gatt` on arithmetic overflow).
+        case declarationAtTopHandle
     }
 
     /// The peer the controller connects to (random static address).
@@ -97,8 +101,8 @@ final class UnixSocketController: @unchecked Sendable {
             framer.append(chunk[..<count])
             for case .success(let packet) in framer.drain() {
                 guard let answers = answer(packet) else { return }  // hang up
-                for event in answers {
-                    let bytes = [H4PacketType.event.rawValue] + event.encoded
+                let packets = answers.map { [H4PacketType.event.rawValue] + $0.encoded } + attAnswer(packet)
+                for bytes in packets {
                     // send, not write: a host that has gone must not SIGPIPE the test process.
                     let written = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     guard written == bytes.count else { return }
@@ -119,6 +123,35 @@ final class UnixSocketController: @unchecked Sendable {
         default:
             return []
         }
+    }
+
+    /// With ``Script/declarationAtTopHandle``: the H4 ACL packet answering an ATT request the
+    /// host sent in one ACL packet on the ATT channel, if any.
+    private func attAnswer(_ packet: H4Packet) -> [[UInt8]] {
+        guard case .declarationAtTopHandle = script, packet.type == .acl else { return [] }
+        let bytes = Array(packet.bytes)
+        // ACL header (4), L2CAP header (4: length, channel 0x0004), then the ATT PDU.
+        guard bytes.count >= 9, bytes[6] == 0x04, bytes[7] == 0x00 else { return [] }
+        let request = Array(bytes[8...])
+        let response: [UInt8]
+        switch request[0] {
+        case 0x02:  // Exchange MTU Request → 23
+            response = [0x03, 23, 0x00]
+        case 0x10 where request.count >= 3 && request[1] == 0x01 && request[2] == 0x00:
+            // Read By Group Type from 0x0001 → one Heart Rate service 0x0001–0xFFFF.
+            response = [0x11, 6, 0x01, 0x00, 0xFF, 0xFF, 0x0D, 0x18]
+        case 0x08 where request.count == 7 && request[5] == 0x03 && request[6] == 0x28:
+            // Read By Type of 0x2803 (characteristics) → a declaration at 0xFFFF, value at 0x0002.
+            response = [0x09, 7, 0xFF, 0xFF, 0x02, 0x02, 0x00, 0x37, 0x2A]
+        default:
+            // Error Response: Attribute Not Found for the rest of a walk (services, includes),
+            // Request Not Supported for anything else.
+            let code: UInt8 = request[0] == 0x10 || request[0] == 0x08 ? 0x0A : 0x06
+            response = [0x01, request[0], request.count >= 3 ? request[1] : 0, request.count >= 3 ? request[2] : 0, code]
+        }
+        let l2cap = [UInt8(response.count), 0x00, 0x04, 0x00] + response
+        let handle = Self.handle | 0x2000  // first automatically flushable packet
+        return [[H4PacketType.acl.rawValue, UInt8(handle & 0xFF), UInt8(handle >> 8), UInt8(l2cap.count), 0x00] + l2cap]
     }
 
     private func answer(_ command: HCICommand) -> [HCIEvent] {
