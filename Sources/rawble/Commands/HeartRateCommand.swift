@@ -205,6 +205,8 @@ struct HeartRateSession: Sendable {
             let events = try await monitor.measurements()
             status.show("connected; waiting for measurements")
             var rate = ArrivalRate()
+            var line: [UInt8] = []  // one buffer for every JSON line of this connection
+            line.reserveCapacity(256)
             let silence = SilenceWatch(after: timeout, status: status, device: device)
             defer { silence.cancel() }
             for try await event in events {
@@ -212,7 +214,7 @@ struct HeartRateSession: Sendable {
                 switch event {
                 case let .measurement(measurement, raw):
                     rate.record(at: .now)
-                    report(measurement, raw: raw, rate: rate.perSecond)
+                    report(measurement, raw: raw, rate: rate.perSecond, line: &line)
                     received += 1
                     if let count, received >= count {
                         await monitor.unsubscribe()
@@ -264,19 +266,22 @@ struct HeartRateSession: Sendable {
         }
     }
 
-    private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?) {
-        let time = iso8601(unixMicroseconds: Clock.unixMicroseconds())
-        var line: [(String, JSON)] = [("event", "measurement"), ("time", .string(time))]
-        if case .object(let fields) = measurement.json(raw: raw) { line += fields }
-        jsonl?.append(JSON.object(line).serialized())
+    /// `line`: a buffer reused for every measurement's JSON line (its contents are replaced).
+    private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, line: inout [UInt8]) {
+        let time = Clock.unixMicroseconds()
+        if json || jsonl != nil {
+            line.removeAll(keepingCapacity: true)
+            measurement.appendJSONLine(time: time, raw: raw, to: &line)
+            jsonl?.append(line: line)
+        }
         csv?.append([
-            time, String(measurement.bpm), measurement.contact.name,
+            iso8601(unixMicroseconds: time), String(measurement.bpm), measurement.contact.name,
             measurement.energyExpended.map(String.init) ?? "",
             measurement.rrIntervals.map { String(Int($0.milliseconds.rounded())) }.joined(separator: " "),
             Hex.encode(raw),
         ].joined(separator: ","))
         if json {
-            emit(.object(line))
+            status.printLine(bytes: line)
         } else {
             let arrival = rate.map { " (\(formatRate($0))/s)" } ?? ""
             status.printLine("♥ \(measurement.summary)\(arrival)")

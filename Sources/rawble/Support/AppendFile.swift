@@ -27,12 +27,11 @@ final class AppendFile: Sendable {
     /// Appends `line` and a newline.
     func append(_ line: String) {
         var text = line + "\n"
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count, let base = buffer.baseAddress {
-                let n = write(descriptor, base + offset, buffer.count - offset)
-                if n > 0 { offset += n } else if n < 0, errno == EINTR { continue } else { return }
-            }
-        }
+        text.withUTF8 { Output.writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
+    }
+
+    /// Appends a whole line as bytes (its newline included), with one write(2).
+    func append(line bytes: [UInt8]) {
+        bytes.withUnsafeBytes { Output.writeAll($0, to: descriptor) }
     }
 }

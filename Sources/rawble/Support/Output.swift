@@ -19,6 +19,11 @@ enum Output {
         line(value.serialized(indent: 2))
     }
 
+    /// Bytes on stdout as they are (a whole line, newline included), with one write(2).
+    static func lineBytes(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { writeAll($0, to: 1) }
+    }
+
     static func error(_ text: String) {
         write(text + "\n", to: 2)
     }
@@ -36,17 +41,21 @@ enum Output {
 
     private static func write(_ text: String, to descriptor: Int32) {
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count, let base = buffer.baseAddress {
-                let n = Glibc.write(descriptor, base + offset, buffer.count - offset)
-                if n > 0 {
-                    offset += n
-                } else if n < 0, errno == EINTR {
-                    continue
-                } else {
-                    return  // EPIPE or closed descriptor: nothing more to do.
-                }
+        text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: descriptor) }
+    }
+
+    /// Writes every byte to `descriptor` (retrying short writes and EINTR); gives up silently on
+    /// EPIPE or a closed descriptor, where there is nothing more to do.
+    static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) {
+        var offset = 0
+        while offset < buffer.count, let base = buffer.baseAddress {
+            let n = Glibc.write(descriptor, base + offset, buffer.count - offset)
+            if n > 0 {
+                offset += n
+            } else if n < 0, errno == EINTR {
+                continue
+            } else {
+                return
             }
         }
     }

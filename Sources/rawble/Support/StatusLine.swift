@@ -60,6 +60,13 @@ final class StatusLine: Sendable {
         redraw()
     }
 
+    /// Prints a whole line given as bytes (newline included) on stdout, like ``printLine(_:)``.
+    func printLine(bytes: [UInt8]) {
+        clear()
+        Output.lineBytes(bytes)
+        redraw()
+    }
+
     /// Prints a line on stderr (a warning) without tearing the status line.
     func printError(_ line: String) {
         clear()

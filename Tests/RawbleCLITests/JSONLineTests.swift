@@ -1,0 +1,52 @@
+@testable import rawble
+import RawbleTestSupport
+import RawbleWire
+import Testing
+
+/// The measurement line `hr --json` builds byte by byte is exactly what the general `JSON`
+/// serializer prints for the same fields (the documented output), for every kind of value.
+@Suite("hr's JSON line builder")
+struct JSONLineTests {
+    /// The line as the general serializer writes it.
+    static func reference(_ measurement: HeartRateMeasurement, time: Int64, raw: [UInt8]) -> String {
+        var fields: [(String, JSON)] = [("event", "measurement"), ("time", .string(iso8601(unixMicroseconds: time)))]
+        if case .object(let rest) = measurement.json(raw: raw) { fields += rest }
+        return JSON.object(fields).serialized() + "\n"
+    }
+
+    @Test("random valid measurements: byte for byte the serializer's line, in one reused buffer")
+    func matchesTheSerializer() throws {
+        var random = SplitMix64(state: 0x9E37_79B9)
+        var line: [UInt8] = []
+        var checked = 0
+        for _ in 0..<5_000 {
+            let flags = UInt8(truncatingIfNeeded: random.next()) & 0x1F
+            var raw = [flags]
+            raw += flags & 0x01 != 0 ? [UInt8(truncatingIfNeeded: random.next()), UInt8(truncatingIfNeeded: random.next())]
+                                     : [UInt8(truncatingIfNeeded: random.next())]
+            if flags & 0x08 != 0 { raw += [UInt8(truncatingIfNeeded: random.next()), UInt8(truncatingIfNeeded: random.next())] }
+            if flags & 0x10 != 0 {
+                for _ in 0...Int(random.next() % 3) {
+                    // Whole seconds (multiples of 1024) now and then: printed without a fraction.
+                    let rr = random.next() % 5 == 0 ? UInt16(random.next() % 64) * 1024 : UInt16(truncatingIfNeeded: random.next())
+                    raw += [UInt8(rr & 0xFF), UInt8(rr >> 8)]
+                }
+            }
+            let measurement = try HeartRateMeasurement.decode(raw)
+            // Any time from 1970 to 2100, microseconds included.
+            let time = Int64(random.next() % 4_102_444_800_000_000)
+            line.removeAll(keepingCapacity: true)
+            measurement.appendJSONLine(time: time, raw: raw, to: &line)
+            #expect(String(decoding: line, as: UTF8.self) == Self.reference(measurement, time: time, raw: raw))
+            checked += 1
+        }
+        #expect(checked == 5_000)
+    }
+
+    @Test("the time text: known instants, zero padding, the last microsecond of a leap day")
+    func times() {
+        #expect(iso8601(unixMicroseconds: 0) == "1970-01-01T00:00:00.000000Z")
+        #expect(iso8601(unixMicroseconds: 1_795_411_234_567_890) == "2026-11-23T05:20:34.567890Z")
+        #expect(iso8601(unixMicroseconds: 951_868_799_999_999) == "2000-02-29T23:59:59.999999Z")
+    }
+}
