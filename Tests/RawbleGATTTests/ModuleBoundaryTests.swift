@@ -16,6 +16,9 @@ import Testing
         var products: Set<String> = []
     }
 
+    /// The manifest, read once for every test of the suite.
+    static let manifest = Task { try await manifestDependencies() }
+
     /// Every target's direct dependencies, as `swift package dump-package` reads Package.swift
     /// (evaluated with its own scratch path, so it never waits on the running build's lock).
     static func manifestDependencies() async throws -> [String: Dependencies] {
@@ -71,13 +74,13 @@ import Testing
     }
 
     @Test func gattDependsOnTheWireTheBearerContractAndLoggingOnly() async throws {
-        let manifest = try await Self.manifestDependencies()
+        let manifest = try await Self.manifest.value
         #expect(Self.closure(of: "RawbleGATT", in: manifest)
             == Dependencies(targets: ["RawbleWire", "RawbleBearer"], products: ["Logging"]))
     }
 
     @Test func theBearerContractDependsOnNothing() async throws {
-        let manifest = try await Self.manifestDependencies()
+        let manifest = try await Self.manifest.value
         #expect(manifest["RawbleBearer"] != nil, "no RawbleBearer target in Package.swift")
         #expect(Self.closure(of: "RawbleBearer", in: manifest) == Dependencies())
     }
