@@ -6,6 +6,9 @@ let package = Package(
     products: [
         /// Pure wire layer: every PDU the stack speaks, decoded and encoded, no I/O.
         .library(name: "RawbleWire", targets: ["RawbleWire"]),
+        /// The ATT bearer contract (`ATTBearer`, `BearerError`), free of any transport: what an
+        /// embedder implements to run the GATT client on their own link.
+        .library(name: "RawbleBearer", targets: ["RawbleBearer"]),
         /// The host's sans-I/O protocol engines (HCI command flow, ACL, L2CAP).
         .library(name: "RawbleHost", targets: ["RawbleHost"]),
         /// Byte-stream transports (H4 over TCP / unix sockets) the host sits on.
@@ -29,9 +32,14 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleBearer",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleHost",
             dependencies: [
                 "RawbleWire",
+                "RawbleBearer",
                 "RawbleTransport",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -46,7 +54,7 @@ let package = Package(
             name: "RawbleGATT",
             dependencies: [
                 "RawbleWire",
-                "RawbleTransport",
+                "RawbleBearer",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -61,7 +69,7 @@ let package = Package(
         ),
         .target(
             name: "RawbleTestSupport",
-            dependencies: ["RawbleTransport"],
+            dependencies: ["RawbleBearer", "RawbleTransport"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(

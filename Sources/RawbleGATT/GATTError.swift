@@ -16,6 +16,9 @@ public enum GATTError: Error, Hashable, Sendable, CustomStringConvertible {
     case valueTooLong(Int)
     /// The caller's task was cancelled before the request completed.
     case cancelled
+    /// `limit` requests already wait for their turn on this bearer (``ATTClient/Configuration/requestQueueLimit``):
+    /// this one was refused at once; the client is still up.
+    case requestQueueFull(limit: Int)
     /// Something the caller asked for is not on the server (e.g. no CCCD to subscribe with).
     case notFound(String)
 
@@ -28,6 +31,7 @@ public enum GATTError: Error, Hashable, Sendable, CustomStringConvertible {
         case .malformedPDU(let error): "malformed PDU from the peer: \(error)"
         case .valueTooLong(let length): "a value of \(length) bytes exceeds the 512-byte maximum"
         case .cancelled: "cancelled"
+        case .requestQueueFull(let limit): "\(limit) ATT requests already wait: the request queue is full"
         case .notFound(let what): "not found on the peer: \(what)"
         }
     }

@@ -1,4 +1,4 @@
-import RawbleTransport
+import RawbleBearer
 import Synchronization
 
 /// An ``ATTBearer`` whose peer is a script, for byte-stream procedure tests in the manner of

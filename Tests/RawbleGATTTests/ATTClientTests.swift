@@ -189,10 +189,8 @@ struct ATTClientTransactionTests {
         #expect(await eventually { await client.pendingRequestCount == 1 })
         let second = Task { try await client.transact(.readRequest(handle: 2)) }
         #expect(await eventually { await client.pendingRequestCount == 2 })
-        await #expect {
+        await #expect(throws: GATTError.requestQueueFull(limit: 1)) {
             try await client.transact(.readRequest(handle: 3))
-        } throws: { error in
-            if case .bearer(.transport(.busy))? = error as? GATTError { true } else { false }
         }
         await client.close()
         await #expect(throws: GATTError.bearer(.closed)) { try await first.value }

@@ -1,5 +1,4 @@
 import RawbleGATT
-import RawbleTransport
 import Synchronization
 import RawbleTestSupport
 import Testing

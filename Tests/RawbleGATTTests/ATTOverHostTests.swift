@@ -164,7 +164,7 @@ struct ATTOverHostBackPressureTests {
         for index in 0..<259 {
             try await connection.att.send([0x52, 0x10, 0x00, UInt8(index & 0xFF)])
         }
-        await #expect(throws: BearerError.transport(.timedOut(operation: "waiting 0.2 s for room in the outgoing ACL queue of connection 0x40"))) {
+        await #expect(throws: BearerError.timedOut(operation: "waiting 0.2 s for room in the outgoing ACL queue of connection 0x40")) {
             try await within(seconds: 10) { try await connection.att.send([0x52, 0x10, 0x00, 0xFF]) }
         }
         let cancelled = Task { try await connection.att.send([0x52, 0x10, 0x00, 0xFE]) }

@@ -1,6 +1,5 @@
 import RawbleHost
 import RawbleTestSupport
-import RawbleTransport
 import Testing
 
 // Task cancellation reaches every wait of the host: each test cancels a task blocked on a

@@ -1,6 +1,5 @@
 import RawbleHost
 import RawbleTestSupport
-import RawbleTransport
 import Testing
 
 // Connection Parameter Update Requests from the peer: each is answered, but the controller is

@@ -337,7 +337,7 @@ struct AdapterConnectionTests {
         let connection = try await adapter.connect(to: ScriptedController.peer)
         controller.transport.hangUp()
         #expect(await connection.waitUntilDisconnected() == .transport(.closedByPeer))
-        await #expect(throws: BearerError.transport(.closedByPeer)) {
+        await #expect(throws: BearerError.transport(TransportError.closedByPeer.description)) {
             for try await _ in connection.att.pdus {}
         }
         await #expect(throws: HostError.transport(.closedByPeer)) {

@@ -34,7 +34,8 @@ public actor ATTClient {
         /// Per subscription stream: updates kept for a slow consumer before the oldest are
         /// dropped (counted in ``ATTClient/droppedUpdateCount`` and logged).
         public var updateBufferLimit = 4096
-        /// Requests waiting behind the outstanding one; more fail at once (bounded memory).
+        /// Requests waiting behind the outstanding one; more fail at once with
+        /// ``GATTError/requestQueueFull(limit:)`` (bounded memory).
         public var requestQueueLimit = 256
         /// Where dropped PDUs, dropped updates and peer requests are logged.
         public var logger = Logger(label: "rawble.att")
@@ -143,7 +144,7 @@ public actor ATTClient {
             throw .bearer(.pduTooLong(length: bytes.count, maximum: Int(mtu)))
         }
         guard queue.count < configuration.requestQueueLimit else {
-            throw .bearer(.transport(.busy(path: "ATT request queue (\(configuration.requestQueueLimit) requests)")))
+            throw .requestQueueFull(limit: configuration.requestQueueLimit)
         }
         nextID &+= 1
         let id = nextID
@@ -287,7 +288,7 @@ public actor ATTClient {
     private func sendFailed(_ id: UInt64, _ error: BearerError) {
         guard outstanding?.id == id else { return }
         switch error {
-        case .pduTooLong, .cancelled, .transport(.timedOut):
+        case .pduTooLong, .cancelled, .timedOut:
             completeTransaction(.failure(.bearer(error)))
         case .disconnected, .closed, .transport:
             end(with: .bearer(error))

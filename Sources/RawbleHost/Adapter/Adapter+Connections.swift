@@ -1,4 +1,4 @@
-import RawbleTransport
+import RawbleBearer
 
 /// A connection attempt in progress: the result lands here whether or not anyone is awaiting it yet.
 final class PendingConnection {
@@ -293,8 +293,8 @@ extension Adapter {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, BearerError>, Never>) in
                 let timer = Task {
                     do { try await Task.sleep(for: timeout) } catch { return }
-                    self.unblockSend(id, on: handle, with: .transport(.timedOut(
-                        operation: "waiting \(formatSeconds(timeout.seconds)) s for room in the outgoing ACL queue of connection 0x\(String(handle, radix: 16))")))
+                    self.unblockSend(id, on: handle, with: .timedOut(
+                        operation: "waiting \(formatSeconds(timeout.seconds)) s for room in the outgoing ACL queue of connection 0x\(String(handle, radix: 16))"))
                 }
                 blockedSends[handle, default: []].append(
                     BlockedSend(id: id, frame: frame, continuation: continuation, timer: timer))

@@ -1,4 +1,5 @@
 import Logging
+import RawbleBearer
 import RawbleTransport
 
 /// A controller driven by rawble's own host over an ``HCITransport``: the HCI command engine,
@@ -174,7 +175,7 @@ public actor Adapter {
 
     func bearerError(for error: HostError) -> BearerError {
         switch error {
-        case .transport(let t): .transport(t)
+        case .transport(let t): .transport(t.description)
         case .closed: .closed
         case .disconnected(let reason): .disconnected(reason: reason.description)
         default: .disconnected(reason: error.description)

@@ -1,4 +1,4 @@
-import RawbleTransport
+import RawbleBearer
 import Synchronization
 
 /// One LE connection made by an ``Adapter``, as the central.

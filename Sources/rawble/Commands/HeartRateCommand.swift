@@ -95,18 +95,19 @@ struct HeartRateSession: Sendable {
     /// Why one connection ended.
     private enum LinkEnd: Error {
         case done
-        /// The link went; `ending` is the host's reason when it knows one.
-        case lost(String, ending: HostError? = nil)
+        /// The link went; `ending` is the host's reason when it knows one; `transportFailed`:
+        /// the ATT bearer saw the transport under it fail (the controller is gone).
+        case lost(String, ending: HostError? = nil, transportFailed: Bool = false)
 
         /// The link ended: why, as the host knows it, else as the ATT bearer saw it (a transport
-        /// that failed under the bearer before the host noticed is the host's transport error).
+        /// that failed under the bearer before the host noticed is as fatal as the host's).
         static func lost(_ connection: Connection, _ bearer: BearerError? = nil, otherwise fallback: String) -> LinkEnd {
             switch connection.ending {
             case .disconnected(let reason)?: return .lost(reason.description, ending: connection.ending)
             case let ending?: return .lost(ending.description, ending: ending)
             case nil: break
             }
-            if case .transport(let error)? = bearer { return .lost(error.description, ending: .transport(error)) }
+            if case .transport(let failure)? = bearer { return .lost(failure, transportFailed: true) }
             return .lost(fallback)
         }
     }
@@ -122,17 +123,17 @@ struct HeartRateSession: Sendable {
                 return
             } catch LinkEnd.done {
                 return
-            } catch LinkEnd.lost(let reason, let ending) {
+            } catch LinkEnd.lost(let reason, let ending, let transportFailed) {
                 // Ctrl-C closes the link under a running read: that is the end asked for, not a loss.
                 try Task.checkCancellation()
                 // The controller gone, or no reconnection: the error line alone says it on
                 // stderr (a JSON event still says it on stdout).
-                let fatal: HostError? = switch ending {
-                case .transport?, .closed?: ending
-                default: nil
+                let fatal: CLIError? = switch ending {
+                case .transport?, .closed?: ending.map(host.cliError)
+                default: transportFailed ? CLIError(.transport, "\(host.transport): \(reason)") : nil
                 }
                 report(disconnected: reason, onStderr: fatal == nil && reconnect)
-                if let fatal { throw host.cliError(fatal) }
+                if let fatal { throw fatal }
                 guard reconnect else {
                     throw CLIError(.peerError, "\(device.address.address) disconnected: \(reason)",
                                    fix: "run again, or leave out --no-reconnect to reconnect automatically")

@@ -1,7 +1,6 @@
 import Foundation
 import RawbleGATT
 import RawbleHost
-import RawbleTransport
 
 /// A command's link to one peer: the host session, the connection and a GATT client on its ATT
 /// bearer with the MTU exchanged. `close()` disconnects and closes everything.
@@ -98,6 +97,8 @@ struct PeerSession {
             } else {
                 CLIError(.transport, "\(connection.peer.address): \(error)")
             }
+        case .requestQueueFull:
+            CLIError(.transport, "\(connection.peer.address): \(error)")
         }
     }
 

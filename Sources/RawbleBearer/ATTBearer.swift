@@ -1,6 +1,9 @@
-import RawbleWire
+// The ATT bearer contract: what the GATT client needs from a link, and nothing more. It
+// depends on no other module, so an embedder who brings their own bearer (any L2CAP, a test
+// double) links neither rawble's transports nor the I/O library under them.
 
-/// Why an ATT bearer ended or refused a PDU.
+/// Why an ATT bearer ended or refused a PDU. Every case can be built by any bearer: none names
+/// a type of a particular transport.
 public enum BearerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The link under the bearer went away; `reason` says why (e.g. "remote user terminated connection").
     case disconnected(reason: String)
@@ -8,8 +11,12 @@ public enum BearerError: Error, Hashable, Sendable, CustomStringConvertible {
     case closed
     /// The PDU is longer than the bearer can carry.
     case pduTooLong(length: Int, maximum: Int)
-    /// The transport under the bearer failed.
-    case transport(TransportError)
+    /// The link or transport under the bearer failed: one line saying how, as its own error
+    /// describes it (e.g. "transport closed by peer"). The bearer is gone.
+    case transport(String)
+    /// A bounded wait ran out (e.g. for room in a full outgoing queue): what was being done.
+    /// The PDU was not sent and the bearer is still up.
+    case timedOut(operation: String)
     /// The sending task was cancelled while the PDU waited (e.g. for room in a full queue);
     /// the PDU was not sent and the bearer is still up.
     case cancelled
@@ -19,7 +26,8 @@ public enum BearerError: Error, Hashable, Sendable, CustomStringConvertible {
         case .disconnected(let reason): "disconnected: \(reason)"
         case .closed: "bearer closed"
         case let .pduTooLong(length, maximum): "ATT PDU of \(length) bytes exceeds the bearer's \(maximum)"
-        case .transport(let error): error.description
+        case .transport(let failure): failure
+        case .timedOut(let operation): "\(operation) timed out"
         case .cancelled: "send cancelled"
         }
     }
