@@ -8,11 +8,35 @@ import Testing
 
 // MARK: Helpers
 
-/// Runs blocking `body` on its own thread and awaits its result.
+/// Runs blocking `body` on its own thread and awaits its result (the peer's blocking calls stay
+/// off the Swift concurrency pool).
 func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
-        spawnThread { continuation.resume(returning: body()) }
+        let started = spawnThread { continuation.resume(returning: body()) }
+        precondition(started == 0, "pthread_create failed: errno \(started)")
     }
+}
+
+private final class ThreadBody {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+/// Runs `body` on a new detached POSIX thread. Returns an errno on failure.
+func spawnThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
+    let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    var thread = pthread_t()
+    let result = pthread_create(&thread, nil, { raw in
+        guard let raw else { return nil }
+        Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue().body()
+        return nil
+    }, context)
+    if result != 0 {
+        Unmanaged<ThreadBody>.fromOpaque(context).release()
+        return result
+    }
+    pthread_detach(thread)
+    return 0
 }
 
 /// Sets a 5 s receive timeout so a peer's blocking accept/read can never hang a test.
