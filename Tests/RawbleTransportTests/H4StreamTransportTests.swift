@@ -225,7 +225,7 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         connection.write(emptyEvent.encoded + [0xFF])
         connection.write(commandComplete.encoded)
         #expect(try await receive(2, from: transport) == [emptyEvent, commandComplete])
-        // The error is reported on the reader thread before the next packet is yielded.
+        // The error is reported on the event loop before the next packet is yielded.
         let reported = errors.withLock { $0 }
         #expect(reported.map(\.kind) == [.unknownPacketType(0xFF)])
         #expect(reported.first?.offset == emptyEvent.encoded.count)
@@ -320,7 +320,7 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         async let accepted = peer.accept()
         let transport = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: peer.port)
         let connection = try await accepted
-        // The peer stays silent: the reader thread is blocked in read.
+        // The peer stays silent: the event loop waits for the socket to be readable.
         let end = Task { try await ending(of: transport) }
         try await within(seconds: 5) { await transport.close() }
         #expect(try await end.value == .closed)
@@ -341,7 +341,7 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         }
         consumer.cancel()
         _ = await consumer.result
-        // close() returns only once the reader thread is done.
+        // close() returns only once the channel is closed.
         try await within(seconds: 5) { await transport.close() }
         #expect(await connection.read(count: 1) == nil)
     }
