@@ -167,7 +167,9 @@ public final class H4StreamTransport: HCITransport {
         let loop = channel.eventLoop
         return loop.flatSubmit {
             let promise = loop.makePromise(of: Void.self)
-            let state = NIOLoopBoundBox((done: false, queued: -1), eventLoop: loop)
+            // `queued` starts below any reading, so the first check never counts as "no progress";
+            // a channel that cannot tell its queue (-1) is timed out after `stall` in all.
+            let state = NIOLoopBoundBox((done: false, queued: Int.min), eventLoop: loop)
             written.whenComplete { result in
                 guard !state.value.done else { return }
                 state.value.done = true
