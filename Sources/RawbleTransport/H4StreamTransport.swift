@@ -3,401 +3,453 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import NIOCore
+import NIOPosix
 import RawbleWire
 import Synchronization
 
 /// H4 over a connected stream socket (TCP or unix) or a serial line (``openSerial(path:baudRate:hardwareFlowControl:writeStallTimeout:onFramingError:)``):
 /// each packet is its type byte followed by its bytes, back to back.
 ///
-/// A dedicated thread does blocking `read`s, splits the bytes with ``H4Framer`` and yields the
-/// packets into ``packets``. A framing error (a garbage type byte, a lying length) goes to
-/// `onFramingError` and the byte is skipped; the stream goes on. Sends are serialized and
-/// written whole. ``close()``, the peer closing, or the consumer dropping/cancelling the
-/// iteration all shut the socket down so the blocked read returns (a terminal, which cannot be
-/// shut down, is polled with a wake pipe instead); the reader thread then closes the descriptor.
+/// The I/O runs on a SwiftNIO event loop (epoll): no thread of its own, no blocking call on the
+/// Swift concurrency pool. ``H4FrameDecoder`` splits the bytes with ``H4Framer``; a framing
+/// error (a garbage type byte, a lying length) goes to `onFramingError` and the byte is skipped;
+/// the stream goes on. Inbound is back-pressured: ``packets`` buffers at most
+/// ``inboundHighWatermark`` packets (plus one read's worth), then the loop stops reading, so the
+/// kernel's socket buffers fill and the peer's sends block. Each send awaits its write reaching
+/// the kernel, so the outbound buffer holds at most one packet per concurrent sender.
+/// ``close()``, the peer closing, the consumer cancelling its iteration, or the transport being
+/// dropped all close the channel, which closes the descriptor.
 public final class H4StreamTransport: HCITransport {
-    /// Called on the reader thread for each framing error (the offending byte is skipped).
+    /// Called on the event loop for each framing error (the offending byte is skipped).
     public typealias FramingErrorHandler = @Sendable (H4FramerError) -> Void
+
+    /// Above this many packets waiting for the consumer, the transport stops reading.
+    static let inboundHighWatermark = 256
+    /// Reading resumes once the consumer has brought the backlog down to this many packets.
+    static let inboundLowWatermark = 64
 
     public let packets: AsyncThrowingStream<H4Packet, any Error>
 
-    /// What the descriptor is: a socket (shut down to wake the reader) or a terminal (which
-    /// cannot be shut down: the reader polls it together with a wake pipe).
-    enum Medium {
-        case socket
-        /// A serial line, opened non-blocking. `wake` is a pipe written once by `close()`;
-        /// a send that makes no progress for `writeStallMilliseconds` fails with `.timedOut`.
-        case terminal(wake: (read: Int32, write: Int32), writeStallMilliseconds: Int32)
-    }
+    /// The channel, once set up (a serial line registers on the loop after `openSerial` returns).
+    private let channel: EventLoopFuture<any Channel>
+    private let link: Link
+    /// For a serial line: a send whose bytes make no progress for this long fails with `.timedOut`.
+    private let writeStall: TimeAmount?
 
-    private struct State {
-        /// The socket; -1 once the reader thread has closed it.
-        var fd: Int32
-        /// The terminal's wake pipe; `nil` for sockets and once the reader thread has closed it.
-        var wake: (read: Int32, write: Int32)?
-        /// Set by `close()` or stream termination: the end is local.
-        var closing = false
-        /// Why the connection ended (set before `packets` finishes); later sends throw it.
-        var terminal: TransportError?
-        var readerDone = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let state: Mutex<State>
-    private let medium: Medium
-    /// Held for a whole send so packets never interleave. Lock order: writeLock, then state.
-    private let writeLock = Mutex(())
-
-    /// Adopts a connected stream socket `fd` (the transport owns it from now on and starts
-    /// reading at once).
-    public convenience init(fileDescriptor fd: Int32, onFramingError: FramingErrorHandler? = nil) {
-        self.init(fileDescriptor: fd, medium: .socket, onFramingError: onFramingError)
-    }
-
-    /// Adopts `fd` (and, for a terminal, its wake pipe) and starts reading at once.
-    init(fileDescriptor fd: Int32, medium: Medium, onFramingError: FramingErrorHandler?) {
-        let (stream, continuation) = AsyncThrowingStream<H4Packet, any Error>.makeStream()
-        packets = stream
-        self.medium = medium
-        var initial = State(fd: fd)
-        if case .terminal(let wake, _) = medium { initial.wake = wake }
-        state = Mutex(initial)
-        continuation.onTermination = { [weak self] termination in
-            // Consumer gone (cancelled or dropped): stop reading.
-            if case .cancelled = termination { self?.shutdown(local: true) }
-        }
-        let result = spawnThread { [self] in
-            self.readLoop(fd: fd, continuation: continuation, onFramingError: onFramingError)
-        }
-        if result != 0 {
-            finish(.ioError(errno: result, operation: "pthread_create"), continuation: continuation)
-        }
+    private init(channel: EventLoopFuture<any Channel>, link: Link, reader: PacketReader, writeStall: TimeAmount?) {
+        self.channel = channel
+        self.link = link
+        self.writeStall = writeStall
+        packets = AsyncThrowingStream(unfolding: { try await reader.next() })
     }
 
     deinit {
-        // Only reached when the reader thread is gone; it closed the descriptor already.
-        state.withLock { state in
-            if state.fd >= 0 { _ = Glibc.close(state.fd) }
-            if let wake = state.wake {
-                _ = Glibc.close(wake.read)
-                _ = Glibc.close(wake.write)
-            }
-        }
+        // Dropped without close(): close the channel (and so the descriptor) all the same.
+        link.markClosing()
+        channel.whenSuccess { $0.close(promise: nil) }
     }
+
+    /// The shared event loops every transport runs on (NIO's process-wide group).
+    static var eventLoopGroup: MultiThreadedEventLoopGroup { .singleton }
 
     // MARK: Connecting
 
     /// Connects over TCP to `host` (a name or an IPv4/IPv6 literal) at `port`, trying every
-    /// address getaddrinfo returns, all within `timeout` (then ``TransportError/timedOut(operation:)``:
-    /// a host that drops the connection attempt, or a listener too busy to take it). The name
-    /// lookup itself is not bounded by `timeout`.
+    /// address the name resolves to, all within `timeout` (then ``TransportError/timedOut(operation:)``:
+    /// a host that drops the connection attempt, or a listener too busy to take it). TCP_NODELAY is on.
     public static func connect(
         tcp host: String, port: UInt16, timeout: Duration = .seconds(10), onFramingError: FramingErrorHandler? = nil
     ) async throws(TransportError) -> H4StreamTransport {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let list else {
-            throw .addressResolution(host: host, message: String(cString: gai_strerror(status)))
+        let (link, reader) = Link.make()
+        let bootstrap = ClientBootstrap(group: eventLoopGroup)
+            .connectTimeout(TimeAmount(timeout))
+            .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in link.install(on: channel, onFramingError: onFramingError) }
+        do {
+            let channel = try await bootstrap.connect(host: host, port: Int(port)).get()
+            return H4StreamTransport(
+                channel: channel.eventLoop.makeSucceededFuture(channel), link: link, reader: reader, writeStall: nil)
+        } catch {
+            throw connectFailure(error, host: host, port: port)
         }
-        defer { freeaddrinfo(list) }
-        var lastErrno: Int32 = ECONNREFUSED
-        var entry: UnsafeMutablePointer<addrinfo>? = list
-        while let info = entry?.pointee {
-            entry = info.ai_next
-            let flags = Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-            let fd = socket(info.ai_family, info.ai_socktype | flags, info.ai_protocol)
-            guard fd >= 0 else {
-                lastErrno = errno
-                continue
-            }
-            if connectBefore(deadline, fd, info.ai_addr, info.ai_addrlen) {
-                // Back to blocking: the reader thread does blocking reads.
-                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-                var one: Int32 = 1
-                _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-                return H4StreamTransport(fileDescriptor: fd, onFramingError: onFramingError)
-            }
-            lastErrno = errno
-            _ = Glibc.close(fd)
-        }
-        if lastErrno == ECONNREFUSED { throw .connectionRefused(host: host, port: port) }
-        if lastErrno == ETIMEDOUT { throw .timedOut(operation: "connect to \(host) port \(port)") }
-        throw .ioError(errno: lastErrno, operation: "connect to \(host) port \(port)")
     }
 
-    /// `connect(2)` on a non-blocking socket, waiting for the outcome until `deadline`; on
-    /// failure `errno` says why (ETIMEDOUT when the deadline passed).
-    private static func connectBefore(
-        _ deadline: ContinuousClock.Instant, _ fd: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t
-    ) -> Bool {
-        if Glibc.connect(fd, address, length) == 0 { return true }
-        guard errno == EINPROGRESS || errno == EINTR else { return false }
-        var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-        while true {
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            guard remaining > .zero else {
-                errno = ETIMEDOUT
-                return false
-            }
-            let ready = poll(&poller, 1, remaining.pollMilliseconds)
-            if ready > 0 { break }
-            if ready < 0 && errno != EINTR { return false }
+    /// The typed error for a failed TCP connect.
+    private static func connectFailure(_ error: any Error, host: String, port: UInt16) -> TransportError {
+        let operation = "connect to \(host) port \(port)"
+        if case ChannelError.connectTimeout = error { return .timedOut(operation: operation) }
+        guard let failure = error as? NIOConnectionError else { return transportError(error, operation: operation) }
+        guard let last = failure.connectionErrors.last else {
+            let dns = failure.dnsAError ?? failure.dnsAAAAError
+            let message = (dns as? SocketAddressError.UnknownHost)?.errorDescription ?? dns.map { "\($0)" } ?? "no address"
+            return .addressResolution(host: host, message: message)
         }
-        return pendingConnectSucceeded(fd)
-    }
-
-    /// Whether the non-blocking connect on `fd` (now writable) succeeded; sets `errno` if not.
-    private static func pendingConnectSucceeded(_ fd: Int32) -> Bool {
-        var error: Int32 = 0
-        var size = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return false }
-        if error != 0 {
-            errno = error
-            return false
+        switch (last.error as? IOError)?.errnoCode {
+        case ECONNREFUSED: return .connectionRefused(host: host, port: port)
+        case ETIMEDOUT: return .timedOut(operation: operation)
+        default: return transportError(last.error, operation: operation)
         }
-        return true
     }
 
     /// Connects to the unix stream socket at `path`.
     public static func connect(
         unix path: String, onFramingError: FramingErrorHandler? = nil
     ) async throws(TransportError) -> H4StreamTransport {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let pathBytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard !pathBytes.isEmpty, pathBytes.count < capacity else {
+        let capacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+        let length = path.utf8.count
+        guard length > 0, length < capacity else {
             throw .invalidAddress("unix socket path must be 1…\(capacity - 1) bytes: \(path)")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: pathBytes)
-            raw[pathBytes.count] = 0
+        let (link, reader) = Link.make()
+        let bootstrap = ClientBootstrap(group: eventLoopGroup)
+            .channelInitializer { channel in link.install(on: channel, onFramingError: onFramingError) }
+        do {
+            let channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
+            return H4StreamTransport(
+                channel: channel.eventLoop.makeSucceededFuture(channel), link: link, reader: reader, writeStall: nil)
+        } catch {
+            throw transportError(error, operation: "connect to \(path)")
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .ioError(errno: errno, operation: "socket") }
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connectRetryingEINTR(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected else {
-            let code = errno
-            _ = Glibc.close(fd)
-            throw .ioError(errno: code, operation: "connect to \(path)")
-        }
-        return H4StreamTransport(fileDescriptor: fd, onFramingError: onFramingError)
     }
 
-    /// `connect(2)`; an EINTR means the connection goes on in the background, so wait for it.
-    private static func connectRetryingEINTR(
-        _ fd: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t
-    ) -> Bool {
-        if Glibc.connect(fd, address, length) == 0 { return true }
-        guard errno == EINTR else { return false }
-        var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-        while poll(&poller, 1, -1) < 0 {
-            if errno != EINTR { return false }
-        }
-        return pendingConnectSucceeded(fd)
+    /// Hands `descriptor` (a configured terminal) to NIO; the transport owns it from now on.
+    static func adoptTerminal(
+        _ descriptor: Int32, writeStall: Duration, onFramingError: FramingErrorHandler?
+    ) -> H4StreamTransport {
+        let (link, reader) = Link.make()
+        let channel = NIOPipeBootstrap(group: eventLoopGroup)
+            .channelInitializer { channel in link.install(on: channel, onFramingError: onFramingError) }
+            .takingOwnershipOfDescriptor(inputOutput: descriptor)
+        channel.whenFailure { error in link.finish(failure: transportError(error, operation: "register serial line")) }
+        return H4StreamTransport(channel: channel, link: link, reader: reader, writeStall: TimeAmount(writeStall))
     }
 
     // MARK: HCITransport
 
     public func send(_ packet: H4Packet) async throws(TransportError) {
-        let bytes = packet.encoded
-        let result: TransportError? = writeLock.withLock { _ in
-            let (fd, terminal) = state.withLock { ($0.fd, $0.terminal) }
-            if let terminal { return terminal }
-            guard fd >= 0 else { return .closed }
-            switch medium {
-            case .socket: return Self.writeAll(fd: fd, bytes: bytes)
-            case let .terminal(wake, stall):
-                return Self.writeAll(terminal: fd, bytes: bytes, wake: wake.read, stallMilliseconds: stall)
-            }
+        if let end = link.end { throw end }
+        let channel: any Channel
+        do {
+            channel = try await self.channel.get()
+        } catch {
+            throw link.end ?? Self.transportError(error, operation: "write")
         }
-        if let result { throw result }
+        var buffer = channel.allocator.buffer(capacity: 1 + packet.bytes.count)
+        buffer.writeInteger(packet.type.rawValue)
+        buffer.writeBytes(packet.bytes)
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        channel.writeAndFlush(buffer, promise: promise)
+        var written = promise.futureResult
+        if let writeStall { written = Self.bounding(written, on: channel, stall: writeStall) }
+        do {
+            try await written.get()
+        } catch {
+            if let failure = error as? TransportError { throw failure }
+            throw link.end ?? Self.transportError(error, operation: "write", closing: link.isClosing)
+        }
     }
 
     public func close() async {
-        shutdown(local: true)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { state in
-                if state.readerDone { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
+        link.markClosing()
+        guard let channel = try? await self.channel.get() else { return }
+        channel.close(promise: nil)
+        try? await channel.closeFuture.get()
     }
 
     // MARK: Internals
 
-    /// Full write with EINTR / partial-write handling; `nil` on success.
-    private static func writeAll(fd: Int32, bytes: [UInt8]) -> TransportError? {
-        bytes.withUnsafeBytes { raw -> TransportError? in
-            guard let base = raw.baseAddress else { return nil }  // nothing to write
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.send(fd, base + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if n > 0 {
-                    offset += n
-                    continue
-                }
-                let code = errno
-                if n < 0 && code == EINTR { continue }
-                if code == EPIPE || code == ECONNRESET { return .closedByPeer }
-                return .ioError(errno: code, operation: "send")
+    /// `written`, failed with `.timedOut(operation: "serial write")` when the channel's queued
+    /// bytes do not go down for `stall` (e.g. CTS held low by an unpowered controller).
+    private static func bounding(
+        _ written: EventLoopFuture<Void>, on channel: any Channel, stall: TimeAmount
+    ) -> EventLoopFuture<Void> {
+        let loop = channel.eventLoop
+        return loop.flatSubmit {
+            let promise = loop.makePromise(of: Void.self)
+            // `queued` starts below any reading, so the first check never counts as "no progress";
+            // a channel that cannot tell its queue (-1) is timed out after `stall` in all.
+            let state = NIOLoopBoundBox((done: false, queued: Int.min), eventLoop: loop)
+            written.whenComplete { result in
+                guard !state.value.done else { return }
+                state.value.done = true
+                promise.completeWith(result)
             }
-            return nil
+            @Sendable func check() {
+                guard !state.value.done else { return }
+                let queued = (try? channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? -1
+                if queued == state.value.queued {
+                    state.value.done = true
+                    promise.fail(TransportError.timedOut(operation: "serial write"))
+                    return
+                }
+                state.value.queued = queued
+                loop.scheduleTask(in: stall) { check() }
+            }
+            check()
+            return promise.futureResult
         }
     }
 
-    /// Full write to a non-blocking terminal: waits (bounded) for room when the line is full,
-    /// gives up when `wake` becomes readable (closing) or the line hangs up; `nil` on success.
-    private static func writeAll(
-        terminal fd: Int32, bytes: [UInt8], wake: Int32, stallMilliseconds: Int32
-    ) -> TransportError? {
-        bytes.withUnsafeBytes { raw -> TransportError? in
-            guard let base = raw.baseAddress else { return nil }
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, base + offset, raw.count - offset)
-                if n > 0 {
-                    offset += n
-                    continue
-                }
-                let code = errno
-                if n < 0 && code == EINTR { continue }
-                if n < 0 && code == EIO { return .closedByPeer }
-                guard n < 0 && (code == EAGAIN || code == EWOULDBLOCK) else {
-                    return .ioError(errno: code, operation: "write")
-                }
-                var fds = [
-                    pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
-                    pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
-                ]
-                let ready = poll(&fds, 2, stallMilliseconds)
-                if ready < 0 {
-                    if errno == EINTR { continue }
-                    return .ioError(errno: errno, operation: "poll")
-                }
-                if ready == 0 { return .timedOut(operation: "serial write") }
-                if fds[1].revents != 0 { return .closed }
-                if fds[0].revents & Int16(POLLOUT) == 0 { return .closedByPeer }  // POLLHUP / POLLERR
-            }
-            return nil
-        }
-    }
-
-    /// Wakes the blocked reader: shuts a socket down (both directions), or writes a terminal's
-    /// wake pipe.
-    private func shutdown(local: Bool) {
-        state.withLock { state in
-            if local { state.closing = true }
-            guard state.fd >= 0 else { return }
-            switch medium {
-            case .socket:
-                _ = Glibc.shutdown(state.fd, Int32(SHUT_RDWR))
-            case .terminal:
-                guard let wake = state.wake else { return }
-                var byte: UInt8 = 1
-                _ = Glibc.write(wake.write, &byte, 1)
+    /// The typed error for an error NIO reported while doing `operation`.
+    static func transportError(_ error: any Error, operation: String, closing: Bool = false) -> TransportError {
+        if let transport = error as? TransportError { return transport }
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            // EIO: a terminal hung up (a pty's master closed, a USB adapter unplugged).
+            case ECONNRESET, EPIPE, EIO, ENOTCONN: return closing ? .closed : .closedByPeer
+            default: return .ioError(errno: io.errnoCode, operation: operation)
             }
         }
+        switch error as? ChannelError {
+        case .ioOnClosedChannel?, .alreadyClosed?: return closing ? .closed : .closedByPeer
+        case .eof?, .inputClosed?, .outputClosed?: return closing ? .closed : .closedByPeer
+        case .connectTimeout?: return .timedOut(operation: operation)
+        default: return .ioError(errno: EIO, operation: "\(operation): \(error)")
+        }
+    }
+}
+
+// MARK: - The pieces on the loop
+
+/// H4 framing as a NIO decoder: the sans-I/O ``H4Framer`` fed with each read.
+struct H4FrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = H4Packet
+
+    private var framer = H4Framer()
+    private let onFramingError: H4StreamTransport.FramingErrorHandler?
+
+    init(onFramingError: H4StreamTransport.FramingErrorHandler?) {
+        self.onFramingError = onFramingError
     }
 
-    /// For a terminal: waits until `fd` is readable. `nil` when a read should follow; otherwise
-    /// why the stream ends (closing, hang-up, poll failure).
-    private func awaitReadable(terminal fd: Int32, wake: Int32) -> TransportError? {
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        framer.append(buffer.readableBytesView)
+        buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
         while true {
-            var fds = [
-                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
-            ]
-            if poll(&fds, 2, -1) < 0 {
-                if errno == EINTR { continue }
-                return .ioError(errno: errno, operation: "poll")
+            do {
+                guard let packet = try framer.nextPacket() else { break }
+                context.fireChannelRead(wrapInboundOut(packet))
+            } catch {
+                onFramingError?(error)
             }
-            if fds[1].revents != 0 { return .closed }
-            if fds[0].revents & Int16(POLLIN) != 0 { return nil }
-            // POLLHUP / POLLERR / POLLNVAL without data: the other end is gone.
-            if fds[0].revents != 0 { return .closedByPeer }
         }
+        return .needMoreData
     }
 
-    private func readLoop(
-        fd: Int32,
-        continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation,
-        onFramingError: FramingErrorHandler?
-    ) {
-        var framer = H4Framer()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let end: TransportError
-        while true {
-            if case .terminal(let wake, _) = medium, let reason = awaitReadable(terminal: fd, wake: wake.read) {
-                end = state.withLock { $0.closing } ? .closed : reason
-                break
-            }
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n > 0 {
-                framer.append(buffer[0..<n])
-                while true {
-                    do {
-                        guard let packet = try framer.nextPacket() else { break }
-                        continuation.yield(packet)
-                    } catch {
-                        onFramingError?(error)
-                    }
-                }
-                continue
-            }
-            let code = errno
-            if n < 0 && code == EINTR { continue }
-            if case .terminal = medium, n < 0 && (code == EAGAIN || code == EWOULDBLOCK) { continue }
-            let closing = state.withLock { $0.closing }
-            if closing {
-                end = .closed
-            } else if n == 0 || code == ECONNRESET || code == EPIPE || code == EIO {
-                // EIO: a terminal hung up (a pty's master closed, a USB adapter unplugged).
-                end = .closedByPeer
-            } else {
-                end = .ioError(errno: code, operation: "read")
-            }
-            break
-        }
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        _ = try decode(context: context, buffer: &buffer)
         do throws(H4FramerError) {
             try framer.finish()
         } catch {
             onFramingError?(error)
         }
-        finish(end, continuation: continuation)
+        return .needMoreData
+    }
+}
+
+/// The producer that `packets` pulls from: back-pressured by high/low watermarks.
+typealias PacketProducer = NIOThrowingAsyncSequenceProducer<
+    H4Packet, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, LinkControl
+>
+
+/// The last handler of the pipeline: hands each read's packets to the producer in one batch and
+/// holds the loop's next read while the consumer lags (the producer said stop).
+final class PacketBridge: ChannelDuplexHandler {
+    typealias InboundIn = H4Packet
+    typealias OutboundIn = Any
+    typealias OutboundOut = Any
+
+    private let link: Link
+    private var context: ChannelHandlerContext?
+    private var batch: [H4Packet] = []
+    /// The producer is above its high watermark: hold reads.
+    private var paused = false
+    /// A read was asked for while paused: issue it on resume.
+    private var readHeld = false
+    /// The first error the channel reported: why it is going away.
+    private var failure: (any Error)?
+
+    init(link: Link) { self.link = link }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deliver()
+        link.finish(failure: failure)
+        self.context = nil
     }
 
-    /// Records the end, finishes `packets`, closes the descriptor, wakes `close()` callers.
-    private func finish(_ end: TransportError, continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation) {
-        state.withLock { state in
-            if state.terminal == nil { state.terminal = end }
-            if case .socket = medium, state.fd >= 0 { _ = Glibc.shutdown(state.fd, Int32(SHUT_RDWR)) }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        batch.append(unwrapInboundIn(data))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        deliver()
+        context.fireChannelReadComplete()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if failure == nil { failure = error }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        if link.activated(context.channel) { context.close(promise: nil) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deliver()
+        link.finish(failure: failure)
+        context.fireChannelInactive()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if paused {
+            readHeld = true
+        } else {
+            context.read()
         }
-        continuation.finish(throwing: end)
-        let waiters = writeLock.withLock { _ in
-            state.withLock { state in
-                if state.fd >= 0 { _ = Glibc.close(state.fd) }
-                state.fd = -1
-                if let wake = state.wake {
-                    _ = Glibc.close(wake.read)
-                    _ = Glibc.close(wake.write)
-                }
-                state.wake = nil
-                state.readerDone = true
-                defer { state.waiters = [] }
-                return state.waiters
+    }
+
+    /// The consumer caught up: read again.
+    func resume() {
+        paused = false
+        if readHeld {
+            readHeld = false
+            context?.read()
+        }
+    }
+
+    private func deliver() {
+        guard !batch.isEmpty else { return }
+        if case .stopProducing = link.source.yield(contentsOf: batch) { paused = true }
+        batch.removeAll(keepingCapacity: true)
+    }
+}
+
+/// What the transport, its pipeline and its producer share: the producer's source, whether the
+/// end is local, and why the connection ended.
+final class Link: Sendable {
+    let source: PacketProducer.Source
+    private let control: LinkControl
+
+    private init(source: PacketProducer.Source, control: LinkControl) {
+        self.source = source
+        self.control = control
+    }
+
+    /// A link and the reader of its packets.
+    static func make() -> (Link, PacketReader) {
+        let control = LinkControl()
+        let made = PacketProducer.makeSequence(
+            backPressureStrategy: .init(
+                lowWatermark: H4StreamTransport.inboundLowWatermark, highWatermark: H4StreamTransport.inboundHighWatermark),
+            finishOnDeinit: false,
+            delegate: control)
+        return (Link(source: made.source, control: control), PacketReader(made.sequence.makeAsyncIterator()))
+    }
+
+    /// The channel initializer: decoder and bridge.
+    func install(on channel: any Channel, onFramingError: H4StreamTransport.FramingErrorHandler?) -> EventLoopFuture<Void> {
+        channel.eventLoop.makeCompletedFuture {
+            let bridge = PacketBridge(link: self)
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(H4FrameDecoder(onFramingError: onFramingError)))
+            try channel.pipeline.syncOperations.addHandler(bridge)
+            control.state.withLock { $0.bridge = NIOLoopBound(bridge, eventLoop: channel.eventLoop) }
+        }
+    }
+
+    /// The channel is registered and connected: from now on the consumer going away closes it.
+    /// Returns whether the transport is already closing (then the caller closes the channel).
+    func activated(_ channel: any Channel) -> Bool {
+        control.state.withLock { state in
+            state.channel = channel
+            return state.closing
+        }
+    }
+
+    var end: TransportError? { control.state.withLock { $0.end } }
+    var isClosing: Bool { control.state.withLock { $0.closing } }
+
+    func markClosing() { control.state.withLock { $0.closing = true } }
+
+    /// Records why the connection ended (once: the first reason wins) and ends `packets` with it
+    /// after the packets already buffered.
+    func finish(failure: (any Error)?) {
+        let end = control.state.withLock { state in
+            if let end = state.end { return end }
+            let end: TransportError =
+                state.closing
+                ? .closed
+                : failure.map { H4StreamTransport.transportError($0, operation: "read") } ?? .closedByPeer
+            state.end = end
+            state.bridge = nil
+            state.channel = nil
+            return end
+        }
+        source.finish(end)
+    }
+}
+
+/// The producer's delegate: resumes reading when the consumer catches up, closes the channel
+/// when the consumer is gone.
+final class LinkControl: NIOAsyncSequenceProducerDelegate {
+    struct State {
+        var closing = false
+        var end: TransportError?
+        var bridge: NIOLoopBound<PacketBridge>?
+        var channel: (any Channel)?
+    }
+
+    let state = Mutex(State())
+
+    func produceMore() {
+        guard let bridge = state.withLock({ $0.bridge }) else { return }
+        if bridge.eventLoop.inEventLoop {
+            bridge.value.resume()
+        } else {
+            bridge.eventLoop.execute { bridge.value.resume() }
+        }
+    }
+
+    /// The consumer is gone (cancelled, or the stream dropped): stop reading, close.
+    func didTerminate() {
+        let channel = state.withLock { state in
+            state.closing = true
+            return state.channel
+        }
+        channel?.close(promise: nil)
+    }
+}
+
+/// The single consumer's handle on the producer, behind `packets`.
+///
+/// `@unchecked Sendable`: `iterator` is only touched by the one `next()` that won `busy`, so
+/// there is never concurrent access (a second, concurrent consumer gets `nil`).
+final class PacketReader: @unchecked Sendable {
+    private var iterator: PacketProducer.AsyncIterator?
+    private let busy = Mutex(false)
+
+    init(_ iterator: PacketProducer.AsyncIterator) { self.iterator = iterator }
+
+    func next() async throws -> H4Packet? {
+        let mine = busy.withLock { busy in
+            defer { busy = true }
+            return !busy
+        }
+        guard mine else { return nil }
+        defer { busy.withLock { $0 = false } }
+        guard let current = iterator else { return nil }
+        do {
+            guard let packet = try await current.next() else {
+                iterator = nil
+                return nil
             }
+            return packet
+        } catch {
+            iterator = nil  // ended: later calls return nil
+            throw error
         }
-        for waiter in waiters { waiter.resume() }
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import RawbleWire
+import SystemPackage
 
 /// H4 over a serial line (a UART controller: `/dev/ttyUSB0`, `/dev/ttyACM0`, `/dev/ttyS0`).
 extension H4StreamTransport {
@@ -38,25 +39,25 @@ extension H4StreamTransport {
         onFramingError: FramingErrorHandler? = nil
     ) throws(TransportError) -> H4StreamTransport {
         guard let speed = terminalSpeeds[baudRate] else { throw .unsupportedBaudRate(baudRate) }
-        // Non-blocking: the open does not wait for carrier, and writes can be bounded by poll.
-        let fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw openError(errno: errno, path: path) }
-        do throws(TransportError) {
-            try configure(fd: fd, path: path, baudRate: baudRate, speed: speed, hardwareFlowControl: hardwareFlowControl)
-            var pipeEnds: [Int32] = [-1, -1]
-            guard pipe(&pipeEnds) == 0 else { throw .ioError(errno: errno, operation: "pipe") }
-            for end in pipeEnds {
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            }
-            return H4StreamTransport(
-                fileDescriptor: fd,
-                medium: .terminal(wake: (pipeEnds[0], pipeEnds[1]), writeStallMilliseconds: writeStallTimeout.pollMilliseconds),
-                onFramingError: onFramingError)
+        // Non-blocking: the open does not wait for carrier, and NIO drives the descriptor.
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(
+                FilePath(path), .readWrite, options: [.init(rawValue: O_NOCTTY), .closeOnExec, .nonBlocking])
+        } catch let error as Errno {
+            throw openError(errno: error.rawValue, path: path)
         } catch {
-            _ = Glibc.close(fd)
+            throw .ioError(errno: EIO, operation: "open \(path): \(error)")
+        }
+        do throws(TransportError) {
+            try configure(
+                fd: descriptor.rawValue, path: path, baudRate: baudRate, speed: speed,
+                hardwareFlowControl: hardwareFlowControl)
+        } catch {
+            try? descriptor.close()
             throw error
         }
+        return adoptTerminal(descriptor.rawValue, writeStall: writeStallTimeout, onFramingError: onFramingError)
     }
 
     /// The typed error for a failed `open(2)` of a serial device.

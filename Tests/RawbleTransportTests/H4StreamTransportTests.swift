@@ -8,11 +8,35 @@ import Testing
 
 // MARK: Helpers
 
-/// Runs blocking `body` on its own thread and awaits its result.
+/// Runs blocking `body` on its own thread and awaits its result (the peer's blocking calls stay
+/// off the Swift concurrency pool).
 func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
-        spawnThread { continuation.resume(returning: body()) }
+        let started = spawnThread { continuation.resume(returning: body()) }
+        precondition(started == 0, "pthread_create failed: errno \(started)")
     }
+}
+
+private final class ThreadBody {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+/// Runs `body` on a new detached POSIX thread. Returns an errno on failure.
+func spawnThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
+    let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    var thread = pthread_t()
+    let result = pthread_create(&thread, nil, { raw in
+        guard let raw else { return nil }
+        Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue().body()
+        return nil
+    }, context)
+    if result != 0 {
+        Unmanaged<ThreadBody>.fromOpaque(context).release()
+        return result
+    }
+    pthread_detach(thread)
+    return 0
 }
 
 /// Sets a 5 s receive timeout so a peer's blocking accept/read can never hang a test.
@@ -201,7 +225,7 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         connection.write(emptyEvent.encoded + [0xFF])
         connection.write(commandComplete.encoded)
         #expect(try await receive(2, from: transport) == [emptyEvent, commandComplete])
-        // The error is reported on the reader thread before the next packet is yielded.
+        // The error is reported on the event loop before the next packet is yielded.
         let reported = errors.withLock { $0 }
         #expect(reported.map(\.kind) == [.unknownPacketType(0xFF)])
         #expect(reported.first?.offset == emptyEvent.encoded.count)
@@ -296,7 +320,7 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         async let accepted = peer.accept()
         let transport = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: peer.port)
         let connection = try await accepted
-        // The peer stays silent: the reader thread is blocked in read.
+        // The peer stays silent: the event loop waits for the socket to be readable.
         let end = Task { try await ending(of: transport) }
         try await within(seconds: 5) { await transport.close() }
         #expect(try await end.value == .closed)
@@ -317,7 +341,7 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         }
         consumer.cancel()
         _ = await consumer.result
-        // close() returns only once the reader thread is done.
+        // close() returns only once the channel is closed.
         try await within(seconds: 5) { await transport.close() }
         #expect(await connection.read(count: 1) == nil)
     }
