@@ -327,7 +327,13 @@ public actor Adapter {
             if let token = outcome.token {
                 commandWaiters.removeValue(forKey: token)?.resume(returning: outcome)
             } else if case .unexpected(let event) = outcome {
-                logger.warning("controller answered a command that is not pending: \(event.name)")
+                if failure == nil {
+                    logger.warning("controller answered a command that is not pending: \(event.name)")
+                } else {
+                    // Closing (or failed): what was pending was dropped, so a late answer to it
+                    // is expected here and nothing a person must act on.
+                    logger.debug("after the host stopped, the controller answered: \(event.name)")
+                }
             }
         }
     }
