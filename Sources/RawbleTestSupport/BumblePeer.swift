@@ -647,6 +647,15 @@ public final class BumblePeer: Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, stderrFD, 2)
+        // Nothing else of this process reaches the peer: a descriptor without FD_CLOEXEC (SwiftNIO
+        // opens its sockets without it) would otherwise stay open in the peer for its whole life,
+        // and the other end of such a socket would not see it close.
+        // (glibc 2.34's posix_spawn_file_actions_addclosefrom_np, which the Glibc module does not
+        // import: looked up by name.)
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        }
 
         var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }

@@ -47,6 +47,20 @@ func openDescriptors(to targets: Set<String>) -> Int {
     openDescriptorTargets().filter { targets.contains($0) }.count
 }
 
+/// Whether this process holds no descriptor to `targets` any more, within `seconds` (a dropped
+/// transport closes its channel asynchronously). This, not the peer seeing end-of-stream, is
+/// the leak check: SwiftNIO opens its sockets without FD_CLOEXEC, so a child process another test
+/// spawns meanwhile (Foundation's `Process` does not close them) keeps the connection open in
+/// the child until it exits, whatever this process did.
+func descriptorsReleased(to targets: Set<String>, within seconds: Double = 20) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while openDescriptors(to: targets) > 0 {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
+}
+
 /// The "socket:[inode]" names of this machine's TCP sockets whose remote port is `port`
 /// (from /proc/net/tcp and tcp6): the client ends of connections to a test's listener.
 func tcpSockets(toPort port: UInt16) -> Set<String> {
@@ -66,14 +80,16 @@ func tcpSockets(toPort port: UInt16) -> Set<String> {
 // MARK: Peer helpers
 
 extension Connection {
-    /// Whether the peer reads end-of-stream (the other side's socket is gone) within 5 s;
+    /// Whether the peer reads end-of-stream (the other side's socket is gone) within 60 s: generous, because a
+    /// child process another test spawns meanwhile may hold the socket until it exits (see
+    /// `descriptorsReleased(to:within:)`);
     /// false on data, an error or silence.
     func seesEndOfStream() async -> Bool {
         let fd = self.fd
         return await onThread {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             while true {
-                let ready = poll(&poller, 1, 5_000)
+                let ready = poll(&poller, 1, 60_000)
                 if ready < 0 && errno == EINTR { continue }
                 guard ready > 0 else { return false }
                 var byte: UInt8 = 0
@@ -223,7 +239,7 @@ func connectedPair() async throws -> (Peer, H4StreamTransport, Connection) {
             #expect(openDescriptors(to: sockets) == 1)
             await transport.close()
             #expect(openDescriptors(to: sockets) == 0)
-            #expect(await connection.seesEndOfStream())
+            _ = connection
         }
         // Dropped without close(): the channel closes all the same.
         let peer = try Peer()
@@ -233,9 +249,9 @@ func connectedPair() async throws -> (Peer, H4StreamTransport, Connection) {
         let sockets = tcpSockets(toPort: peer.port)
         #expect(transport != nil && openDescriptors(to: sockets) == 1)
         transport = nil
-        // The peer sees the end of the stream, and nothing is left open.
-        #expect(await connection.seesEndOfStream())
-        #expect(openDescriptors(to: sockets) == 0)
+        // Nothing is left open (the channel closes once the transport is gone).
+        #expect(await descriptorsReleased(to: sockets))
+        _ = connection
     }
 
     @Test func unixTransportsOpenedAndClosedOrDroppedReleaseTheirSocket() async throws {
@@ -272,7 +288,6 @@ func connectedPair() async throws -> (Peer, H4StreamTransport, Connection) {
         #expect(try await receive(1, from: try #require(transport)) == [emptyEvent])
         #expect(openDescriptors(to: device) > 0)
         transport = nil
-        #expect(await pty.seesHangUp())
-        #expect(openDescriptors(to: device) == 0)
+        #expect(await descriptorsReleased(to: device))
     }
 }
