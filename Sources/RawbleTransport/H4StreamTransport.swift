@@ -17,7 +17,8 @@ import Synchronization
 /// the stream goes on. Inbound is back-pressured: ``packets`` buffers at most
 /// ``inboundHighWatermark`` packets (plus one read's worth), then the loop stops reading, so the
 /// kernel's socket buffers fill and the peer's sends block. Each send awaits its write reaching
-/// the kernel, so the outbound buffer holds at most one packet per concurrent sender.
+/// the kernel, so the outbound buffer holds at most one packet per concurrent sender, and fails
+/// with `.timedOut` when the bytes stop going out (a peer that does not read).
 /// ``close()``, the peer closing, the consumer cancelling its iteration, or the transport being
 /// dropped all close the channel, which closes the descriptor.
 public final class H4StreamTransport: HCITransport {
@@ -34,10 +35,14 @@ public final class H4StreamTransport: HCITransport {
     /// The channel, once set up (a serial line registers on the loop after `openSerial` returns).
     private let channel: EventLoopFuture<any Channel>
     private let link: Link
-    /// For a serial line: a send whose bytes make no progress for this long fails with `.timedOut`.
-    private let writeStall: TimeAmount?
+    /// A send whose bytes make no progress for this long fails with `.timedOut(operation:)` naming
+    /// the write (a peer that stops reading, CTS held low by an unpowered controller).
+    private let writeStall: (timeout: TimeAmount, operation: String)
 
-    private init(channel: EventLoopFuture<any Channel>, link: Link, reader: PacketReader, writeStall: TimeAmount?) {
+    private init(
+        channel: EventLoopFuture<any Channel>, link: Link, reader: PacketReader,
+        writeStall: (timeout: TimeAmount, operation: String)
+    ) {
         self.channel = channel
         self.link = link
         self.writeStall = writeStall
@@ -58,8 +63,11 @@ public final class H4StreamTransport: HCITransport {
     /// Connects over TCP to `host` (a name or an IPv4/IPv6 literal) at `port`, trying every
     /// address the name resolves to, all within `timeout` (then ``TransportError/timedOut(operation:)``:
     /// a host that drops the connection attempt, or a listener too busy to take it). TCP_NODELAY is on.
+    /// A send fails with `.timedOut` when its bytes make no progress for `writeStallTimeout` (a
+    /// peer that stopped reading).
     public static func connect(
-        tcp host: String, port: UInt16, timeout: Duration = .seconds(10), onFramingError: FramingErrorHandler? = nil
+        tcp host: String, port: UInt16, timeout: Duration = .seconds(10), writeStallTimeout: Duration = .seconds(10),
+        onFramingError: FramingErrorHandler? = nil
     ) async throws(TransportError) -> H4StreamTransport {
         let (link, reader) = Link.make()
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
@@ -69,7 +77,8 @@ public final class H4StreamTransport: HCITransport {
         do {
             let channel = try await bootstrap.connect(host: host, port: Int(port)).get()
             return H4StreamTransport(
-                channel: channel.eventLoop.makeSucceededFuture(channel), link: link, reader: reader, writeStall: nil)
+                channel: channel.eventLoop.makeSucceededFuture(channel), link: link, reader: reader,
+                writeStall: (TimeAmount(writeStallTimeout), "write to \(host) port \(port)"))
         } catch {
             throw connectFailure(error, host: host, port: port)
         }
@@ -92,9 +101,10 @@ public final class H4StreamTransport: HCITransport {
         }
     }
 
-    /// Connects to the unix stream socket at `path`.
+    /// Connects to the unix stream socket at `path`. A send fails with `.timedOut` when its bytes
+    /// make no progress for `writeStallTimeout` (a peer that stopped reading).
     public static func connect(
-        unix path: String, onFramingError: FramingErrorHandler? = nil
+        unix path: String, writeStallTimeout: Duration = .seconds(10), onFramingError: FramingErrorHandler? = nil
     ) async throws(TransportError) -> H4StreamTransport {
         let capacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
         let length = path.utf8.count
@@ -107,7 +117,8 @@ public final class H4StreamTransport: HCITransport {
         do {
             let channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
             return H4StreamTransport(
-                channel: channel.eventLoop.makeSucceededFuture(channel), link: link, reader: reader, writeStall: nil)
+                channel: channel.eventLoop.makeSucceededFuture(channel), link: link, reader: reader,
+                writeStall: (TimeAmount(writeStallTimeout), "write to \(path)"))
         } catch {
             throw transportError(error, operation: "connect to \(path)")
         }
@@ -122,7 +133,7 @@ public final class H4StreamTransport: HCITransport {
             .channelInitializer { channel in link.install(on: channel, onFramingError: onFramingError) }
             .takingOwnershipOfDescriptor(inputOutput: descriptor)
         channel.whenFailure { error in link.finish(failure: transportError(error, operation: "register serial line")) }
-        return H4StreamTransport(channel: channel, link: link, reader: reader, writeStall: TimeAmount(writeStall))
+        return H4StreamTransport(channel: channel, link: link, reader: reader, writeStall: (TimeAmount(writeStall), "serial write"))
     }
 
     // MARK: HCITransport
@@ -141,7 +152,7 @@ public final class H4StreamTransport: HCITransport {
         let promise = channel.eventLoop.makePromise(of: Void.self)
         channel.writeAndFlush(buffer, promise: promise)
         var written = promise.futureResult
-        if let writeStall { written = Self.bounding(written, on: channel, stall: writeStall) }
+        written = Self.bounding(written, on: channel, stall: writeStall.timeout, operation: writeStall.operation)
         do {
             try await written.get()
         } catch {
@@ -159,10 +170,10 @@ public final class H4StreamTransport: HCITransport {
 
     // MARK: Internals
 
-    /// `written`, failed with `.timedOut(operation: "serial write")` when the channel's queued
-    /// bytes do not go down for `stall` (e.g. CTS held low by an unpowered controller).
+    /// `written`, failed with `.timedOut(operation:)` when the channel's queued bytes do not go
+    /// down for `stall` (a peer that stopped reading, CTS held low by an unpowered controller).
     private static func bounding(
-        _ written: EventLoopFuture<Void>, on channel: any Channel, stall: TimeAmount
+        _ written: EventLoopFuture<Void>, on channel: any Channel, stall: TimeAmount, operation: String
     ) -> EventLoopFuture<Void> {
         let loop = channel.eventLoop
         return loop.flatSubmit {
@@ -180,7 +191,7 @@ public final class H4StreamTransport: HCITransport {
                 let queued = (try? channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? -1
                 if queued == state.value.queued {
                     state.value.done = true
-                    promise.fail(TransportError.timedOut(operation: "serial write"))
+                    promise.fail(TransportError.timedOut(operation: operation))
                     return
                 }
                 state.value.queued = queued

@@ -202,6 +202,34 @@ func connectedPair() async throws -> (Peer, H4StreamTransport, Connection) {
     }
 }
 
+@Suite struct TransportWriteStallTests {
+    /// A peer that accepts and then never reads: once the kernel's buffers are full, a send makes
+    /// no progress and must fail with `.timedOut` after the stall timeout, not wait for ever.
+    @Test(arguments: ["tcp", "unix"])
+    func aSendToAPeerThatNeverReadsTimesOut(kind: String) async throws {
+        let directory = try temporaryDirectory()
+        defer { rmdir(directory) }
+        let peer = kind == "tcp" ? try Peer() : try Peer(unixIn: directory)
+        async let accepted = peer.accept()
+        let transport = kind == "tcp"
+            ? try await H4StreamTransport.connect(tcp: "127.0.0.1", port: peer.port, writeStallTimeout: .milliseconds(300))
+            : try await H4StreamTransport.connect(unix: try #require(peer.path), writeStallTimeout: .milliseconds(300))
+        let connection = try await accepted
+        // 64 KiB ACL packets: far more than any socket buffer holds, well before the bound.
+        let packet = H4Packet(type: .acl, bytes: [0x40, 0x00, 0xFF, 0xFF] + [UInt8](repeating: 0x5A, count: 0xFFFF))
+        let outcome = try await within(seconds: 60) { () async -> TransportError? in
+            for _ in 0..<2_000 {
+                do throws(TransportError) { try await transport.send(packet) } catch { return error }
+            }
+            return nil
+        }
+        let expected = kind == "tcp" ? "write to 127.0.0.1 port \(peer.port)" : "write to \(peer.path ?? "")"
+        #expect(outcome == .timedOut(operation: expected))
+        _ = connection
+        await transport.close()
+    }
+}
+
 @Suite struct TransportEndingTests {
     @Test func aPeerThatResetsTheConnectionEndsThePacketsWithClosedByPeer() async throws {
         let (_, transport, connection) = try await connectedPair()
