@@ -44,6 +44,7 @@ let package = Package(
                 "RawbleBearer",
                 "RawbleTransport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

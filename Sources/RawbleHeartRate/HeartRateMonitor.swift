@@ -65,12 +65,11 @@ public actor HeartRateMonitor {
     public nonisolated let controlPointCharacteristic: GATTCharacteristic?
     private let logger: Logger
 
-    /// The live measurement stream, if any: its feeding task and the subscription behind it.
+    /// The live measurement stream, if any, and the subscription that feeds it.
     private struct Live {
         let id: UInt64
-        let subscription: GATTSubscription
+        let subscription: GATTUpdateHandler
         let continuation: AsyncThrowingStream<HeartRateEvent, any Error>.Continuation
-        let task: Task<Void, Never>
     }
     private var live: Live?
     private var nextID: UInt64 = 0
@@ -182,51 +181,46 @@ public actor HeartRateMonitor {
     /// decode is `.invalid` and the stream goes on. The stream ends throwing a
     /// ``HeartRateError`` when the link ends; terminating it unsubscribes (best effort).
     /// A second call replaces the first stream (which finishes).
+    ///
+    /// Each value is decoded where the bearer delivers it (for rawble's own host, on the
+    /// thread that read it) and goes straight into the stream: no task in between, so a
+    /// consumer wakes once per value, or not at all when it runs on the host's loop.
     public func measurements() async throws(HeartRateError) -> AsyncThrowingStream<HeartRateEvent, any Error> {
-        let subscription: GATTSubscription
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: HeartRateEvent.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(Self.bufferLimit))
+        let subscription: GATTUpdateHandler
         do {
-            subscription = try await gatt.subscribe(to: measurementCharacteristic)
+            subscription = try await gatt.subscribe(
+                to: measurementCharacteristic,
+                onUpdate: { update in
+                    if case .dropped = continuation.yield(HeartRateEvent(value: update.value)) { return false }
+                    return true
+                },
+                onEnd: { error in continuation.finish(throwing: HeartRateError.gatt(error)) })
         } catch {
+            continuation.finish()
             if case .att(let refusal) = error { throw .subscriptionRefused(refusal) }
             throw .gatt(error)
         }
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: HeartRateEvent.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(Self.bufferLimit))
         nextID &+= 1
         let id = nextID
-        let task = Task { await Self.forward(subscription, to: continuation) }
         let previous = live
-        live = Live(id: id, subscription: subscription, continuation: continuation, task: task)
+        live = Live(id: id, subscription: subscription, continuation: continuation)
         continuation.onTermination = { [weak self] termination in
             guard case .cancelled = termination else { return }
             Task { await self?.streamCancelled(id) }
         }
         if let previous {
-            previous.task.cancel()
+            await previous.subscription.stop()
             previous.continuation.finish()
         }
         return stream
-    }
-
-    /// Feeds decoded values into the stream until the subscription ends.
-    private nonisolated static func forward(
-        _ subscription: GATTSubscription, to continuation: AsyncThrowingStream<HeartRateEvent, any Error>.Continuation
-    ) async {
-        do {
-            for try await update in subscription {
-                continuation.yield(HeartRateEvent(value: update.value))
-            }
-            continuation.finish(throwing: HeartRateError.gatt(.bearer(.closed)))
-        } catch {
-            continuation.finish(throwing: HeartRateError(error))
-        }
     }
 
     /// The consumer stopped listening: stop the server sending (best effort).
     private func streamCancelled(_ id: UInt64) async {
         guard let current = live, current.id == id else { return }
         live = nil
-        current.task.cancel()
         do {
             try await current.subscription.cancel()
         } catch {
@@ -239,7 +233,6 @@ public actor HeartRateMonitor {
     public func unsubscribe() async {
         guard let current = live else { return }
         live = nil
-        current.task.cancel()
         current.continuation.finish()
         do {
             try await current.subscription.cancel()

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import NIOCore
 import RawbleWire
 import Synchronization
 
@@ -155,6 +156,32 @@ public struct CapturingTransport: HCITransport {
 
     public func close() async {
         await base.close()
+    }
+
+    public var eventLoop: (any EventLoop)? { base.eventLoop }
+
+    public func deliverPackets(to receiver: any HCIPacketReceiver) -> Bool {
+        base.deliverPackets(to: CapturingReceiver(receiver, capture: capture))
+    }
+}
+
+/// Records each packet before handing it on to the receiver the capture wraps.
+private final class CapturingReceiver: HCIPacketReceiver {
+    let receiver: any HCIPacketReceiver
+    let capture: BtsnoopCaptureFile
+
+    init(_ receiver: any HCIPacketReceiver, capture: BtsnoopCaptureFile) {
+        self.receiver = receiver
+        self.capture = capture
+    }
+
+    func receive(_ packets: [H4Packet]) {
+        for packet in packets { capture.record(packet, direction: .received) }
+        receiver.receive(packets)
+    }
+
+    func transportEnded(_ error: TransportError) {
+        receiver.transportEnded(error)
     }
 }
 

@@ -21,6 +21,9 @@ import Synchronization
 /// with `.timedOut` when the bytes stop going out (a peer that does not read).
 /// ``close()``, the peer closing, the consumer cancelling its iteration, or the transport being
 /// dropped all close the channel, which closes the descriptor.
+///
+/// Instead of ``packets``, a host whose state lives on ``eventLoop`` can take each read's
+/// packets where they are decoded (``deliverPackets(to:)``): no stream, no thread hop.
 public final class H4StreamTransport: HCITransport {
     /// Called on the event loop for each framing error (the offending byte is skipped).
     public typealias FramingErrorHandler = @Sendable (H4FramerError) -> Void
@@ -31,6 +34,8 @@ public final class H4StreamTransport: HCITransport {
     static let inboundLowWatermark = 64
 
     public let packets: AsyncThrowingStream<H4Packet, any Error>
+    /// The event loop the channel runs on: reads, decoding and ``deliverPackets(to:)`` calls.
+    public let eventLoop: (any EventLoop)?
 
     /// The channel, once set up (a serial line registers on the loop after `openSerial` returns).
     private let channel: EventLoopFuture<any Channel>
@@ -46,6 +51,7 @@ public final class H4StreamTransport: HCITransport {
         self.channel = channel
         self.link = link
         self.writeStall = writeStall
+        eventLoop = link.loop
         packets = AsyncThrowingStream(unfolding: { try await reader.next() })
     }
 
@@ -69,8 +75,8 @@ public final class H4StreamTransport: HCITransport {
         tcp host: String, port: UInt16, timeout: Duration = .seconds(10), writeStallTimeout: Duration = .seconds(10),
         onFramingError: FramingErrorHandler? = nil
     ) async throws(TransportError) -> H4StreamTransport {
-        let (link, reader) = Link.make()
-        let bootstrap = ClientBootstrap(group: eventLoopGroup)
+        let (link, reader) = Link.make(on: eventLoopGroup.next())
+        let bootstrap = ClientBootstrap(group: link.loop)
             .connectTimeout(TimeAmount(timeout))
             .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in link.install(on: channel, onFramingError: onFramingError) }
@@ -111,8 +117,8 @@ public final class H4StreamTransport: HCITransport {
         guard length > 0, length < capacity else {
             throw .invalidAddress("unix socket path must be 1…\(capacity - 1) bytes: \(path)")
         }
-        let (link, reader) = Link.make()
-        let bootstrap = ClientBootstrap(group: eventLoopGroup)
+        let (link, reader) = Link.make(on: eventLoopGroup.next())
+        let bootstrap = ClientBootstrap(group: link.loop)
             .channelInitializer { channel in link.install(on: channel, onFramingError: onFramingError) }
         do {
             let channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
@@ -128,8 +134,8 @@ public final class H4StreamTransport: HCITransport {
     static func adoptTerminal(
         _ descriptor: Int32, writeStall: Duration, onFramingError: FramingErrorHandler?
     ) -> H4StreamTransport {
-        let (link, reader) = Link.make()
-        let channel = NIOPipeBootstrap(group: eventLoopGroup)
+        let (link, reader) = Link.make(on: eventLoopGroup.next())
+        let channel = NIOPipeBootstrap(group: link.loop)
             .channelInitializer { channel in link.install(on: channel, onFramingError: onFramingError) }
             .takingOwnershipOfDescriptor(inputOutput: descriptor)
         channel.whenFailure { error in link.finish(failure: transportError(error, operation: "register serial line")) }
@@ -159,6 +165,10 @@ public final class H4StreamTransport: HCITransport {
             if let failure = error as? TransportError { throw failure }
             throw link.end ?? Self.transportError(error, operation: "write", closing: link.isClosing)
         }
+    }
+
+    public func deliverPackets(to receiver: any HCIPacketReceiver) -> Bool {
+        link.chooseReceiver(receiver)
     }
 
     public func close() async {
@@ -323,7 +333,7 @@ final class PacketBridge: ChannelDuplexHandler {
         }
     }
 
-    /// The consumer caught up: read again.
+    /// The reader caught up (or was chosen): read again.
     func resume() {
         paused = false
         if readHeld {
@@ -334,31 +344,36 @@ final class PacketBridge: ChannelDuplexHandler {
 
     private func deliver() {
         guard !batch.isEmpty else { return }
-        if case .stopProducing = link.source.yield(contentsOf: batch) { paused = true }
+        if link.deliver(batch) { paused = true }
         batch.removeAll(keepingCapacity: true)
     }
 }
 
-/// What the transport, its pipeline and its producer share: the producer's source, whether the
-/// end is local, and why the connection ended.
+/// What the transport, its pipeline and its reader share: who reads (the `packets` stream or an
+/// ``HCIPacketReceiver``, chosen by whichever comes first), what was read before that choice,
+/// whether the end is local, and why the connection ended.
 final class Link: Sendable {
     let source: PacketProducer.Source
+    /// The loop the channel runs on; every delivery happens there.
+    let loop: any EventLoop
     private let control: LinkControl
 
-    private init(source: PacketProducer.Source, control: LinkControl) {
+    private init(source: PacketProducer.Source, loop: any EventLoop, control: LinkControl) {
         self.source = source
+        self.loop = loop
         self.control = control
     }
 
-    /// A link and the reader of its packets.
-    static func make() -> (Link, PacketReader) {
+    /// A link on `loop` and the reader of its packets.
+    static func make(on loop: any EventLoop) -> (Link, PacketReader) {
         let control = LinkControl()
         let made = PacketProducer.makeSequence(
             backPressureStrategy: .init(
                 lowWatermark: H4StreamTransport.inboundLowWatermark, highWatermark: H4StreamTransport.inboundHighWatermark),
             finishOnDeinit: false,
             delegate: control)
-        return (Link(source: made.source, control: control), PacketReader(made.sequence.makeAsyncIterator()))
+        let link = Link(source: made.source, loop: loop, control: control)
+        return (link, PacketReader(made.sequence.makeAsyncIterator(), link: link))
     }
 
     /// The channel initializer: decoder and bridge.
@@ -385,30 +400,160 @@ final class Link: Sendable {
 
     func markClosing() { control.state.withLock { $0.closing = true } }
 
-    /// Records why the connection ended (once: the first reason wins) and ends `packets` with it
-    /// after the packets already buffered.
+    // MARK: Choosing the reader
+
+    /// `packets` is being read: the stream is the reader unless a receiver was chosen first
+    /// (then `false`: the stream has nothing to give).
+    func chooseStream() -> Bool {
+        let (isStream, changed) = control.state.withLock { state -> (Bool, Bool) in
+            switch state.reader {
+            case .undecided:
+                state.reader = .stream
+                return (true, true)
+            case .stream: return (true, false)
+            case .receiver: return (false, false)
+            }
+        }
+        if changed { settle() }
+        return isStream
+    }
+
+    /// Makes `receiver` the reader, unless the stream was chosen first.
+    func chooseReceiver(_ receiver: any HCIPacketReceiver) -> Bool {
+        let chosen = control.state.withLock { state in
+            guard case .undecided = state.reader else { return false }
+            state.reader = .receiver(receiver)
+            return true
+        }
+        if chosen { settle() }
+        return chosen
+    }
+
+    /// Once the reader is chosen, on the loop: hands it what was read before (and the end, if
+    /// it came), then lets the channel read again unless the stream is full.
+    private func settle() {
+        guard loop.inEventLoop else {
+            loop.execute { self.settle() }
+            return
+        }
+        let pause = deliver([])
+        deliverEnd()
+        guard !pause, let bridge = control.state.withLock({ $0.bridge }) else { return }
+        bridge.value.resume()
+    }
+
+    // MARK: On the loop
+
+    /// Hands `batch` (after anything held) to the reader, or holds it while none is chosen.
+    /// Returns whether reading should pause: the stream is above its high watermark, or too
+    /// much is held for a reader not chosen yet.
+    func deliver(_ batch: [H4Packet]) -> Bool {
+        enum Step {
+            case hold(count: Int)
+            case stream([H4Packet])
+            case receiver(any HCIPacketReceiver, [H4Packet])
+        }
+        let step = control.state.withLock { state -> Step in
+            var packets = batch
+            if !state.pending.isEmpty {
+                state.pending.append(contentsOf: batch)
+                packets = state.pending
+            }
+            switch state.reader {
+            case .undecided:
+                if state.pending.isEmpty { state.pending = batch }
+                return .hold(count: state.pending.count)
+            case .stream:
+                state.pending = []
+                return .stream(packets)
+            case .receiver(let receiver):
+                state.pending = []
+                return .receiver(receiver, packets)
+            }
+        }
+        switch step {
+        case .hold(let count):
+            return count >= H4StreamTransport.inboundHighWatermark
+        case .stream(let packets):
+            guard !packets.isEmpty else { return false }
+            if case .stopProducing = source.yield(contentsOf: packets) { return true }
+            return false
+        case .receiver(let receiver, let packets):
+            if !packets.isEmpty { receiver.receive(packets) }
+            return false
+        }
+    }
+
+    /// Records why the connection ended (once: the first reason wins) and gives the reader the
+    /// end after the packets already delivered (or at once when it is chosen, if later).
     func finish(failure: (any Error)?) {
-        let end = control.state.withLock { state in
-            if let end = state.end { return end }
-            let end: TransportError =
-                state.closing
-                ? .closed
-                : failure.map { H4StreamTransport.transportError($0, operation: "read") } ?? .closedByPeer
-            state.end = end
+        control.state.withLock { state in
+            if state.end == nil {
+                state.end =
+                    state.closing
+                    ? .closed
+                    : failure.map { H4StreamTransport.transportError($0, operation: "read") } ?? .closedByPeer
+            }
             state.bridge = nil
             state.channel = nil
-            return end
         }
-        source.finish(end)
+        deliverEnd()
+    }
+
+    /// The end, once, to the chosen reader, after what it was still owed.
+    private func deliverEnd() {
+        enum Step {
+            case none
+            case stream([H4Packet], TransportError)
+            case receiver(any HCIPacketReceiver, [H4Packet], TransportError)
+        }
+        let step = control.state.withLock { state -> Step in
+            guard let end = state.end, !state.endDelivered else { return .none }
+            let packets = state.pending
+            switch state.reader {
+            case .undecided: return .none
+            case .stream:
+                state.endDelivered = true
+                state.pending = []
+                return .stream(packets, end)
+            case .receiver(let receiver):
+                state.endDelivered = true
+                state.pending = []
+                state.reader = .stream  // drop the receiver: nothing more comes
+                return .receiver(receiver, packets, end)
+            }
+        }
+        switch step {
+        case .none: break
+        case .stream(let packets, let end):
+            if !packets.isEmpty { _ = source.yield(contentsOf: packets) }
+            source.finish(end)
+        case .receiver(let receiver, let packets, let end):
+            if !packets.isEmpty { receiver.receive(packets) }
+            receiver.transportEnded(end)
+        }
     }
 }
 
 /// The producer's delegate: resumes reading when the consumer catches up, closes the channel
 /// when the consumer is gone.
 final class LinkControl: NIOAsyncSequenceProducerDelegate {
+    /// Who takes the packets.
+    enum Reader {
+        /// Neither yet: packets are held in `pending` (bounded: reads pause).
+        case undecided
+        case stream
+        case receiver(any HCIPacketReceiver)
+    }
+
     struct State {
         var closing = false
         var end: TransportError?
+        /// Whether the reader was given the end.
+        var endDelivered = false
+        var reader = Reader.undecided
+        /// Packets read before a reader was chosen.
+        var pending: [H4Packet] = []
         var bridge: NIOLoopBound<PacketBridge>?
         var channel: (any Channel)?
     }
@@ -441,10 +586,16 @@ final class LinkControl: NIOAsyncSequenceProducerDelegate {
 final class PacketReader: @unchecked Sendable {
     private var iterator: PacketProducer.AsyncIterator?
     private let busy = Mutex(false)
+    private let link: Link
 
-    init(_ iterator: PacketProducer.AsyncIterator) { self.iterator = iterator }
+    init(_ iterator: PacketProducer.AsyncIterator, link: Link) {
+        self.iterator = iterator
+        self.link = link
+    }
 
     func next() async throws -> H4Packet? {
+        // A receiver took the packets: the stream has none.
+        guard link.chooseStream() else { return nil }
         let mine = busy.withLock { busy in
             defer { busy = true }
             return !busy

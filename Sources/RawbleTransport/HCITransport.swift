@@ -1,3 +1,4 @@
+import NIOCore
 import RawbleWire
 
 /// Why a transport failed or ended. Every end of a transport's packet sequence is one of these.
@@ -53,6 +54,10 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
 /// ``TransportError`` (``TransportError/closedByPeer``, ``TransportError/closed``,
 /// ``TransportError/ioError(errno:operation:)``) when the connection ends; after that,
 /// ``send(_:)`` throws. `packets` supports a single consumer.
+///
+/// A transport that reads on an event loop can instead hand the packets, where they are read,
+/// to an ``HCIPacketReceiver`` (``deliverPackets(to:)``): no stream and no thread hop between
+/// the socket and a host whose state lives on that loop.
 public protocol HCITransport: Sendable {
     /// Packets received from the controller, in order; finishes by throwing a `TransportError`.
     var packets: AsyncThrowingStream<H4Packet, any Error> { get }
@@ -61,4 +66,24 @@ public protocol HCITransport: Sendable {
     /// Closes the connection: `packets` finishes with ``TransportError/closed`` and later
     /// sends throw. Returns once the receive side has stopped. Safe to call more than once.
     func close() async
+    /// The event loop this transport reads on, or `nil` when it has none.
+    var eventLoop: (any EventLoop)? { get }
+    /// Makes `receiver` the reader of every packet, those already received first, called on
+    /// ``eventLoop``; `packets` then finishes at once. `false` (nothing changes) when the
+    /// transport has no loop or `packets` is already being read: read `packets` then.
+    func deliverPackets(to receiver: any HCIPacketReceiver) -> Bool
+}
+
+extension HCITransport {
+    public var eventLoop: (any EventLoop)? { nil }
+    public func deliverPackets(to receiver: any HCIPacketReceiver) -> Bool { false }
+}
+
+/// The reader of a transport's packets on its event loop (``HCITransport/deliverPackets(to:)``).
+/// Calls never overlap and come in order; after ``transportEnded(_:)`` none come.
+public protocol HCIPacketReceiver: AnyObject, Sendable {
+    /// The packets of one read, in order (a batch: one wake-up, however many packets).
+    func receive(_ packets: [H4Packet])
+    /// The transport ended, after the last packet: why (as `packets` would have thrown it).
+    func transportEnded(_ error: TransportError)
 }

@@ -42,7 +42,6 @@ public actor ATTClient {
         public init() {}
     }
 
-    typealias UpdateContinuation = AsyncThrowingStream<ATTValueUpdate, any Error>.Continuation
 
     /// One request, queued or outstanding. `continuation` is nil once its caller stopped waiting
     /// (cancelled): the transaction still runs to its end before the next request goes out.
@@ -218,11 +217,38 @@ public actor ATTClient {
         }
         nextID &+= 1
         let id = nextID
-        router.subscribe(continuation, id: id, handle: handle)
+        router.subscribe(ATTUpdateSubscriber(continuation), id: id, handle: handle)
         continuation.onTermination = { [weak self] _ in
             Task { await self?.unsubscribe(id, handle: handle) }
         }
         return stream
+    }
+
+    /// Value updates for `handle` (nil: every handle) handed to `onUpdate` where the bearer
+    /// delivers them (for rawble's own host: on its event loop, as the packet is read), with no
+    /// stream or task in between; `onEnd` is called once, with the error, when the client ends.
+    /// Registered synchronously when this returns (as ``updates(for:)``). `onUpdate` returns
+    /// `false` for a value it had to drop (counted in ``droppedUpdateCount``). It runs under
+    /// the client's routing lock: keep it short, never block, never call back into the client.
+    public func addUpdateHandler(
+        for handle: UInt16?,
+        onUpdate: @escaping @Sendable (ATTValueUpdate) -> Bool,
+        onEnd: @escaping @Sendable (GATTError) -> Void
+    ) -> ATTUpdateHandlerID {
+        nextID &+= 1
+        let registration = ATTUpdateHandlerID(id: nextID, handle: handle)
+        if let terminalError {
+            onEnd(terminalError)
+        } else {
+            router.subscribe(ATTUpdateSubscriber(deliver: onUpdate, finish: onEnd), id: registration.id, handle: handle)
+        }
+        return registration
+    }
+
+    /// Stops calling a handler of ``addUpdateHandler(for:onUpdate:onEnd:)`` (its `onEnd` is not
+    /// called). Safe to call more than once.
+    public func removeUpdateHandler(_ registration: ATTUpdateHandlerID) {
+        router.unsubscribe(registration.id, handle: registration.handle)
     }
 
     /// Closes the bearer; everything pending and later fails with `GATTError.bearer(.closed)`.
@@ -317,7 +343,7 @@ public actor ATTClient {
         let queued = queue
         queue.removeAll()
         for transaction in queued { transaction.continuation?.resume(returning: .failure(error)) }
-        for stream in router.end() { stream.finish(throwing: error) }
+        for subscriber in router.end() { subscriber.finish(error) }
     }
 
     private func unsubscribe(_ id: UInt64, handle: UInt16?) {
@@ -416,8 +442,8 @@ final class ATTUpdateRouter: ATTPDUReceiver {
     static let inboundLimit = 1024
 
     private struct State {
-        var subscribers: [UInt16: [UInt64: ATTClient.UpdateContinuation]] = [:]
-        var everyHandleSubscribers: [UInt64: ATTClient.UpdateContinuation] = [:]
+        var subscribers: [UInt16: [UInt64: ATTUpdateSubscriber]] = [:]
+        var everyHandleSubscribers: [UInt64: ATTUpdateSubscriber] = [:]
         var droppedUpdateCount = 0
         var droppedInboundCount = 0
         /// Indications received and not yet confirmed (the actor sends the confirmations).
@@ -451,12 +477,12 @@ final class ATTUpdateRouter: ATTPDUReceiver {
         }
     }
 
-    func subscribe(_ continuation: ATTClient.UpdateContinuation, id: UInt64, handle: UInt16?) {
+    func subscribe(_ subscriber: ATTUpdateSubscriber, id: UInt64, handle: UInt16?) {
         state.withLock { state in
             if let handle {
-                state.subscribers[handle, default: [:]][id] = continuation
+                state.subscribers[handle, default: [:]][id] = subscriber
             } else {
-                state.everyHandleSubscribers[id] = continuation
+                state.everyHandleSubscribers[id] = subscriber
             }
         }
     }
@@ -472,9 +498,9 @@ final class ATTUpdateRouter: ATTPDUReceiver {
         }
     }
 
-    /// The client ended: no more routing; returns the streams to finish (outside the lock, so
-    /// their termination handlers never run under it).
-    func end() -> [ATTClient.UpdateContinuation] {
+    /// The client ended: no more routing; returns the subscribers to finish (outside the lock,
+    /// so their termination handlers never run under it).
+    func end() -> [ATTUpdateSubscriber] {
         state.withLock { state in
             state.ended = true
             defer {
@@ -491,14 +517,18 @@ final class ATTUpdateRouter: ATTPDUReceiver {
             guard !state.ended else { return (true, nil) }
             var delivered = false
             var full = false
-            if let streams = state.subscribers[update.handle] {
-                for stream in streams.values {
-                    if case .dropped = stream.yield(update) { full = true; state.droppedUpdateCount += 1 }
+            if let subscribers = state.subscribers[update.handle] {
+                for subscriber in subscribers.values where !subscriber.deliver(update) {
+                    full = true
+                    state.droppedUpdateCount += 1
                 }
-                delivered = !streams.isEmpty
+                delivered = !subscribers.isEmpty
             }
-            for stream in state.everyHandleSubscribers.values {
-                if case .dropped = stream.yield(update) { full = true; state.droppedUpdateCount += 1 }
+            for subscriber in state.everyHandleSubscribers.values {
+                if !subscriber.deliver(update) {
+                    full = true
+                    state.droppedUpdateCount += 1
+                }
                 delivered = true
             }
             return (delivered, full ? state.droppedUpdateCount : nil)
@@ -555,5 +585,32 @@ final class ATTUpdateRouter: ATTPDUReceiver {
         if count.nonzeroBitCount == 1 {  // the 1st, 2nd, 4th, 8th … drop: bounded logging
             logger.warning("\(count) ATT PDUs from the peer dropped: the client is too far behind")
         }
+    }
+}
+
+/// Names a handler registered with ``ATTClient/addUpdateHandler(for:onUpdate:onEnd:)``.
+public struct ATTUpdateHandlerID: Hashable, Sendable {
+    let id: UInt64
+    let handle: UInt16?
+}
+
+/// One subscriber of an ``ATTUpdateRouter``: where its values go (`false`: dropped) and how
+/// it learns the end. A stream's continuation or an embedder's handler.
+struct ATTUpdateSubscriber: Sendable {
+    let deliver: @Sendable (ATTValueUpdate) -> Bool
+    let finish: @Sendable (GATTError) -> Void
+
+    init(deliver: @escaping @Sendable (ATTValueUpdate) -> Bool, finish: @escaping @Sendable (GATTError) -> Void) {
+        self.deliver = deliver
+        self.finish = finish
+    }
+
+    /// A stream's subscriber: a full buffer drops the value.
+    init(_ continuation: AsyncThrowingStream<ATTValueUpdate, any Error>.Continuation) {
+        deliver = { update in
+            if case .dropped = continuation.yield(update) { return false }
+            return true
+        }
+        finish = { continuation.finish(throwing: $0) }
     }
 }

@@ -204,6 +204,36 @@ public actor GATTClient {
     /// values first, then writes its CCCD, so no value sent right after the write is lost.
     /// - Throws: ``GATTError/notFound(_:)`` when it has no CCCD or does not notify/indicate.
     public func subscribe(to characteristic: GATTCharacteristic, indications: Bool = false) async throws(GATTError) -> GATTSubscription {
+        let cccd = try await configurationHandle(of: characteristic, indications: indications)
+        let updates = await att.updates(for: characteristic.valueHandle)
+        let configuration: ClientCharacteristicConfiguration = indications ? .indicate : .notify
+        try await run(WriteCCCD(handle: cccd, value: configuration))
+        return GATTSubscription(characteristic: characteristic, configurationHandle: cccd, updates: updates, client: self)
+    }
+
+    /// Subscribes like ``subscribe(to:indications:)``, but hands each value to `onUpdate` where
+    /// it is received, with no sequence in between (see
+    /// ``ATTClient/addUpdateHandler(for:onUpdate:onEnd:)`` for what `onUpdate` may do): for a
+    /// profile that turns values into its own stream, so they reach its consumer in one step.
+    public func subscribe(
+        to characteristic: GATTCharacteristic, indications: Bool = false,
+        onUpdate: @escaping @Sendable (ATTValueUpdate) -> Bool,
+        onEnd: @escaping @Sendable (GATTError) -> Void
+    ) async throws(GATTError) -> GATTUpdateHandler {
+        let cccd = try await configurationHandle(of: characteristic, indications: indications)
+        let registration = await att.addUpdateHandler(for: characteristic.valueHandle, onUpdate: onUpdate, onEnd: onEnd)
+        let configuration: ClientCharacteristicConfiguration = indications ? .indicate : .notify
+        do {
+            try await run(WriteCCCD(handle: cccd, value: configuration))
+        } catch {
+            await att.removeUpdateHandler(registration)
+            throw error
+        }
+        return GATTUpdateHandler(characteristic: characteristic, configurationHandle: cccd, registration: registration, client: self)
+    }
+
+    /// The CCCD of a characteristic that can notify (or indicate).
+    private func configurationHandle(of characteristic: GATTCharacteristic, indications: Bool) async throws(GATTError) -> UInt16 {
         let wanted: CharacteristicProperties = indications ? .indicate : .notify
         guard characteristic.properties.contains(wanted) else {
             throw .notFound("\(characteristic.uuid) does not \(indications ? "indicate" : "notify")")
@@ -211,14 +241,17 @@ public actor GATTClient {
         guard let cccd = try await descriptors(of: characteristic).first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
             throw .notFound("\(characteristic.uuid) has no Client Characteristic Configuration descriptor")
         }
-        let updates = await att.updates(for: characteristic.valueHandle)
-        let configuration: ClientCharacteristicConfiguration = indications ? .indicate : .notify
-        try await run(WriteCCCD(handle: cccd.handle, value: configuration))
-        return GATTSubscription(characteristic: characteristic, configurationHandle: cccd.handle, updates: updates, client: self)
+        return cccd.handle
     }
 
     /// Writes 0 to a subscription's CCCD (the server stops sending).
     public func unsubscribe(_ subscription: GATTSubscription) async throws(GATTError) {
+        try await run(WriteCCCD(handle: subscription.configurationHandle, value: []))
+    }
+
+    /// Stops a handler subscription's calls, then writes 0 to its CCCD (the server stops sending).
+    public func unsubscribe(_ subscription: GATTUpdateHandler) async throws(GATTError) {
+        await att.removeUpdateHandler(subscription.registration)
         try await run(WriteCCCD(handle: subscription.configurationHandle, value: []))
     }
 
@@ -293,6 +326,25 @@ public struct GATTSubscription: AsyncSequence, Sendable {
     }
 
     /// Unsubscribes (writes 0 to the CCCD).
+    public func cancel() async throws(GATTError) {
+        try await client.unsubscribe(self)
+    }
+}
+
+/// A subscription whose values go to a handler (``GATTClient/subscribe(to:indications:onUpdate:onEnd:)``).
+public struct GATTUpdateHandler: Sendable {
+    public let characteristic: GATTCharacteristic
+    /// The CCCD written to subscribe.
+    public let configurationHandle: UInt16
+    let registration: ATTUpdateHandlerID
+    let client: GATTClient
+
+    /// Stops the handler's calls here; the server keeps sending until ``cancel()``.
+    public func stop() async {
+        await client.att.removeUpdateHandler(registration)
+    }
+
+    /// Stops the handler's calls and unsubscribes (writes 0 to the CCCD).
     public func cancel() async throws(GATTError) {
         try await client.unsubscribe(self)
     }

@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import RawbleBearer
 import RawbleTransport
 
@@ -9,6 +10,11 @@ import RawbleTransport
 /// ``scan(_:)``, connect with ``connect(to:timeout:)`` and close with ``close()``. Everything
 /// the controller or a peer sends is untrusted: bad input is logged and dropped, every wait is
 /// bounded, and the end of the transport fails every pending operation with a ``HostError``.
+///
+/// The adapter's state lives on its transport's event loop (the actor's executor is the loop):
+/// each read's packets go through the host — events, ACL reassembly, L2CAP, ATT — to the
+/// subscriber's stream on the thread that read them. A consumer that runs on the loop too
+/// (``taskExecutor``) takes them with no thread hop at all.
 public actor Adapter {
     /// How an adapter drives its controller.
     public struct Configuration: Sendable {
@@ -43,6 +49,17 @@ public actor Adapter {
 
     let configuration: Configuration
     var logger: Logger { configuration.logger }
+    /// The loop the adapter runs on: its transport's, so received packets need no hop.
+    public nonisolated let eventLoop: any EventLoop
+    /// The adapter's loop as a task executor: a task that consumes the adapter's values
+    /// (``Connection/att`` updates, a profile's stream) with this preference takes each one on
+    /// the thread that received it, e.g. `withTaskExecutorPreference(adapter.taskExecutor) { … }`.
+    public nonisolated let taskExecutor: EventLoopTaskExecutor
+    private nonisolated let executor: any SerialExecutor
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
+    }
     let transport: any HCITransport
     let outbound: AsyncStream<H4Packet>.Continuation
     private let outboundPackets: AsyncStream<H4Packet>
@@ -73,6 +90,9 @@ public actor Adapter {
     private init(transport: any HCITransport, configuration: Configuration) {
         self.transport = transport
         self.configuration = configuration
+        eventLoop = transport.hostEventLoop
+        executor = eventLoop.executor
+        taskExecutor = EventLoopTaskExecutor(eventLoop)
         (outboundPackets, outbound) = AsyncStream.makeStream(of: H4Packet.self)
         reassembler = ACLReassembler(maximumFrameLength: max(configuration.maximumIncomingFrameLength, 4 + 23))
         controller = ControllerInfo(
@@ -121,6 +141,14 @@ public actor Adapter {
     // MARK: Pumps
 
     private func startPumps() {
+        if !transport.deliverPackets(to: self) {
+            startReceivePump()
+        }
+        startSendPump()
+    }
+
+    /// For a transport without a loop of its own: read `packets` on a task (on this actor).
+    private func startReceivePump() {
         let packets = transport.packets
         tasks.append(Task {
             do {
@@ -132,6 +160,9 @@ public actor Adapter {
                 self.fail(with: .transport(.ioError(errno: 0, operation: "receive: \(error)")))
             }
         })
+    }
+
+    private func startSendPump() {
         let outgoing = outboundPackets
         let transport = self.transport
         tasks.append(Task {
@@ -452,5 +483,22 @@ public actor Adapter {
             outbound.yield(H4Packet(type: .acl, bytes: packet.encoded))
         }
         if !packets.isEmpty { admitBlockedSends() }
+    }
+}
+
+// MARK: - Packets where they are read
+
+extension Adapter: HCIPacketReceiver {
+    /// Called by the transport on the adapter's loop, so the actor's state is this thread's.
+    public nonisolated func receive(_ packets: [H4Packet]) {
+        assumeIsolated { adapter in
+            for packet in packets { adapter.receive(packet) }
+        }
+    }
+
+    public nonisolated func transportEnded(_ error: TransportError) {
+        assumeIsolated { adapter in
+            adapter.fail(with: .transport(error))
+        }
     }
 }
