@@ -58,6 +58,17 @@ let package = Package(
             ],
             path: "Sources/GATTTiming"
         ),
+        // An embedder consuming HeartRateMonitor.measurements() with no output (Scripts/benchmark-hr, issue 10).
+        .executableTarget(
+            name: "HREmbedder",
+            dependencies: [
+                .product(name: "RawbleHost", package: "rawble"),
+                .product(name: "RawbleTransport", package: "rawble"),
+                .product(name: "RawbleGATT", package: "rawble"),
+                .product(name: "RawbleHeartRate", package: "rawble"),
+            ],
+            path: "Sources/HREmbedder"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
