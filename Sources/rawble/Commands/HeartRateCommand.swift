@@ -37,7 +37,8 @@ struct HeartRate: AsyncParsableCommand {
             host: host, status: status, target: StrapTarget(device), count: count, resetEnergy: resetEnergy,
             reconnect: reconnect, json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)),
             csv: csvFile, jsonl: jsonlFile)
-        let work = Task { try await monitor.run() }
+        // On the host's event loop, where the measurements are decoded: none waits for a hop.
+        let work = Task(executorPreference: host.adapter.taskExecutor) { try await monitor.run() }
         let interrupt = InterruptWatcher { work.cancel() }
         let result = await work.result
         withExtendedLifetime(interrupt) {}

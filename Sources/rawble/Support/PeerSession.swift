@@ -120,9 +120,10 @@ struct PeerSession {
         }
     }
 
-    /// Runs `body`; Ctrl-C (or SIGTERM) cancels it, then the session closes either way.
+    /// Runs `body`; Ctrl-C (or SIGTERM) cancels it, then the session closes either way. It
+    /// runs on the host's event loop, where values arrive, so each reaches it with no hop.
     func run(_ body: @escaping @Sendable (PeerSession) async throws -> Void) async throws {
-        let work = Task { try await body(self) }
+        let work = Task(executorPreference: host.adapter.taskExecutor) { try await body(self) }
         let interrupt = InterruptWatcher { work.cancel() }
         let result = await work.result
         withExtendedLifetime(interrupt) {}
