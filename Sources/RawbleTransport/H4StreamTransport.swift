@@ -12,7 +12,7 @@ import Synchronization
 /// each packet is its type byte followed by its bytes, back to back.
 ///
 /// The I/O runs on a SwiftNIO event loop (epoll): no thread of its own, no blocking call on the
-/// Swift concurrency pool. ``H4FrameDecoder`` splits the bytes with ``H4Framer``; a framing
+/// Swift concurrency pool. ``PacketBridge`` splits the bytes with ``H4Framer``; a framing
 /// error (a garbage type byte, a lying length) goes to `onFramingError` and the byte is skipped;
 /// the stream goes on. Inbound is back-pressured: ``packets`` buffers at most
 /// ``inboundHighWatermark`` packets (plus one read's worth), then the loop stops reading, so the
@@ -233,56 +233,26 @@ public final class H4StreamTransport: HCITransport {
 
 // MARK: - The pieces on the loop
 
-/// H4 framing as a NIO decoder: the sans-I/O ``H4Framer`` fed with each read.
-struct H4FrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = H4Packet
-
-    private var framer = H4Framer()
-    private let onFramingError: H4StreamTransport.FramingErrorHandler?
-
-    init(onFramingError: H4StreamTransport.FramingErrorHandler?) {
-        self.onFramingError = onFramingError
-    }
-
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        framer.append(buffer.readableBytesView)
-        buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
-        while true {
-            do {
-                guard let packet = try framer.nextPacket() else { break }
-                context.fireChannelRead(wrapInboundOut(packet))
-            } catch {
-                onFramingError?(error)
-            }
-        }
-        return .needMoreData
-    }
-
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
-        _ = try decode(context: context, buffer: &buffer)
-        do throws(H4FramerError) {
-            try framer.finish()
-        } catch {
-            onFramingError?(error)
-        }
-        return .needMoreData
-    }
-}
-
 /// The producer that `packets` pulls from: back-pressured by high/low watermarks.
 typealias PacketProducer = NIOThrowingAsyncSequenceProducer<
     H4Packet, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, LinkControl
 >
 
-/// The last handler of the pipeline: hands each read's packets to the producer in one batch and
-/// holds the loop's next read while the consumer lags (the producer said stop).
+/// The pipeline's one handler: frames the bytes of each read with the sans-I/O ``H4Framer``
+/// (a framing error goes to `onFramingError` and the byte is skipped), hands the read's
+/// packets to the link in one batch, and holds the loop's next read while the reader lags.
+/// One handler rather than a decoder in front of it: no packet is boxed on its way through the
+/// pipeline.
 final class PacketBridge: ChannelDuplexHandler {
-    typealias InboundIn = H4Packet
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = Any
     typealias OutboundOut = Any
 
     private let link: Link
     private var context: ChannelHandlerContext?
+    private var framer = H4Framer()
+    private var framingFinished = false
+    private let onFramingError: H4StreamTransport.FramingErrorHandler?
     private var batch: [H4Packet] = []
     /// The producer is above its high watermark: hold reads.
     private var paused = false
@@ -291,18 +261,41 @@ final class PacketBridge: ChannelDuplexHandler {
     /// The first error the channel reported: why it is going away.
     private var failure: (any Error)?
 
-    init(link: Link) { self.link = link }
+    init(link: Link, onFramingError: H4StreamTransport.FramingErrorHandler?) {
+        self.link = link
+        self.onFramingError = onFramingError
+    }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        finishFraming()
         deliver()
         link.finish(failure: failure)
         self.context = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        batch.append(unwrapInboundIn(data))
+        framer.append(unwrapInboundIn(data).readableBytesView)
+        while true {
+            do {
+                guard let packet = try framer.nextPacket() else { break }
+                batch.append(packet)
+            } catch {
+                onFramingError?(error)
+            }
+        }
+    }
+
+    /// The stream ended: an incomplete packet left in the framer is a framing error.
+    private func finishFraming() {
+        guard !framingFinished else { return }
+        framingFinished = true
+        do throws(H4FramerError) {
+            try framer.finish()
+        } catch {
+            onFramingError?(error)
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -320,6 +313,7 @@ final class PacketBridge: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        finishFraming()
         deliver()
         link.finish(failure: failure)
         context.fireChannelInactive()
@@ -379,8 +373,7 @@ final class Link: Sendable {
     /// The channel initializer: decoder and bridge.
     func install(on channel: any Channel, onFramingError: H4StreamTransport.FramingErrorHandler?) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
-            let bridge = PacketBridge(link: self)
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(H4FrameDecoder(onFramingError: onFramingError)))
+            let bridge = PacketBridge(link: self, onFramingError: onFramingError)
             try channel.pipeline.syncOperations.addHandler(bridge)
             control.state.withLock { $0.bridge = NIOLoopBound(bridge, eventLoop: channel.eventLoop) }
         }

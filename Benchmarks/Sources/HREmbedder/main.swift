@@ -112,13 +112,18 @@ func run(_ options: Options) async throws -> Tally {
     let connection = try await adapter.connect(to: strap.address)
     let gatt = GATTClient(att: ATTClient(bearer: connection.att))
     let monitor = try await HeartRateMonitor.attach(to: gatt)
-    var tally = Tally()
-    for try await event in try await monitor.measurements() {
-        switch event {
-        case let .measurement(measurement, raw): tally.add(measurement, raw: raw)
-        case .invalid: tally.invalid += 1
+    let events = try await monitor.measurements()
+    // Consume on the adapter's event loop, where the values are decoded: no thread hop each.
+    var tally = try await withTaskExecutorPreference(adapter.taskExecutor) {
+        var tally = Tally()
+        for try await event in events {
+            switch event {
+            case let .measurement(measurement, raw): tally.add(measurement, raw: raw)
+            case .invalid: tally.invalid += 1
+            }
+            if tally.count == options.count { break }
         }
-        if tally.count == options.count { break }
+        return tally
     }
     tally.cpuAtLast = processCPUNanoseconds()
     guard tally.count == options.count else { fail("the stream ended after \(tally.count) measurements") }
