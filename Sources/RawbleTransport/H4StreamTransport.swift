@@ -404,7 +404,7 @@ final class Link: Sendable {
                 state.reader = .stream
                 return (true, true)
             case .stream: return (true, false)
-            case .receiver: return (false, false)
+            case .receiver, .ended: return (false, false)
             }
         }
         if changed { settle() }
@@ -462,6 +462,9 @@ final class Link: Sendable {
             case .receiver(let receiver):
                 state.pending = []
                 return .receiver(receiver, packets)
+            case .ended:
+                state.pending = []
+                return .stream([])  // after the end: nobody takes them
             }
         }
         switch step {
@@ -504,7 +507,7 @@ final class Link: Sendable {
             guard let end = state.end, !state.endDelivered else { return .none }
             let packets = state.pending
             switch state.reader {
-            case .undecided: return .none
+            case .undecided, .ended: return .none
             case .stream:
                 state.endDelivered = true
                 state.pending = []
@@ -512,7 +515,7 @@ final class Link: Sendable {
             case .receiver(let receiver):
                 state.endDelivered = true
                 state.pending = []
-                state.reader = .stream  // drop the receiver: nothing more comes
+                state.reader = .ended  // drop the receiver: nothing more comes
                 return .receiver(receiver, packets, end)
             }
         }
@@ -537,6 +540,8 @@ final class LinkControl: NIOAsyncSequenceProducerDelegate {
         case undecided
         case stream
         case receiver(any HCIPacketReceiver)
+        /// The receiver was given the end (and released).
+        case ended
     }
 
     struct State {

@@ -1,5 +1,6 @@
 import RawbleGATT
 import RawbleTestSupport
+import Synchronization
 import Testing
 
 // Byte-stream tests of the ATT client against a scripted peer: the exact PDUs the client must
@@ -513,5 +514,76 @@ struct ScriptedATTBearerTests {
         }
         bearer.end(with: .closed)
         await #expect(throws: BearerError.closed) { try await bearer.send([0x0A]) }
+    }
+}
+
+@Suite("ATT client: update handlers")
+struct ATTClientUpdateHandlerTests {
+    /// What a handler was given, in order, and how it ended.
+    final class Recorder: Sendable {
+        private let state = Mutex<(values: [ATTValueUpdate], ends: [GATTError])>(([], []))
+        /// Whether `onUpdate` accepts values (`false`: they count as dropped).
+        let accepts: Bool
+        init(accepts: Bool = true) { self.accepts = accepts }
+        var values: [ATTValueUpdate] { state.withLock { $0.values } }
+        var ends: [GATTError] { state.withLock { $0.ends } }
+        func add(_ update: ATTValueUpdate) -> Bool {
+            state.withLock { $0.values.append(update) }
+            return accepts
+        }
+        func end(_ error: GATTError) { state.withLock { $0.ends.append(error) } }
+    }
+
+    @Test func aHandlerGetsItsHandlesUpdatesInOrderAndTheEndOnce() async throws {
+        let bearer = ScriptedATTBearer()
+        let client = ATTClient(bearer: bearer)
+        let recorder = Recorder()
+        _ = await client.addUpdateHandler(for: 0x10, onUpdate: recorder.add, onEnd: recorder.end)
+        bearer.inject([0x1B, 0x11, 0x00, 0xAA])  // another handle
+        bearer.inject([0x1B, 0x10, 0x00, 0x01])
+        bearer.inject([0x1D, 0x10, 0x00, 0x02])  // an indication: delivered and confirmed
+        bearer.inject([0x1B, 0x10, 0x00, 0x03])
+        #expect(await eventually { recorder.values.count == 3 })
+        #expect(recorder.values.map(\.value) == [[0x01], [0x02], [0x03]])
+        #expect(recorder.values.map(\.isIndication) == [false, true, false])
+        #expect(await eventually { bearer.sentPDUs == [[0x1E]] })
+        bearer.end(with: .disconnected(reason: "connection timeout"))
+        #expect(await eventually { recorder.ends.count == 1 })
+        #expect(recorder.ends == [.bearer(.disconnected(reason: "connection timeout"))])
+        #expect(await client.subscriptionCount == 0)
+    }
+
+    @Test func aRemovedHandlerIsNotCalledAgainNorEnded() async throws {
+        let bearer = ScriptedATTBearer()
+        bearer.expect(readHandle1, reply: [[0x0B]])
+        let client = ATTClient(bearer: bearer)
+        let recorder = Recorder()
+        let registration = await client.addUpdateHandler(for: nil, onUpdate: recorder.add, onEnd: recorder.end)
+        bearer.inject([0x1B, 0x10, 0x00, 0x01])
+        #expect(await eventually { recorder.values.count == 1 })
+        await client.removeUpdateHandler(registration)
+        await client.removeUpdateHandler(registration)  // twice is fine
+        #expect(await client.subscriptionCount == 0)
+        bearer.inject([0x1B, 0x10, 0x00, 0x02])
+        // The response comes after the notification: once it is in, the client has read it.
+        _ = try await client.transact(.readRequest(handle: 1))
+        await client.close()
+        #expect(recorder.values.count == 1)
+        #expect(recorder.ends.isEmpty)
+    }
+
+    @Test func valuesAHandlerDropsAreCountedAndAHandlerAddedAfterTheEndEndsAtOnce() async throws {
+        let bearer = ScriptedATTBearer()
+        let client = ATTClient(bearer: bearer)
+        let refusing = Recorder(accepts: false)
+        _ = await client.addUpdateHandler(for: 0x10, onUpdate: refusing.add, onEnd: refusing.end)
+        for i in 0..<5 { bearer.inject([0x1B, 0x10, 0x00, UInt8(i)]) }
+        #expect(await eventually { refusing.values.count == 5 })
+        #expect(await client.droppedUpdateCount == 5)
+        await client.close()
+        let late = Recorder()
+        _ = await client.addUpdateHandler(for: 0x10, onUpdate: late.add, onEnd: late.end)
+        #expect(late.ends == [.bearer(.closed)])
+        #expect(refusing.ends == [.bearer(.closed)])
     }
 }

@@ -103,6 +103,29 @@ struct GATTBumbleTests {
         await session.close()
     }
 
+    @Test("consumed with the adapter's task executor preference, each notification reaches the consumer on the event loop that read it: no thread hop")
+    func notificationsOnTheLoop() async throws {
+        let session = try await Self.connect(to: "rawble-strap", peerArguments: ["--hr-count", "20", "--hr-interval", "0.005"])
+        defer { session.peer.stop() }
+        let measurement = try #require(try await session.gatt.characteristic(.heartRateMeasurement))
+        let subscription = try await session.gatt.subscribe(to: measurement)
+        let loop = session.adapter.eventLoop
+        let (received, onLoop) = try await withTaskExecutorPreference(session.adapter.taskExecutor) {
+            var received: [[UInt8]] = []
+            var onLoop = 0
+            for try await update in subscription {
+                if loop.inEventLoop { onLoop += 1 }
+                received.append(Array(update.value))
+                if received.count == 20 { break }
+            }
+            return (received, onLoop)
+        }
+        #expect(onLoop == 20)
+        #expect(received == (try session.peer.sentHeartRateValues()))
+        try await subscription.cancel()
+        await session.close()
+    }
+
     // MARK: The lab device (--lab): every procedure against a full database
 
     static let labService = BluetoothUUID("72617762-6C65-4C61-6200-000000000001")!
