@@ -69,7 +69,7 @@ public actor HeartRateMonitor {
     private struct Live {
         let id: UInt64
         let subscription: GATTUpdateHandler
-        let continuation: AsyncThrowingStream<HeartRateEvent, any Error>.Continuation
+        let channel: HeartRateEventChannel
     }
     private var live: Live?
     private var nextID: UInt64 = 0
@@ -185,36 +185,31 @@ public actor HeartRateMonitor {
     /// Each value is decoded where the bearer delivers it (for rawble's own host, on the
     /// thread that read it) and goes straight into the stream: no task in between, so a
     /// consumer wakes once per value, or not at all when it runs on the host's loop.
-    public func measurements() async throws(HeartRateError) -> AsyncThrowingStream<HeartRateEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: HeartRateEvent.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(Self.bufferLimit))
+    public func measurements() async throws(HeartRateError) -> HeartRateEvents {
+        let channel = HeartRateEventChannel(limit: Self.bufferLimit)
         let subscription: GATTUpdateHandler
         do {
             subscription = try await gatt.subscribe(
                 to: measurementCharacteristic,
-                onUpdate: { update in
-                    if case .dropped = continuation.yield(HeartRateEvent(value: update.value)) { return false }
-                    return true
-                },
-                onEnd: { error in continuation.finish(throwing: HeartRateError.gatt(error)) })
+                onUpdate: { update in channel.yield(HeartRateEvent(value: update.value)) },
+                onEnd: { error in channel.finish(throwing: HeartRateError.gatt(error)) })
         } catch {
-            continuation.finish()
+            channel.finish()
             if case .att(let refusal) = error { throw .subscriptionRefused(refusal) }
             throw .gatt(error)
         }
         nextID &+= 1
         let id = nextID
         let previous = live
-        live = Live(id: id, subscription: subscription, continuation: continuation)
-        continuation.onTermination = { [weak self] termination in
-            guard case .cancelled = termination else { return }
+        live = Live(id: id, subscription: subscription, channel: channel)
+        channel.onCancel { [weak self] in
             Task { await self?.streamCancelled(id) }
         }
         if let previous {
             await previous.subscription.stop()
-            previous.continuation.finish()
+            previous.channel.finish()
         }
-        return stream
+        return HeartRateEvents(channel: channel)
     }
 
     /// The consumer stopped listening: stop the server sending (best effort).
@@ -233,7 +228,7 @@ public actor HeartRateMonitor {
     public func unsubscribe() async {
         guard let current = live else { return }
         live = nil
-        current.continuation.finish()
+        current.channel.finish()
         do {
             try await current.subscription.cancel()
         } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import RawbleTestSupport
 import Testing
 
 /// Runs the built `rawble` executable as a user would and captures what it prints.
@@ -66,12 +67,6 @@ enum CLI {
         var ready: @Sendable (String, String) -> Bool
         var readyLimit: Duration
         var action: @Sendable (Int32) -> Void
-    }
-
-    private static func onOwnThread(_ body: @escaping @Sendable () throws -> CLIResult) async throws -> CLIResult {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-        }
     }
 
     /// `launcher`: a command the binary is run through (its path appended, then `arguments`).

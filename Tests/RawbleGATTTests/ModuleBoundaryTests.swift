@@ -26,6 +26,7 @@ import Testing
             .appendingPathComponent("rawble-dump-package-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let json = try await within(seconds: 120) {
+            try await onOwnThread {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["swift", "package", "--package-path", root.path,
@@ -38,6 +39,7 @@ import Testing
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
             return data
+            }
         }
         let manifest = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
         let targets = try #require(manifest["targets"] as? [[String: Any]])

@@ -95,7 +95,7 @@ private func attachedStrap() async throws -> (ScriptedATTBearer, HeartRateMonito
 }
 
 /// The first `count` events of `stream` (bounded wait).
-private func take(_ count: Int, from stream: AsyncThrowingStream<HeartRateEvent, any Error>) async throws -> [HeartRateEvent] {
+private func take(_ count: Int, from stream: HeartRateEvents) async throws -> [HeartRateEvent] {
     try await within {
         var events: [HeartRateEvent] = []
         for try await event in stream {
@@ -425,6 +425,39 @@ struct HeartRateMeasurementTests {
         #expect(events.map { $0.measurement?.bpm } == [0x41, 0x42])
         #expect(await eventually { await monitor.gatt.att.subscriptionCount == 1 })
         #expect(bearer.sentPDUs.count == 6)
+    }
+
+    @Test func aConsumerCancelledWhileWaitingGetsNilAndTheStrapIsUnsubscribed() async throws {
+        let (bearer, monitor) = try await attachedStrap()
+        bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])
+        bearer.expect(StrapScript.disableNotifications, reply: [StrapScript.writeResponse])
+        let stream = try await within { try await monitor.measurements() }
+        let consumer = Task { () async throws -> Int in
+            var count = 0
+            for try await _ in stream { count += 1 }
+            return count
+        }
+        bearer.inject(StrapScript.notification([0x06, 0x5A]))
+        #expect(await eventually { bearer.sentPDUs.count == 5 })
+        consumer.cancel()
+        #expect(try await within { try await consumer.value } <= 1)
+        #expect(await eventually { bearer.sentPDUs.last == StrapScript.disableNotifications })
+        #expect(await eventually { await monitor.gatt.att.subscriptionCount == 0 })
+    }
+
+    @Test func aConsumerThatFallsBehindKeepsTheNewestInOrderAndTheDropsAreCounted() async throws {
+        let (bearer, monitor) = try await attachedStrap()
+        bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])
+        bearer.expect([0x0A, 0x15, 0x00], reply: [[0x0B, 0x01]])  // Body Sensor Location
+        let stream = try await within { try await monitor.measurements() }
+        let extra = 10
+        let total = HeartRateMonitor.bufferLimit + extra
+        for i in 0..<total { bearer.inject(StrapScript.notification([0x00, UInt8(i % 200)])) }
+        // The answer comes after the flood: once it is in, every notification was delivered.
+        _ = try await within { try await monitor.gatt.att.transact(.readRequest(handle: 0x0015)) }
+        #expect(await monitor.gatt.att.droppedUpdateCount == extra)
+        let events = try await take(HeartRateMonitor.bufferLimit, from: stream)
+        #expect(events.map { $0.measurement?.bpm } == (extra..<total).map { UInt16($0 % 200) })
     }
 
     @Test func unsubscribeOnADeadLinkReturns() async throws {

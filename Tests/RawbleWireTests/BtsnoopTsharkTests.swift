@@ -48,7 +48,7 @@ struct BtsnoopTsharkTests {
         return BtsnoopWriter.file(datalink: .hciUART, records: records)
     }
 
-    @Test func tsharkDecodesTheWrittenCapture() throws {
+    @Test func tsharkDecodesTheWrittenCapture() async throws {
         let tshark = try TestRequirements.tshark()
         let url = FileManager.default.temporaryDirectory
             .appendingPathComponent("rawble-\(UUID().uuidString).btsnoop")
@@ -64,16 +64,20 @@ struct BtsnoopTsharkTests {
             "btatt.heart_rate_measurement.energy_expended", "btatt.heart_rate_measurement.rr_interval",
             "frame.time_epoch",
         ]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tshark)
-        process.arguments = ["-r", url.path, "-T", "fields", "-E", "separator=|"] + fields.flatMap { ["-e", $0] }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let arguments = ["-r", url.path, "-T", "fields", "-E", "separator=|"] + fields.flatMap { ["-e", $0] }
+        let (data, status) = try await onOwnThread { () throws -> (Data, Int32) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tshark)
+            process.arguments = arguments
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (data, process.terminationStatus)
+        }
+        #expect(status == 0)
 
         let rows = String(decoding: data, as: UTF8.self).split(separator: "\n").map {
             $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
