@@ -215,8 +215,13 @@ struct HeartRateSession: Sendable {
                 silence.heard()
                 switch event {
                 case let .measurement(measurement, raw):
-                    rate.record(at: .now)
-                    report(measurement, raw: raw, rate: rate.perSecond, line: &line)
+                    // The arrival rate is only shown to a person (JSON lines carry times).
+                    var perSecond: Double?
+                    if !json {
+                        rate.record(at: .now)
+                        perSecond = rate.perSecond
+                    }
+                    report(measurement, raw: raw, rate: perSecond, line: &line)
                     received += 1
                     if let count, received >= count {
                         await monitor.unsubscribe()
