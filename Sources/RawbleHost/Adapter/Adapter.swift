@@ -67,15 +67,12 @@ public actor Adapter {
     /// HCI command flow: credits, waiters, timeouts (see Adapter+Commands.swift).
     let commands: HostCommands
 
-    var aclFlow: ACLFlowControl?
-    var reassembler: ACLReassembler
-    var connections: [UInt16: ConnectionRecord] = [:]
+    /// Connections, ACL and the L2CAP fixed channels (see LinkRouter.swift).
+    let links: LinkRouter
     var scanning: ScanSession?
     var connecting: PendingConnection?
     /// Connection attempts waiting for the current one to end, by id.
     var connectTurnWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    /// ATT PDUs waiting, in order, for room in their connection's full outgoing ACL queue.
-    var blockedSends: [UInt16: [BlockedSend]] = [:]
     var nextSessionID: UInt64 = 0
 
     /// Set once the transport ended or ``close()`` was called: every later operation throws it.
@@ -90,7 +87,8 @@ public actor Adapter {
         taskExecutor = EventLoopTaskExecutor(eventLoop)
         (outboundPackets, outbound) = AsyncStream.makeStream(of: H4Packet.self)
         commands = HostCommands(outbound: outbound, logger: configuration.logger)
-        reassembler = ACLReassembler(maximumFrameLength: max(configuration.maximumIncomingFrameLength, 4 + 23))
+        links = LinkRouter(maximumFrameLength: configuration.maximumIncomingFrameLength, outbound: outbound,
+                           logger: configuration.logger)
         controller = ControllerInfo(
             version: nil, supportedCommands: nil, leFeatures: nil, publicAddress: nil,
             ownAddress: DeviceAddress(.any, type: .public), aclDataLength: 27, aclPacketCount: 1,
@@ -124,7 +122,7 @@ public actor Adapter {
     private func closeNow() async {
         if failure == nil {
             if scanning != nil { try? await stopScanning() }
-            for handle in Array(connections.keys) {
+            for handle in links.handles {
                 try? await disconnect(handle: handle, reason: .remoteUserTerminatedConnection, timeout: .seconds(2))
             }
         }
@@ -189,12 +187,7 @@ public actor Adapter {
         connectTurnWaiters.removeAll()
         scanning?.finish(throwing: error)
         scanning = nil
-        for (handle, record) in connections {
-            failBlockedSends(on: handle, with: bearerError(for: error))
-            record.end(bearerError: bearerError(for: error), hostError: error)
-            _ = aclFlow?.connectionClosed(handle)
-        }
-        connections.removeAll()
+        links.stop(error, bearerError: bearerError(for: error))
     }
 
     func bearerError(for error: HostError) -> BearerError {
@@ -218,7 +211,9 @@ public actor Adapter {
             }
         case .acl:
             do {
-                receiveACL(try ACLPacket.decode(packet.bytes))
+                if let request = links.receive(try ACLPacket.decode(packet.bytes)) {
+                    requestParameterUpdate(request.parameters, on: request.record)
+                }
             } catch {
                 logger.warning("dropped a malformed ACL packet: \(error)")
             }
@@ -233,12 +228,7 @@ public actor Adapter {
             commands.receive(event)
             releaseCommands()
         case .numberOfCompletedPackets(let entries):
-            guard var flow = aclFlow else { return }
-            for anomaly in flow.completed(entries) {
-                logger.warning("Number Of Completed Packets: \(anomaly)")
-            }
-            aclFlow = flow
-            releaseACL()
+            links.completed(entries)
         case .disconnectionComplete(let event):
             handleDisconnection(event)
         case .le(let meta):
@@ -259,68 +249,19 @@ public actor Adapter {
         case .connectionComplete(let complete):
             handleConnectionComplete(complete)
         case .connectionUpdateComplete(let update):
-            if let record = connections[update.connectionHandle], update.status.isSuccess {
+            if let record = links[update.connectionHandle], update.status.isSuccess {
                 record.updateParameters(interval: update.connectionInterval, latency: update.peripheralLatency,
                                         supervisionTimeout: update.supervisionTimeout)
             } else if !update.status.isSuccess {
                 logger.notice("connection update on handle \(update.connectionHandle) failed: \(update.status)")
             }
             // The running LE Connection Update (if any) is over: the next may go.
-            connections[update.connectionHandle]?.parameterUpdateEnded()
+            links[update.connectionHandle]?.parameterUpdateEnded()
         default:
             logger.debug("ignored LE event \(meta.name)")
         }
     }
 
-    // MARK: ACL and L2CAP
-
-    private func receiveACL(_ packet: ACLPacket) {
-        guard let record = connections[packet.handle] else {
-            logger.warning("dropped ACL data for unknown connection handle 0x\(String(packet.handle, radix: 16))")
-            return
-        }
-        let output = reassembler.receive(packet)
-        for error in output.errors { logger.warning("ACL reassembly: \(error)") }
-        guard let frame = output.frame else { return }
-        route(frame, on: record)
-    }
-
-    /// Queues one L2CAP PDU on `channel` of connection `handle`, fragmented to the controller's
-    /// ACL length, and writes what the ACL credits allow. A full queue throws ``HostError/busy(_:)``
-    /// (for the host's own answers; ATT waits for room instead, see ``sendATT(_:on:)``).
-    func sendL2CAP(_ payload: [UInt8], channel: L2CAPChannelID, on handle: UInt16) throws(HostError) {
-        let frame = L2CAPFrame(channelID: channel, payload: payload).encoded
-        guard try enqueueL2CAPFrame(frame, on: handle) else {
-            throw .busy("the outgoing ACL queue of connection 0x\(String(handle, radix: 16)) is full")
-        }
-    }
-
-    /// Queues an encoded L2CAP frame and writes what the credits allow; `false` (nothing
-    /// queued) when the connection's outgoing queue has no room for it.
-    func enqueueL2CAPFrame(_ frame: [UInt8], on handle: UInt16) throws(HostError) -> Bool {
-        if let failure { throw failure }
-        guard connections[handle] != nil, var flow = aclFlow else { throw .disconnected(.unknownConnectionIdentifier) }
-        do {
-            try flow.enqueue(l2capPDU: frame, connection: handle)
-        } catch {
-            if case .queueFull = error { return false }
-            throw .unsupported("ACL data on connection handle 0x\(String(handle, radix: 16)) (\(error))")
-        }
-        aclFlow = flow
-        releaseACL()
-        return true
-    }
-
-    /// Writes what the ACL credits allow, then lets blocked sends into the room that made.
-    func releaseACL() {
-        guard failure == nil, var flow = aclFlow else { return }
-        let packets = flow.nextPacketsToSend()
-        aclFlow = flow
-        for packet in packets {
-            outbound.yield(H4Packet(type: .acl, bytes: packet.encoded))
-        }
-        if !packets.isEmpty { admitBlockedSends() }
-    }
 }
 
 // MARK: - Packets where they are read
