@@ -69,7 +69,8 @@ public actor Adapter {
 
     /// Connections, ACL and the L2CAP fixed channels (see LinkRouter.swift).
     let links: LinkRouter
-    var scanning: ScanSession?
+    /// The scan that runs, if any (see Scanner.swift; commands in Adapter+Scanning.swift).
+    let scanner = Scanner()
     var connecting: PendingConnection?
     /// Connection attempts waiting for the current one to end, by id.
     var connectTurnWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -121,7 +122,7 @@ public actor Adapter {
 
     private func closeNow() async {
         if failure == nil {
-            if scanning != nil { try? await stopScanning() }
+            if scanner.isRunning { try? await stopScanning() }
             for handle in links.handles {
                 try? await disconnect(handle: handle, reason: .remoteUserTerminatedConnection, timeout: .seconds(2))
             }
@@ -185,8 +186,7 @@ public actor Adapter {
         connecting = nil
         for waiter in connectTurnWaiters.values { waiter.resume() }
         connectTurnWaiters.removeAll()
-        scanning?.finish(throwing: error)
-        scanning = nil
+        scanner.stop(throwing: error)
         links.stop(error, bearerError: bearerError(for: error))
     }
 
@@ -245,7 +245,7 @@ public actor Adapter {
     private func handle(_ meta: LEMetaEvent) {
         switch meta {
         case .advertisingReport(let reports), .extendedAdvertisingReport(let reports):
-            scanning?.receive(reports)
+            scanner.receive(reports)
         case .connectionComplete(let complete):
             handleConnectionComplete(complete)
         case .connectionUpdateComplete(let update):
