@@ -15,6 +15,10 @@ import RawbleTransport
 /// each read's packets go through the host — events, ACL reassembly, L2CAP, ATT — to the
 /// subscriber's stream on the thread that read them. A consumer that runs on the loop too
 /// (``taskExecutor``) takes them with no thread hop at all.
+///
+/// The actor composes three parts, each with its own state and used only on this executor:
+/// `HostCommands` (HCI command flow), `LinkRouter` (connections, ACL, L2CAP routing) and
+/// `Scanner`; the adapter dispatches what is read to them and does the awaiting and timers.
 public actor Adapter {
     /// How an adapter drives its controller.
     public struct Configuration: Sendable {
@@ -261,7 +265,6 @@ public actor Adapter {
             logger.debug("ignored LE event \(meta.name)")
         }
     }
-
 }
 
 // MARK: - Packets where they are read
