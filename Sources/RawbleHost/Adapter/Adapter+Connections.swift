@@ -92,7 +92,7 @@ extension Adapter {
             Task { await self.abandonConnectionAttempt(id, because: .cancelled) }
         }
         let complete = try result.get()
-        guard let record = connections[complete.connectionHandle] else {
+        guard let record = links[complete.connectionHandle] else {
             throw failure ?? .disconnected(.unknownConnectionIdentifier)
         }
         record.claimed = true
@@ -179,7 +179,7 @@ extension Adapter {
             }
             return
         }
-        guard connections[complete.connectionHandle] == nil else {
+        guard links[complete.connectionHandle] == nil else {
             logger.warning("Connection Complete for handle 0x\(String(complete.connectionHandle, radix: 16)), which is already connected: ignored")
             return
         }
@@ -190,7 +190,7 @@ extension Adapter {
             parameters: LinkParameters(interval: complete.connectionInterval, latency: complete.peripheralLatency,
                                        supervisionTimeout: complete.supervisionTimeout),
             attBufferLimit: configuration.attReceiveBufferLimit)
-        connections[complete.connectionHandle] = record
+        links.add(record)
         logger.info("connected to \(complete.peer), handle 0x\(String(complete.connectionHandle, radix: 16))")
         if let pending, !pending.isFinished, complete.role == .central, pending.abandoned != .cancelled {
             // (A connection that wins the race against a timeout's cancel is still wanted.)
@@ -211,7 +211,7 @@ extension Adapter {
     }
 
     func handleDisconnection(_ event: HCIEvent.DisconnectionComplete) {
-        guard let record = connections[event.connectionHandle] else {
+        guard let record = links[event.connectionHandle] else {
             logger.notice("Disconnection Complete for unknown handle 0x\(String(event.connectionHandle, radix: 16)): ignored")
             return
         }
@@ -219,10 +219,7 @@ extension Adapter {
             logger.warning("disconnection of \(record.peer) failed: \(event.status)")
             return
         }
-        connections[event.connectionHandle] = nil
-        failBlockedSends(on: event.connectionHandle, with: .disconnected(reason: event.reason.description))
-        _ = aclFlow?.connectionClosed(event.connectionHandle)
-        reassembler.connectionClosed(event.connectionHandle)
+        _ = links.remove(event.connectionHandle, failingSendsWith: .disconnected(reason: event.reason.description))
         logger.info("disconnected from \(record.peer): \(event.reason)")
         record.end(bearerError: .disconnected(reason: event.reason.description), hostError: .disconnected(event.reason))
     }
@@ -230,7 +227,7 @@ extension Adapter {
     /// Sends HCI Disconnect for the link and waits, bounded, for its Disconnection Complete.
     /// A cancelled task stops waiting at once (``HostError/cancelled``); the link still goes.
     func disconnect(_ lifetime: LinkLifetime, reason: HCIStatus, timeout: Duration) async throws(HostError) {
-        guard let record = connections[lifetime.handle], record.lifetime === lifetime else { return }
+        guard links.record(lifetime) != nil else { return }
         do {
             try await start(.disconnect(handle: lifetime.handle, reason: reason))
         } catch {
@@ -256,12 +253,12 @@ extension Adapter {
 
     /// Disconnects by handle (used by ``close()``).
     func disconnect(handle: UInt16, reason: HCIStatus, timeout: Duration) async throws(HostError) {
-        guard let record = connections[handle] else { return }
+        guard let record = links[handle] else { return }
         try await disconnect(record.lifetime, reason: reason, timeout: timeout)
     }
 
     func linkParameters(_ lifetime: LinkLifetime) -> LinkParameters? {
-        guard let record = connections[lifetime.handle], record.lifetime === lifetime else { return nil }
+        guard let record = links.record(lifetime) else { return nil }
         return record.parameters
     }
 
@@ -272,15 +269,15 @@ extension Adapter {
     /// ``Configuration/aclSendTimeout`` and by the caller's cancellation; only the end of the
     /// link (or of the bearer) fails it as such.
     func sendATT(_ pdu: [UInt8], on lifetime: LinkLifetime) async throws(BearerError) {
-        guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else {
+        guard let record = links.record(lifetime), !record.attClosed else {
             if let ending = lifetime.ending { throw bearerError(for: ending) }
             throw .closed
         }
         let handle = lifetime.handle
         let frame = L2CAPFrame(channelID: .att, payload: pdu).encoded
-        if blockedSends[handle, default: []].isEmpty {
+        if !links.hasBlockedSends(on: handle) {
             do {
-                if try enqueueL2CAPFrame(frame, on: handle) { return }
+                if try links.enqueue(frame, on: handle) { return }
             } catch {
                 throw bearerError(for: error)
             }
@@ -293,11 +290,10 @@ extension Adapter {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, BearerError>, Never>) in
                 let timer = Task {
                     do { try await Task.sleep(for: timeout) } catch { return }
-                    self.unblockSend(id, on: handle, with: .timedOut(
+                    self.links.unblockSend(id, on: handle, with: .timedOut(
                         operation: "waiting \(formatSeconds(timeout.seconds)) s for room in the outgoing ACL queue of connection 0x\(String(handle, radix: 16))"))
                 }
-                blockedSends[handle, default: []].append(
-                    BlockedSend(id: id, frame: frame, continuation: continuation, timer: timer))
+                links.block(BlockedSend(id: id, frame: frame, continuation: continuation, timer: timer), on: handle)
             }
         } onCancel: {
             Task { await self.unblockSend(id, on: handle, with: .cancelled) }
@@ -305,40 +301,9 @@ extension Adapter {
         try result.get()
     }
 
-    /// Moves blocked ATT PDUs, oldest first per connection, into the room their queues have now.
-    func admitBlockedSends() {
-        guard var flow = aclFlow else { return }
-        var admitted = false
-        for handle in Array(blockedSends.keys) {
-            var waiting = blockedSends[handle] ?? []
-            while let next = waiting.first {
-                do {
-                    try flow.enqueue(l2capPDU: next.frame, connection: handle)
-                } catch {
-                    break
-                }
-                waiting.removeFirst()
-                admitted = true
-                next.end(.success(()))
-            }
-            blockedSends[handle] = waiting.isEmpty ? nil : waiting
-        }
-        aclFlow = flow
-        if admitted, flow.availableCredits > 0 { releaseACL() }
-    }
-
     /// Ends one blocked send early (timeout, cancellation), if it still waits.
-    func unblockSend(_ id: UInt64, on handle: UInt16, with error: BearerError) {
-        guard var waiting = blockedSends[handle], let index = waiting.firstIndex(where: { $0.id == id }) else { return }
-        let send = waiting.remove(at: index)
-        blockedSends[handle] = waiting.isEmpty ? nil : waiting
-        send.end(.failure(error))
-    }
-
-    /// Fails every blocked send of a connection (its link or bearer ended).
-    func failBlockedSends(on handle: UInt16, with error: BearerError) {
-        guard let waiting = blockedSends.removeValue(forKey: handle) else { return }
-        for send in waiting { send.end(.failure(error)) }
+    private func unblockSend(_ id: UInt64, on handle: UInt16, with error: BearerError) {
+        links.unblockSend(id, on: handle, with: error)
     }
 
     // MARK: Connection parameter updates
@@ -359,7 +324,7 @@ extension Adapter {
     }
 
     private func runParameterUpdates(on lifetime: LinkLifetime) async {
-        while let record = connections[lifetime.handle], record.lifetime === lifetime,
+        while let record = links.record(lifetime),
               let parameters = record.queuedParameterUpdate {
             record.queuedParameterUpdate = nil
             do {
@@ -378,73 +343,21 @@ extension Adapter {
                 record.awaitParameterUpdate(id: id, continuation, timer: timer)
             }
         }
-        if let record = connections[lifetime.handle], record.lifetime === lifetime {
+        if let record = links.record(lifetime) {
             record.parameterUpdatesRunning = false
         }
     }
 
     private func parameterUpdateTimedOut(on lifetime: LinkLifetime, id: UInt64) {
-        guard let record = connections[lifetime.handle], record.lifetime === lifetime else { return }
+        guard let record = links.record(lifetime) else { return }
         logger.notice("no LE Connection Update Complete from the controller for \(record.peer) in time")
         record.parameterUpdateEnded(id: id)
     }
 
     func closeATT(on lifetime: LinkLifetime) {
-        guard let record = connections[lifetime.handle], record.lifetime === lifetime, !record.attClosed else { return }
+        guard let record = links.record(lifetime), !record.attClosed else { return }
         record.attClosed = true
-        failBlockedSends(on: lifetime.handle, with: .closed)
+        links.failBlockedSends(on: lifetime.handle, with: .closed)
         record.attInbox.finish(.closed)
-    }
-
-    /// One whole L2CAP frame from a connection: ATT to its bearer, signaling and SMP answered here.
-    func route(_ frame: L2CAPFrame, on record: ConnectionRecord) {
-        switch frame.channelID {
-        case .att:
-            if !record.deliverATT(frame.payload), record.droppedATTPDUs.nonzeroBitCount == 1 {
-                logger.warning("\(record.droppedATTPDUs) ATT PDUs from \(record.peer) dropped: the reader is too far behind")
-            }
-        case .leSignaling:
-            for action in record.signaling.receive(frame.payload) {
-                switch action {
-                case .send(let command):
-                    try? sendL2CAP(command.encoded, channel: .leSignaling, on: record.handle)
-                case .updateConnectionParameters(let requested):
-                    let parameters = HCICommand.ConnectionParameters(
-                        intervalMin: requested.minimumInterval, intervalMax: requested.maximumInterval,
-                        maxLatency: requested.peripheralLatency, supervisionTimeout: requested.timeoutMultiplier,
-                        minCELength: 0, maxCELength: 0)
-                    logger.info("\(record.peer) asked for connection interval \(requested.minimumInterval)–\(requested.maximumInterval): updating")
-                    requestParameterUpdate(parameters, on: record)
-                case .ignored(let why):
-                    logger.debug("LE signaling from \(record.peer): \(why)")
-                }
-            }
-        case .securityManager:
-            for action in record.securityManager.receive(frame.payload) {
-                switch action {
-                case .send(let command):
-                    logger.notice("\(record.peer) asked to pair: refused (pairing is not supported yet)")
-                    try? sendL2CAP(command.encoded, channel: .securityManager, on: record.handle)
-                case .ignored(let why):
-                    logger.debug("SMP from \(record.peer): \(why)")
-                }
-            }
-        default:
-            logger.notice("dropped an L2CAP frame on \(frame.channelID) from \(record.peer): no such channel here")
-        }
-    }
-}
-
-/// An ATT PDU (as its encoded L2CAP frame) waiting for room in a full outgoing ACL queue.
-struct BlockedSend {
-    let id: UInt64
-    let frame: [UInt8]
-    let continuation: CheckedContinuation<Result<Void, BearerError>, Never>
-    /// Fails the send when it waited too long; cancelled once the send ends otherwise.
-    let timer: Task<Void, Never>
-
-    func end(_ result: Result<Void, BearerError>) {
-        timer.cancel()
-        continuation.resume(returning: result)
     }
 }

@@ -1,51 +1,3 @@
-/// How to scan.
-public struct ScanOptions: Hashable, Sendable {
-    /// Active scanning asks scannable advertisers for their scan response; passive only listens.
-    public var active = true
-    /// Which devices to report (all by default).
-    public var filter = ScanFilter()
-    /// `true`: every report; `false`: a device when first seen and when what it advertises changes.
-    public var reportsDuplicates = false
-    /// Scan interval and window in units of 0.625 ms; equal values scan continuously.
-    public var interval: UInt16 = 0x0030
-    public var window: UInt16 = 0x0030
-    /// Most devices remembered at once (least recently seen forgotten first).
-    public var maximumDevices = 4096
-
-    public init(active: Bool = true, filter: ScanFilter = ScanFilter(), reportsDuplicates: Bool = false) {
-        self.active = active
-        self.filter = filter
-        self.reportsDuplicates = reportsDuplicates
-    }
-}
-
-/// The one scan an adapter runs at a time (actor-isolated inside ``Adapter``).
-final class ScanSession {
-    let id: UInt64
-    let options: ScanOptions
-    var aggregator: ScanAggregator
-    let output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation
-    var usesExtendedCommands = false
-
-    init(id: UInt64, options: ScanOptions, output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation) {
-        self.id = id
-        self.options = options
-        self.output = output
-        aggregator = ScanAggregator(filter: options.filter, reportsDuplicates: options.reportsDuplicates,
-                                    maximumDevices: options.maximumDevices, waitsForScanResponses: options.active)
-    }
-
-    func receive(_ reports: [AdvertisingReport]) {
-        for report in reports {
-            if let device = aggregator.receive(report) { output.yield(device) }
-        }
-    }
-
-    func finish(throwing error: HostError? = nil) {
-        if let error { output.finish(throwing: error) } else { output.finish() }
-    }
-}
-
 extension Adapter {
     /// Starts scanning and returns the devices found, as ``ScanOptions`` says. Extended
     /// scanning commands are used when the controller has them; legacy and extended reports
@@ -54,20 +6,20 @@ extension Adapter {
     /// - Throws: ``HostError/busy(_:)`` when a scan is already running.
     public func scan(_ options: ScanOptions = ScanOptions()) async throws(HostError) -> AsyncThrowingStream<DiscoveredDevice, any Error> {
         if let failure { throw failure }
-        guard scanning == nil else { throw .busy("a scan is already running on this adapter") }
+        guard !scanner.isRunning else { throw .busy("a scan is already running on this adapter") }
         nextSessionID += 1
         let id = nextSessionID
         let (devices, output) = AsyncThrowingStream.makeStream(
             of: DiscoveredDevice.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(4096))
         let session = ScanSession(id: id, options: options, output: output)
-        scanning = session
+        scanner.start(session)
         output.onTermination = { _ in
             Task { await self.scanConsumerEnded(id) }
         }
         do {
             try await enableScanning(session)
         } catch {
-            if scanning === session { scanning = nil }
+            scanner.end(session)
             session.finish(throwing: error)
             throw error
         }
@@ -76,14 +28,13 @@ extension Adapter {
 
     /// Stops the running scan (if any): its sequence finishes, then scanning is disabled.
     public func stopScanning() async throws(HostError) {
-        guard let session = scanning else { return }
-        scanning = nil
+        guard let session = scanner.end() else { return }
         session.finish()
         try await setScanEnabled(false, extended: session.usesExtendedCommands, filterDuplicates: false)
     }
 
     private func scanConsumerEnded(_ id: UInt64) async {
-        guard let session = scanning, session.id == id else { return }
+        guard scanner.current?.id == id else { return }
         try? await stopScanning()
     }
 

@@ -40,7 +40,7 @@ extension Adapter {
         info.aclDataLength = Int(length)
         info.aclPacketCount = Int(count)
         do {
-            aclFlow = try ACLFlowControl(dataLength: length, totalPackets: count)
+            links.useFlowControl(try ACLFlowControl(dataLength: length, totalPackets: count))
         } catch {
             throw .unsupported("LE ACL data (buffers: \(length) bytes × \(count))")
         }

@@ -15,6 +15,10 @@ import RawbleTransport
 /// each read's packets go through the host — events, ACL reassembly, L2CAP, ATT — to the
 /// subscriber's stream on the thread that read them. A consumer that runs on the loop too
 /// (``taskExecutor``) takes them with no thread hop at all.
+///
+/// The actor composes three parts, each with its own state and used only on this executor:
+/// `HostCommands` (HCI command flow), `LinkRouter` (connections, ACL, L2CAP routing) and
+/// `Scanner`; the adapter dispatches what is read to them and does the awaiting and timers.
 public actor Adapter {
     /// How an adapter drives its controller.
     public struct Configuration: Sendable {
@@ -64,23 +68,16 @@ public actor Adapter {
     let outbound: AsyncStream<H4Packet>.Continuation
     private let outboundPackets: AsyncStream<H4Packet>
 
-    var commands = CommandFlow<ContinuousClock.Instant>(capacity: 64)
-    var commandWaiters: [CommandToken: CheckedContinuation<CommandOutcome, Never>] = [:]
-    private var commandTimerDeadline: ContinuousClock.Instant?
-    /// Command packets handed to the writer and not yet written, and when the last one was:
-    /// a command's time to answer only really starts once it has left the host.
-    private var unwrittenCommands = 0
-    private var lastCommandWritten = ContinuousClock.now
+    /// HCI command flow: credits, waiters, timeouts (see Adapter+Commands.swift).
+    let commands: HostCommands
 
-    var aclFlow: ACLFlowControl?
-    var reassembler: ACLReassembler
-    var connections: [UInt16: ConnectionRecord] = [:]
-    var scanning: ScanSession?
+    /// Connections, ACL and the L2CAP fixed channels (see LinkRouter.swift).
+    let links: LinkRouter
+    /// The scan that runs, if any (see Scanner.swift; commands in Adapter+Scanning.swift).
+    let scanner = Scanner()
     var connecting: PendingConnection?
     /// Connection attempts waiting for the current one to end, by id.
     var connectTurnWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    /// ATT PDUs waiting, in order, for room in their connection's full outgoing ACL queue.
-    var blockedSends: [UInt16: [BlockedSend]] = [:]
     var nextSessionID: UInt64 = 0
 
     /// Set once the transport ended or ``close()`` was called: every later operation throws it.
@@ -94,7 +91,9 @@ public actor Adapter {
         executor = eventLoop.executor
         taskExecutor = EventLoopTaskExecutor(eventLoop)
         (outboundPackets, outbound) = AsyncStream.makeStream(of: H4Packet.self)
-        reassembler = ACLReassembler(maximumFrameLength: max(configuration.maximumIncomingFrameLength, 4 + 23))
+        commands = HostCommands(outbound: outbound, logger: configuration.logger)
+        links = LinkRouter(maximumFrameLength: configuration.maximumIncomingFrameLength, outbound: outbound,
+                           logger: configuration.logger)
         controller = ControllerInfo(
             version: nil, supportedCommands: nil, leFeatures: nil, publicAddress: nil,
             ownAddress: DeviceAddress(.any, type: .public), aclDataLength: 27, aclPacketCount: 1,
@@ -127,8 +126,8 @@ public actor Adapter {
 
     private func closeNow() async {
         if failure == nil {
-            if scanning != nil { try? await stopScanning() }
-            for handle in Array(connections.keys) {
+            if scanner.isRunning { try? await stopScanning() }
+            for handle in links.handles {
                 try? await disconnect(handle: handle, reason: .remoteUserTerminatedConnection, timeout: .seconds(2))
             }
         }
@@ -169,10 +168,7 @@ public actor Adapter {
             for await packet in outgoing {
                 do throws(TransportError) {
                     try await transport.send(packet)
-                    if packet.type == .command {
-                        self.unwrittenCommands -= 1
-                        self.lastCommandWritten = .now
-                    }
+                    if packet.type == .command { self.commands.written() }
                 } catch {
                     self.fail(with: .transport(error))
                     return
@@ -188,20 +184,14 @@ public actor Adapter {
         if case .transport(let transportError) = error {
             logger.error("host stopped: \(transportError)")
         }
-        deliver(commands.transportClosed())
+        commands.stop()
         outbound.finish()
         connecting?.finish(.failure(error))
         connecting = nil
         for waiter in connectTurnWaiters.values { waiter.resume() }
         connectTurnWaiters.removeAll()
-        scanning?.finish(throwing: error)
-        scanning = nil
-        for (handle, record) in connections {
-            failBlockedSends(on: handle, with: bearerError(for: error))
-            record.end(bearerError: bearerError(for: error), hostError: error)
-            _ = aclFlow?.connectionClosed(handle)
-        }
-        connections.removeAll()
+        scanner.stop(throwing: error)
+        links.stop(error, bearerError: bearerError(for: error))
     }
 
     func bearerError(for error: HostError) -> BearerError {
@@ -210,162 +200,6 @@ public actor Adapter {
         case .closed: .closed
         case .disconnected(let reason): .disconnected(reason: reason.description)
         default: .disconnected(reason: error.description)
-        }
-    }
-
-    // MARK: Commands
-
-    /// Sends `command` and waits for its Command Complete or Command Status (bounded by
-    /// `timeout`, else the configured command timeout).
-    /// - Throws: ``HostError/cancelled`` when the task is cancelled meanwhile: a command still
-    ///   waiting for a credit is withdrawn (never sent); one already sent is no longer awaited
-    ///   (its answer, when it comes, is only logged).
-    public func send(_ command: HCICommand, timeout: Duration? = nil) async throws(HostError) -> CommandOutcome {
-        if let failure { throw failure }
-        if Task.isCancelled { throw .cancelled }
-        let token: CommandToken
-        do {
-            token = try commands.submit(command, timeout: timeout ?? configuration.commandTimeout, now: .now)
-        } catch {
-            throw .commandQueueFull
-        }
-        let limit = timeout ?? configuration.commandTimeout
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                commandWaiters[token] = continuation
-                releaseCommands()
-                if commands.queuedCount > 0 {
-                    // Waiting for a command credit is bounded too: a controller that set its
-                    // credits to 0 and never grants more must not wedge the host.
-                    Task {
-                        try? await Task.sleep(for: limit)
-                        self.withdrawIfStillQueued(token, opcode: command.opcode)
-                    }
-                }
-            }
-        } onCancel: {
-            Task { await self.stopWaiting(for: token) }
-        }
-        if case .cancelled = outcome { throw .cancelled }
-        return outcome
-    }
-
-    /// The caller of the command was cancelled: withdraw it if it still waits for a credit,
-    /// else stop waiting for its answer.
-    private func stopWaiting(for token: CommandToken) {
-        _ = commands.withdraw(token)
-        commandWaiters.removeValue(forKey: token)?.resume(returning: .cancelled(token))
-    }
-
-    private func withdrawIfStillQueued(_ token: CommandToken, opcode: HCIOpcode) {
-        guard commands.withdraw(token) != nil else { return }
-        logger.warning("the controller granted no command credit for \(opcode) in time")
-        commandWaiters.removeValue(forKey: token)?.resume(returning: .timedOut(token, opcode))
-    }
-
-    /// Runs a command that ends with Command Complete and returns its decoded return
-    /// parameters. A failure status, a timeout or a malformed answer throws.
-    @discardableResult
-    public func execute(_ command: HCICommand, timeout: Duration? = nil) async throws(HostError) -> CommandReturn {
-        let outcome = try await send(command, timeout: timeout)
-        let opcode = command.opcode
-        switch outcome {
-        case .completed(_, let complete):
-            let decoded: CommandReturn
-            do {
-                decoded = try CommandReturn.decode(opcode: complete.opcode, returnParameters: complete.returnParameters)
-            } catch {
-                throw .malformedReturn(opcode, error)
-            }
-            if let status = decoded.status, !status.isSuccess { throw .commandFailed(opcode, status) }
-            return decoded
-        case .statusReceived(_, let status):
-            guard status.isSuccess else { throw .commandFailed(opcode, status) }
-            return .success(opcode)
-        default:
-            throw error(for: outcome, opcode: opcode, timeout: timeout)
-        }
-    }
-
-    /// Runs a command that starts with Command Status (connections, disconnection) and
-    /// returns once the controller accepted it.
-    func start(_ command: HCICommand, timeout: Duration? = nil) async throws(HostError) {
-        let outcome = try await send(command, timeout: timeout)
-        switch outcome {
-        case .statusReceived(_, let status):
-            guard status.isSuccess else { throw .commandFailed(command.opcode, status) }
-        case .completed(_, let complete):
-            // Not the documented answer, but a clear one: honour its status.
-            if let status = complete.status, !status.isSuccess { throw .commandFailed(command.opcode, status) }
-        default:
-            throw error(for: outcome, opcode: command.opcode, timeout: timeout)
-        }
-    }
-
-    private func error(for outcome: CommandOutcome, opcode: HCIOpcode, timeout: Duration?) -> HostError {
-        switch outcome {
-        case .timedOut:
-            .commandTimedOut(opcode, seconds: (timeout ?? configuration.commandTimeout).seconds)
-        default:
-            failure ?? .closed
-        }
-    }
-
-    /// Writes every command the credits allow and arms the timer for the earliest deadline.
-    private func releaseCommands() {
-        guard failure == nil else { return }
-        for outgoing in commands.nextCommandsToSend(now: .now) {
-            unwrittenCommands += 1
-            outbound.yield(H4Packet(type: .command, bytes: outgoing.packet))
-        }
-        guard let deadline = commands.nextDeadline else { return }
-        armCommandTimer(at: deadline)
-    }
-
-    private func armCommandTimer(at deadline: ContinuousClock.Instant) {
-        if let armed = commandTimerDeadline, armed <= deadline { return }
-        commandTimerDeadline = deadline
-        Task {
-            try? await Task.sleep(until: deadline, tolerance: .milliseconds(5), clock: .continuous)
-            await self.commandTimerFired(scheduledFor: deadline)
-        }
-    }
-
-    /// Times out unanswered commands, but not before what already arrived was handled. When the
-    /// host itself was the slow one (commands still unwritten, or this timer ran late because
-    /// the process was starved of CPU), the controller gets a short grace period after the
-    /// fact, bounded so that a stuck writer cannot postpone timeouts for ever.
-    private func commandTimerFired(scheduledFor deadline: ContinuousClock.Instant) async {
-        commandTimerDeadline = nil
-        await Task.yield()
-        let grace = Duration.milliseconds(100)
-        let now = ContinuousClock.now
-        let hostWasSlow = unwrittenCommands > 0 || now - deadline > grace || now - lastCommandWritten < grace
-        if hostWasSlow, let overdue = commands.nextDeadline, now < overdue + .seconds(2) {
-            armCommandTimer(at: now + grace)
-            return
-        }
-        let outcomes = commands.expire(now: .now)
-        for case .timedOut(_, let opcode) in outcomes {
-            logger.warning("the controller did not answer \(opcode) in time")
-        }
-        deliver(outcomes)
-        releaseCommands()
-    }
-
-    func deliver(_ outcomes: [CommandOutcome]) {
-        for outcome in outcomes {
-            if let token = outcome.token {
-                commandWaiters.removeValue(forKey: token)?.resume(returning: outcome)
-            } else if case .unexpected(let event) = outcome {
-                if failure == nil {
-                    logger.warning("controller answered a command that is not pending: \(event.name)")
-                } else {
-                    // Closing (or failed): what was pending was dropped, so a late answer to it
-                    // is expected here and nothing a person must act on.
-                    logger.debug("after the host stopped, the controller answered: \(event.name)")
-                }
-            }
         }
     }
 
@@ -381,7 +215,9 @@ public actor Adapter {
             }
         case .acl:
             do {
-                receiveACL(try ACLPacket.decode(packet.bytes))
+                if let request = links.receive(try ACLPacket.decode(packet.bytes)) {
+                    requestParameterUpdate(request.parameters, on: request.record)
+                }
             } catch {
                 logger.warning("dropped a malformed ACL packet: \(error)")
             }
@@ -393,15 +229,10 @@ public actor Adapter {
     private func handle(_ event: HCIEvent) {
         switch event {
         case .commandComplete, .commandStatus:
-            deliver(commands.receive(event, now: .now))
+            commands.receive(event)
             releaseCommands()
         case .numberOfCompletedPackets(let entries):
-            guard var flow = aclFlow else { return }
-            for anomaly in flow.completed(entries) {
-                logger.warning("Number Of Completed Packets: \(anomaly)")
-            }
-            aclFlow = flow
-            releaseACL()
+            links.completed(entries)
         case .disconnectionComplete(let event):
             handleDisconnection(event)
         case .le(let meta):
@@ -418,71 +249,21 @@ public actor Adapter {
     private func handle(_ meta: LEMetaEvent) {
         switch meta {
         case .advertisingReport(let reports), .extendedAdvertisingReport(let reports):
-            scanning?.receive(reports)
+            scanner.receive(reports)
         case .connectionComplete(let complete):
             handleConnectionComplete(complete)
         case .connectionUpdateComplete(let update):
-            if let record = connections[update.connectionHandle], update.status.isSuccess {
+            if let record = links[update.connectionHandle], update.status.isSuccess {
                 record.updateParameters(interval: update.connectionInterval, latency: update.peripheralLatency,
                                         supervisionTimeout: update.supervisionTimeout)
             } else if !update.status.isSuccess {
                 logger.notice("connection update on handle \(update.connectionHandle) failed: \(update.status)")
             }
             // The running LE Connection Update (if any) is over: the next may go.
-            connections[update.connectionHandle]?.parameterUpdateEnded()
+            links[update.connectionHandle]?.parameterUpdateEnded()
         default:
             logger.debug("ignored LE event \(meta.name)")
         }
-    }
-
-    // MARK: ACL and L2CAP
-
-    private func receiveACL(_ packet: ACLPacket) {
-        guard let record = connections[packet.handle] else {
-            logger.warning("dropped ACL data for unknown connection handle 0x\(String(packet.handle, radix: 16))")
-            return
-        }
-        let output = reassembler.receive(packet)
-        for error in output.errors { logger.warning("ACL reassembly: \(error)") }
-        guard let frame = output.frame else { return }
-        route(frame, on: record)
-    }
-
-    /// Queues one L2CAP PDU on `channel` of connection `handle`, fragmented to the controller's
-    /// ACL length, and writes what the ACL credits allow. A full queue throws ``HostError/busy(_:)``
-    /// (for the host's own answers; ATT waits for room instead, see ``sendATT(_:on:)``).
-    func sendL2CAP(_ payload: [UInt8], channel: L2CAPChannelID, on handle: UInt16) throws(HostError) {
-        let frame = L2CAPFrame(channelID: channel, payload: payload).encoded
-        guard try enqueueL2CAPFrame(frame, on: handle) else {
-            throw .busy("the outgoing ACL queue of connection 0x\(String(handle, radix: 16)) is full")
-        }
-    }
-
-    /// Queues an encoded L2CAP frame and writes what the credits allow; `false` (nothing
-    /// queued) when the connection's outgoing queue has no room for it.
-    func enqueueL2CAPFrame(_ frame: [UInt8], on handle: UInt16) throws(HostError) -> Bool {
-        if let failure { throw failure }
-        guard connections[handle] != nil, var flow = aclFlow else { throw .disconnected(.unknownConnectionIdentifier) }
-        do {
-            try flow.enqueue(l2capPDU: frame, connection: handle)
-        } catch {
-            if case .queueFull = error { return false }
-            throw .unsupported("ACL data on connection handle 0x\(String(handle, radix: 16)) (\(error))")
-        }
-        aclFlow = flow
-        releaseACL()
-        return true
-    }
-
-    /// Writes what the ACL credits allow, then lets blocked sends into the room that made.
-    func releaseACL() {
-        guard failure == nil, var flow = aclFlow else { return }
-        let packets = flow.nextPacketsToSend()
-        aclFlow = flow
-        for packet in packets {
-            outbound.yield(H4Packet(type: .acl, bytes: packet.encoded))
-        }
-        if !packets.isEmpty { admitBlockedSends() }
     }
 }
 

@@ -1,0 +1,139 @@
+import Logging
+
+/// The host's HCI command state, owned by one ``Adapter`` and used only on its executor: the
+/// sans-I/O ``CommandFlow`` plus who waits for each command, the timer's deadline and what the
+/// writer has not written yet. It decides and writes; the adapter does the awaiting and timers.
+final class HostCommands {
+    private var flow = CommandFlow<ContinuousClock.Instant>(capacity: 64)
+    private var waiters: [CommandToken: CheckedContinuation<CommandOutcome, Never>] = [:]
+    /// The deadline a timer is armed for (the adapter's task), if any.
+    private var timerDeadline: ContinuousClock.Instant?
+    /// Command packets handed to the writer and not yet written, and when the last one was:
+    /// a command's time to answer only really starts once it has left the host.
+    private var unwritten = 0
+    private var lastWritten = ContinuousClock.now
+    /// Set once the host stopped: nothing more is written, late answers are only logged at debug.
+    private var stopped = false
+    private let outbound: AsyncStream<H4Packet>.Continuation
+    private let logger: Logger
+
+    init(outbound: AsyncStream<H4Packet>.Continuation, logger: Logger) {
+        self.outbound = outbound
+        self.logger = logger
+    }
+
+    /// Whether commands wait for a credit (their wait must be bounded too).
+    var hasQueued: Bool { flow.queuedCount > 0 }
+
+    /// Queues `command`; ``HostError/commandQueueFull`` when the engine holds too many.
+    func submit(_ command: HCICommand, timeout: Duration) throws(HostError) -> CommandToken {
+        do {
+            return try flow.submit(command, timeout: timeout, now: .now)
+        } catch {
+            throw .commandQueueFull
+        }
+    }
+
+    /// Registers who waits for `token`'s outcome.
+    func wait(for token: CommandToken, _ continuation: CheckedContinuation<CommandOutcome, Never>) {
+        waiters[token] = continuation
+    }
+
+    /// The caller of the command was cancelled: withdraw it if it still waits for a credit,
+    /// else stop waiting for its answer.
+    func stopWaiting(for token: CommandToken) {
+        _ = flow.withdraw(token)
+        waiters.removeValue(forKey: token)?.resume(returning: .cancelled(token))
+    }
+
+    /// The command's credit did not come in time: withdraw it (if still queued) as timed out.
+    func withdrawIfStillQueued(_ token: CommandToken, opcode: HCIOpcode) {
+        guard flow.withdraw(token) != nil else { return }
+        logger.warning("the controller granted no command credit for \(opcode) in time")
+        waiters.removeValue(forKey: token)?.resume(returning: .timedOut(token, opcode))
+    }
+
+    /// Writes every command the credits allow; returns a deadline to arm a timer for when
+    /// none is armed for it or earlier.
+    func release() -> ContinuousClock.Instant? {
+        guard !stopped else { return nil }
+        for outgoing in flow.nextCommandsToSend(now: .now) {
+            unwritten += 1
+            outbound.yield(H4Packet(type: .command, bytes: outgoing.packet))
+        }
+        guard let deadline = flow.nextDeadline else { return nil }
+        return claimTimer(at: deadline) ? deadline : nil
+    }
+
+    /// Records a timer for `deadline`; `false` when one is already armed for then or earlier.
+    func claimTimer(at deadline: ContinuousClock.Instant) -> Bool {
+        if let armed = timerDeadline, armed <= deadline { return false }
+        timerDeadline = deadline
+        return true
+    }
+
+    /// The writer wrote a command packet.
+    func written() {
+        unwritten -= 1
+        lastWritten = .now
+    }
+
+    /// A Command Complete or Command Status: its command's waiter learns the outcome.
+    func receive(_ event: HCIEvent) {
+        deliver(flow.receive(event, now: .now))
+    }
+
+    /// What a timer that fired does next.
+    enum TimerAction {
+        /// Arm a timer again for this instant (the host was the slow one: a grace period).
+        case rearm(ContinuousClock.Instant)
+        /// Overdue commands were timed out; release what the credits now allow.
+        case expired
+    }
+
+    /// The timer armed for `deadline` fired (after what had already arrived was handled).
+    /// Times out unanswered commands, unless the host itself was the slow one (commands still
+    /// unwritten, or the timer ran late because the process was starved of CPU): then the
+    /// controller gets a short grace period, bounded so a stuck writer cannot postpone for ever.
+    func timerFired(scheduledFor deadline: ContinuousClock.Instant) -> TimerAction {
+        let grace = Duration.milliseconds(100)
+        let now = ContinuousClock.now
+        let hostWasSlow = unwritten > 0 || now - deadline > grace || now - lastWritten < grace
+        if hostWasSlow, let overdue = flow.nextDeadline, now < overdue + .seconds(2) {
+            return .rearm(now + grace)
+        }
+        let outcomes = flow.expire(now: .now)
+        for case .timedOut(_, let opcode) in outcomes {
+            logger.warning("the controller did not answer \(opcode) in time")
+        }
+        deliver(outcomes)
+        return .expired
+    }
+
+    /// A timer is no longer armed (it fired).
+    func timerEnded() {
+        timerDeadline = nil
+    }
+
+    /// The host stopped: every command pending fails as the transport's end, nothing more is written.
+    func stop() {
+        stopped = true
+        deliver(flow.transportClosed())
+    }
+
+    private func deliver(_ outcomes: [CommandOutcome]) {
+        for outcome in outcomes {
+            if let token = outcome.token {
+                waiters.removeValue(forKey: token)?.resume(returning: outcome)
+            } else if case .unexpected(let event) = outcome {
+                if !stopped {
+                    logger.warning("controller answered a command that is not pending: \(event.name)")
+                } else {
+                    // Closing (or failed): what was pending was dropped, so a late answer to it
+                    // is expected here and nothing a person must act on.
+                    logger.debug("after the host stopped, the controller answered: \(event.name)")
+                }
+            }
+        }
+    }
+}

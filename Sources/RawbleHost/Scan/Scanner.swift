@@ -1,0 +1,79 @@
+/// How to scan.
+public struct ScanOptions: Hashable, Sendable {
+    /// Active scanning asks scannable advertisers for their scan response; passive only listens.
+    public var active = true
+    /// Which devices to report (all by default).
+    public var filter = ScanFilter()
+    /// `true`: every report; `false`: a device when first seen and when what it advertises changes.
+    public var reportsDuplicates = false
+    /// Scan interval and window in units of 0.625 ms; equal values scan continuously.
+    public var interval: UInt16 = 0x0030
+    public var window: UInt16 = 0x0030
+    /// Most devices remembered at once (least recently seen forgotten first).
+    public var maximumDevices = 4096
+
+    public init(active: Bool = true, filter: ScanFilter = ScanFilter(), reportsDuplicates: Bool = false) {
+        self.active = active
+        self.filter = filter
+        self.reportsDuplicates = reportsDuplicates
+    }
+}
+
+/// One scan: its options, what it found so far, and its consumer's stream.
+final class ScanSession {
+    let id: UInt64
+    let options: ScanOptions
+    var aggregator: ScanAggregator
+    let output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation
+    var usesExtendedCommands = false
+
+    init(id: UInt64, options: ScanOptions, output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation) {
+        self.id = id
+        self.options = options
+        self.output = output
+        aggregator = ScanAggregator(filter: options.filter, reportsDuplicates: options.reportsDuplicates,
+                                    maximumDevices: options.maximumDevices, waitsForScanResponses: options.active)
+    }
+
+    func receive(_ reports: [AdvertisingReport]) {
+        for report in reports {
+            if let device = aggregator.receive(report) { output.yield(device) }
+        }
+    }
+
+    func finish(throwing error: HostError? = nil) {
+        if let error { output.finish(throwing: error) } else { output.finish() }
+    }
+}
+
+/// The adapter's scanning state, used only on its executor: the one scan that runs at a time.
+/// Reports go to it synchronously as they are read; the HCI commands stay with the adapter.
+final class Scanner {
+    /// The running scan, if any.
+    private(set) var current: ScanSession?
+
+    var isRunning: Bool { current != nil }
+
+    /// Makes `session` the running scan (the caller checked that none runs).
+    func start(_ session: ScanSession) {
+        current = session
+    }
+
+    /// Ends the running scan, or only `session` when it is the running one; returns what ended.
+    @discardableResult
+    func end(_ session: ScanSession? = nil) -> ScanSession? {
+        guard let running = current, session == nil || session === running else { return nil }
+        current = nil
+        return running
+    }
+
+    /// Advertising reports from the controller: to the running scan, if any.
+    func receive(_ reports: [AdvertisingReport]) {
+        current?.receive(reports)
+    }
+
+    /// The host stopped: the running scan's sequence throws `error`.
+    func stop(throwing error: HostError) {
+        end()?.finish(throwing: error)
+    }
+}
