@@ -8,12 +8,18 @@ public struct TestTimeout: Error, Hashable, Sendable {
 /// Runs `operation`, failing with ``TestTimeout`` after `seconds`: bounds every wait a test
 /// does on a stream or a peer, so a broken peer fails the test instead of hanging it.
 ///
+/// The bound guards against hangs; it is not a speed check. The default is generous because
+/// the whole suite runs at once on Swift's cooperative pool (two threads on a 2-core machine)
+/// while Bumble peers start: a test's awaits can wait their turn for many seconds. At 10 s, all
+/// the Heart Rate tests (each a few dozen awaits on a scripted bearer) timed out together in
+/// fresh-clone runs, then passed alone in 25 ms.
+///
 /// The deadline holds even when `operation` ignores cancellation: whichever of the operation
 /// and the deadline comes first resumes the caller; a late operation is cancelled and left to
 /// run out on its own (its result is dropped). Cancelling the caller throws `CancellationError`
 /// at once, the same way.
 public func within<T: Sendable>(
-    seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T
+    seconds: Double = 60, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let race = FirstFinisher<T>()
     return try await withTaskCancellationHandler {
