@@ -39,7 +39,8 @@ struct HeartRateReadmeExampleTests {
         let lines = try await withThrowingTaskGroup(of: [String].self) { group in
             group.addTask { try await printed.value }
             group.addTask {
-                try await Task.sleep(for: .seconds(10))
+                // A hang guard, as generous as `within`'s (the whole suite shares the pool).
+                try await Task.sleep(for: .seconds(60))
                 printed.cancel()
                 return []
             }

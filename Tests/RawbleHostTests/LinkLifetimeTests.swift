@@ -15,7 +15,7 @@ struct LinkLifetimeTests {
         // error naming the task. A task handed another waiter's id resumes that one instead
         // (and its own hangs): a watchdog ends the link then, so the test fails instead of hanging.
         let watchdog = Task {
-            try await Task.sleep(for: .seconds(10))
+            try await Task.sleep(for: .seconds(60))
             lifetime.end(.closed)
         }
         let mismatches = await withTaskGroup(of: Int.self) { group in
