@@ -120,15 +120,16 @@ struct Notify: AsyncParsableCommand {
             }
             let subscription = try await session.gatt.subscribe(to: characteristic, indications: indicate)
             var received = 0
+            let uuid = Array(characteristic.uuid.description.utf8)
+            var line: [UInt8] = []  // one buffer for every JSON line
+            line.reserveCapacity(128)
             do {
                 for try await update in subscription {
                     if json {
-                        Output.json(.object([
-                            ("time", .string(iso8601(unixMicroseconds: Clock.unixMicroseconds()))),
-                            ("handle", .handle(update.handle)),
-                            ("uuid", .uuid(characteristic.uuid)),
-                            ("value", .hex(update.value)),
-                        ]))
+                        line.removeAll(keepingCapacity: true)
+                        appendNotificationJSONLine(
+                            time: Clock.unixMicroseconds(), handle: update.handle, uuid: uuid, value: update.value, to: &line)
+                        Output.lineBytes(line)
                     } else {
                         Output.line(Hex.encode(update.value))
                     }
