@@ -97,6 +97,12 @@ final class HeartRateEventChannel: Sendable {
             if state.count >= limit {
                 state.head += 1  // the oldest goes
                 kept = false
+                // Release what was dropped once it is half the array: memory stays within
+                // twice the limit however long the consumer lags, at O(1) amortized.
+                if state.head >= limit {
+                    state.buffer.removeSubrange(0..<state.head)
+                    state.head = 0
+                }
             }
             state.buffer.append(event)
             return (nil, kept)
@@ -110,15 +116,21 @@ final class HeartRateEventChannel: Sendable {
         let waiter = state.withLock { state -> UnsafeContinuation<HeartRateEvent?, any Error>? in
             guard !state.finished, !state.cancelled else { return nil }
             state.finished = true
-            state.failure = error
             state.onCancel = nil
-            defer { state.waiter = nil }
-            return state.waiter
+            // A waiting consumer has nothing buffered: it takes the end now; else `next()` does.
+            guard let waiter = state.waiter else {
+                state.failure = error
+                return nil
+            }
+            state.waiter = nil
+            return waiter
         }
         guard let waiter else { return }
         if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
-        state.withLock { $0.failure = nil }
     }
+
+    /// Events the channel holds in memory, dropped ones not yet released included (for tests).
+    var storedCount: Int { state.withLock { $0.buffer.count } }
 
     /// The consumer went away: drop what is buffered, end a waiting `next()` with `nil`.
     func cancel() {

@@ -445,6 +445,8 @@ final class Link: Sendable {
             case hold(count: Int)
             case stream([H4Packet])
             case receiver(any HCIPacketReceiver, [H4Packet])
+            /// After the receiver was given the end: nobody takes them.
+            case drop
         }
         let step = control.state.withLock { state -> Step in
             var packets = batch
@@ -464,10 +466,12 @@ final class Link: Sendable {
                 return .receiver(receiver, packets)
             case .ended:
                 state.pending = []
-                return .stream([])  // after the end: nobody takes them
+                return .drop
             }
         }
         switch step {
+        case .drop:
+            return false
         case .hold(let count):
             return count >= H4StreamTransport.inboundHighWatermark
         case .stream(let packets):

@@ -1,4 +1,4 @@
-import RawbleHeartRate
+@testable import RawbleHeartRate
 import RawbleTestSupport
 import Testing
 
@@ -458,6 +458,23 @@ struct HeartRateMeasurementTests {
         #expect(await monitor.gatt.att.droppedUpdateCount == extra)
         let events = try await take(HeartRateMonitor.bufferLimit, from: stream)
         #expect(events.map { $0.measurement?.bpm } == (extra..<total).map { UInt16($0 % 200) })
+    }
+
+    @Test func aConsumerThatNeverReadsHoldsAtMostTwiceTheLimitAndGetsTheNewestInOrder() async throws {
+        let limit = 16
+        let channel = HeartRateEventChannel(limit: limit)
+        var kept = 0
+        var mostStored = 0
+        for i in 0..<(limit * 100) {
+            if channel.yield(HeartRateEvent(value: [0x00, UInt8(i % 200)])) { kept += 1 }
+            mostStored = max(mostStored, channel.storedCount)
+        }
+        #expect(kept == limit)  // the first `limit`; every later one dropped an older one
+        #expect(mostStored <= 2 * limit)
+        channel.finish()
+        var bpms: [UInt16] = []
+        for try await event in HeartRateEvents(channel: channel) { bpms.append(event.measurement?.bpm ?? 0) }
+        #expect(bpms == (limit * 99..<limit * 100).map { UInt16($0 % 200) })
     }
 
     @Test func unsubscribeOnADeadLinkReturns() async throws {
