@@ -62,6 +62,7 @@ let package = Package(
         .executableTarget(
             name: "HREmbedder",
             dependencies: [
+                "TimingSupport",
                 .product(name: "RawbleHost", package: "rawble"),
                 .product(name: "RawbleTransport", package: "rawble"),
                 .product(name: "RawbleGATT", package: "rawble"),

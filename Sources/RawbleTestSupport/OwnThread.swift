@@ -10,3 +10,20 @@ public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
         Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
+
+/// Runs `executable` with `arguments` to its end on a thread of its own (see ``onOwnThread(_:)``)
+/// and returns its standard output and exit status; its standard error is discarded.
+public func runToEnd(_ executable: String, _ arguments: [String]) async throws -> (output: Data, status: Int32) {
+    try await onOwnThread {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (data, process.terminationStatus)
+    }
+}

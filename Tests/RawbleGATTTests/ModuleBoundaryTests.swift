@@ -25,22 +25,11 @@ import Testing
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("rawble-dump-package-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let json = try await within(seconds: 120) {
-            try await onOwnThread {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["swift", "package", "--package-path", root.path,
-                                 "--scratch-path", scratch.path, "dump-package"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-            return data
-            }
+        let (json, status) = try await within(seconds: 120) {
+            try await runToEnd("/usr/bin/env", ["swift", "package", "--package-path", root.path,
+                                                "--scratch-path", scratch.path, "dump-package"])
         }
+        #expect(status == 0)
         let manifest = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
         let targets = try #require(manifest["targets"] as? [[String: Any]])
         var result: [String: Dependencies] = [:]

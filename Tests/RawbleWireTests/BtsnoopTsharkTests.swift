@@ -65,18 +65,7 @@ struct BtsnoopTsharkTests {
             "frame.time_epoch",
         ]
         let arguments = ["-r", url.path, "-T", "fields", "-E", "separator=|"] + fields.flatMap { ["-e", $0] }
-        let (data, status) = try await onOwnThread { () throws -> (Data, Int32) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tshark)
-            process.arguments = arguments
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (data, process.terminationStatus)
-        }
+        let (data, status) = try await within(seconds: 120) { try await runToEnd(tshark, arguments) }
         #expect(status == 0)
 
         let rows = String(decoding: data, as: UTF8.self).split(separator: "\n").map {

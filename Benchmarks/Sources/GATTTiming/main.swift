@@ -54,10 +54,8 @@ struct Arguments {
             guard let value = rest.popFirst() else { fail("\(flag) needs a value") }
             switch flag {
             case "--transport":
-                let parts = value.split(separator: ":", omittingEmptySubsequences: false)
-                guard parts.count == 3, parts[0] == "tcp", let port = UInt16(parts[2]) else { fail("--transport tcp:HOST:PORT") }
-                host = String(parts[1])
-                self.port = port
+                guard let (host, port) = tcpTransport(value) else { fail("--transport tcp:HOST:PORT") }
+                (self.host, self.port) = (host, port)
             case "--address":
                 guard let address = BluetoothAddress(value) else { fail("bad address \(value)") }
                 self.address = address

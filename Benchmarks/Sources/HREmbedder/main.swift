@@ -20,18 +20,12 @@ import Darwin
 import RawbleHeartRate
 import RawbleHost
 import RawbleTransport
+import TimingSupport
 
 func fail(_ message: String) -> Never {
     let line = Array("HREmbedder: \(message)\n".utf8)
     _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     exit(1)
-}
-
-/// CPU time of the whole process (every thread) so far.
-func processCPUNanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
 struct Options {
@@ -46,9 +40,8 @@ struct Options {
             guard let value = rest.popFirst() else { fail("\(flag) needs a value") }
             switch flag {
             case "--transport":
-                let parts = value.split(separator: ":", omittingEmptySubsequences: false)
-                guard parts.count == 3, parts[0] == "tcp", let port = UInt16(parts[2]) else { fail("--transport tcp:HOST:PORT") }
-                (host, self.port) = (String(parts[1]), port)
+                guard let (host, port) = tcpTransport(value) else { fail("--transport tcp:HOST:PORT") }
+                (self.host, self.port) = (host, port)
             case "--count":
                 guard let count = Int(value), count > 0 else { fail("--count must be a positive integer") }
                 self.count = count

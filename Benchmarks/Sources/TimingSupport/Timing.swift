@@ -57,3 +57,11 @@ public func fail(_ message: String) -> Never {
     emit(["error": quoted(message)])
     exit(1)
 }
+
+/// `tcp:HOST:PORT`, the only transport the timing executables take, as host and port; `nil`
+/// for anything else.
+public func tcpTransport(_ value: String) -> (host: String, port: UInt16)? {
+    let parts = value.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 3, parts[0] == "tcp", let port = UInt16(parts[2]) else { return nil }
+    return (String(parts[1]), port)
+}
