@@ -5,6 +5,10 @@ extension Adapter {
     /// ``stopScanning()``); the sequence throws when the transport ends.
     /// - Throws: ``HostError/busy(_:)`` when a scan is already running.
     public func scan(_ options: ScanOptions = ScanOptions()) async throws(HostError) -> AsyncThrowingStream<DiscoveredDevice, any Error> {
+        // A scan whose consumer already stopped is stopping: finish that here rather than
+        // answer busy. The previous Set Scan Enable (off) goes first, or it would stop this one.
+        if scanner.current?.consumerEnded.isSet == true { try? await stopScanning() }
+        if let stop = scanStop { _ = await stop.value }
         if let failure { throw failure }
         guard !scanner.isRunning else { throw .busy("a scan is already running on this adapter") }
         nextSessionID += 1
@@ -13,7 +17,9 @@ extension Adapter {
             of: DiscoveredDevice.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(4096))
         let session = ScanSession(id: id, options: options, output: output)
         scanner.start(session)
+        let consumerEnded = session.consumerEnded
         output.onTermination = { _ in
+            consumerEnded.set()
             Task { await self.scanConsumerEnded(id) }
         }
         do {
@@ -27,10 +33,26 @@ extension Adapter {
     }
 
     /// Stops the running scan (if any): its sequence finishes, then scanning is disabled.
+    /// When a stop is already on its way (the consumer ended, or another caller), this waits for
+    /// that one to reach the controller, so whoever closes next never cuts it off.
     public func stopScanning() async throws(HostError) {
-        guard let session = scanner.end() else { return }
-        session.finish()
-        try await setScanEnabled(false, extended: session.usesExtendedCommands, filterDuplicates: false)
+        if let session = scanner.end() {
+            session.finish()
+            let extended = session.usesExtendedCommands
+            // Its own task: the caller's cancellation must not keep the controller scanning.
+            scanStop = Task { () -> Result<Void, HostError> in
+                do throws(HostError) {
+                    try await self.setScanEnabled(false, extended: extended, filterDuplicates: false)
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        guard let stop = scanStop else { return }
+        let result = await stop.value
+        if scanStop == stop { scanStop = nil }
+        try result.get()
     }
 
     private func scanConsumerEnded(_ id: UInt64) async {

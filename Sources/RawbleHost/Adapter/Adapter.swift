@@ -75,6 +75,8 @@ public actor Adapter {
     let links: LinkRouter
     /// The scan that runs, if any (see Scanner.swift; commands in Adapter+Scanning.swift).
     let scanner = Scanner()
+    /// The Set Scan Enable (off) on its way to the controller, if any: ``close()`` waits for it.
+    var scanStop: Task<Result<Void, HostError>, Never>?
     var connecting: PendingConnection?
     /// Connection attempts waiting for the current one to end, by id.
     var connectTurnWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -126,7 +128,7 @@ public actor Adapter {
 
     private func closeNow() async {
         if failure == nil {
-            if scanner.isRunning { try? await stopScanning() }
+            try? await stopScanning()
             for handle in links.handles {
                 try? await disconnect(handle: handle, reason: .remoteUserTerminatedConnection, timeout: .seconds(2))
             }

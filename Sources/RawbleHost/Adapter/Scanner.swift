@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How to scan.
 public struct ScanOptions: Hashable, Sendable {
     /// Active scanning asks scannable advertisers for their scan response; passive only listens.
@@ -26,6 +28,8 @@ final class ScanSession {
     var aggregator: ScanAggregator
     let output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation
     var usesExtendedCommands = false
+    /// Set (from any thread) when the consumer stops reading: the scan is as good as stopped.
+    let consumerEnded = AtomicFlag()
 
     init(id: UInt64, options: ScanOptions, output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation) {
         self.id = id
@@ -76,4 +80,12 @@ final class Scanner {
     func stop(throwing error: HostError) {
         end()?.finish(throwing: error)
     }
+}
+
+/// A flag set once from any thread and read on the adapter's executor.
+final class AtomicFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

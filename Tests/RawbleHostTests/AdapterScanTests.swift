@@ -1,0 +1,61 @@
+import RawbleHost
+import RawbleTestSupport
+import Testing
+
+private func configuration() -> Adapter.Configuration {
+    var configuration = Adapter.Configuration()
+    configuration.commandTimeout = .seconds(10)
+    configuration.resetTimeout = .seconds(10)
+    configuration.logger.logLevel = .critical
+    return configuration
+}
+
+private let scanOff = HCICommand.leSetScanEnable(enable: false, filterDuplicates: false)
+
+private func isScanEnable(_ command: HCICommand) -> Bool {
+    if case .leSetScanEnable = command { true } else { false }
+}
+
+@Suite("Adapter: stopping a scan")
+struct AdapterScanStopTests {
+    /// The consumer's end starts the stop on a task of its own; a close that comes at once must
+    /// wait for it, not close the transport under it (CI caught `scan` after Ctrl-C leaving the
+    /// controller scanning: the last command sent was Set Scan Enable on). The two race, so
+    /// the test runs many rounds, each in both orders' reach.
+    @Test("closing right after the scan's consumer stops still disables scanning, before the transport closes")
+    func closeRightAfterTheConsumerStops() async throws {
+        for round in 0..<40 {
+            let controller = ScriptedController()
+            _ = controller.run()
+            let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+            let devices = try await adapter.scan()
+            let consumer = Task { for try await _ in devices {} }
+            consumer.cancel()
+            if round.isMultiple(of: 2) { _ = await consumer.result }
+            try await within(seconds: 30) { await adapter.close() }
+            let scanCommands = controller.commands.filter(isScanEnable)
+            #expect(scanCommands.last == scanOff, "round \(round): \(scanCommands)")
+            #expect(scanCommands.filter { $0 == scanOff }.count == 1, "round \(round): \(scanCommands)")
+        }
+    }
+
+    /// Once the consumer has stopped, a new scan is not busy (the old one is as good as
+    /// stopped), and the old stop's Set Scan Enable (off) cannot come after the new one's on.
+    @Test("a new scan right after the consumer stopped the last one is not busy, nor switched off by the old stop")
+    func scanAgainRightAfterTheConsumerStops() async throws {
+        for round in 0..<40 {
+            let controller = ScriptedController()
+            _ = controller.run()
+            let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+            let first = try await adapter.scan()
+            let consumer = Task { for try await _ in first {} }
+            consumer.cancel()
+            _ = await consumer.result
+            let second = try await within(seconds: 30) { try await adapter.scan() }
+            let scanCommands = controller.commands.filter(isScanEnable)
+            #expect(scanCommands.last == .leSetScanEnable(enable: true, filterDuplicates: false), "round \(round): \(scanCommands)")
+            withExtendedLifetime(second) {}
+            await adapter.close()
+        }
+    }
+}
