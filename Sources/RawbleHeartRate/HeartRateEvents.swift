@@ -31,6 +31,12 @@ public struct HeartRateEvents: AsyncSequence, Sendable {
         public mutating func next() async throws -> HeartRateEvent? {
             try await consumer.channel.next()
         }
+
+        /// Events already received that `next()` returns without waiting; 0 means the next
+        /// call waits for the strap. A consumer that writes its output in batches flushes at
+        /// 0, so a batch is what one read from the transport brought and no line waits for a
+        /// later value.
+        public var bufferedCount: Int { consumer.channel.bufferedCount }
     }
 
     /// The sequence's and its iterators' hold on the channel: once the last of them is gone
@@ -128,6 +134,12 @@ final class HeartRateEventChannel: Sendable {
         guard let waiter else { return }
         if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
     }
+
+    /// Whether the consumer waits in `next()` (for tests).
+    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
+
+    /// Events waiting for the consumer.
+    var bufferedCount: Int { state.withLock { $0.count } }
 
     /// Events the channel holds in memory, dropped ones not yet released included (for tests).
     var storedCount: Int { state.withLock { $0.buffer.count } }

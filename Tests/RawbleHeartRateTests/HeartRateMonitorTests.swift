@@ -477,6 +477,36 @@ struct HeartRateMeasurementTests {
         #expect(bpms == (limit * 99..<limit * 100).map { UInt16($0 % 200) })
     }
 
+    @Test func bufferedCountTellsWhatNextReturnsWithoutWaiting() async throws {
+        let channel = HeartRateEventChannel(limit: 16)
+        var iterator = HeartRateEvents(channel: channel).makeAsyncIterator()
+        #expect(iterator.bufferedCount == 0)
+        for bpm: UInt8 in [60, 61, 62] { _ = channel.yield(HeartRateEvent(value: [0x00, bpm])) }
+        #expect(iterator.bufferedCount == 3)
+        var bpms: [UInt16] = []
+        while iterator.bufferedCount > 0, let event = try await iterator.next() {
+            bpms.append(event.measurement?.bpm ?? 0)
+        }
+        #expect(bpms == [60, 61, 62])
+        channel.finish()
+        #expect(iterator.bufferedCount == 0)
+        #expect(try await iterator.next() == nil)
+
+        // A value handed straight to a waiting consumer is not buffered.
+        let direct = HeartRateEventChannel(limit: 16)
+        let events = HeartRateEvents(channel: direct)
+        let waiting = Task {
+            var iterator = events.makeAsyncIterator()
+            let event = try await iterator.next()
+            return (event?.measurement?.bpm, iterator.bufferedCount)
+        }
+        while !direct.hasWaiter { await Task.yield() }
+        _ = direct.yield(HeartRateEvent(value: [0x00, 70]))
+        let (bpm, left) = try await within { try await waiting.value }
+        #expect(bpm == 70)
+        #expect(left == 0)
+    }
+
     @Test func unsubscribeOnADeadLinkReturns() async throws {
         let (bearer, monitor) = try await attachedStrap()
         bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])

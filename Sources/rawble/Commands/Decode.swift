@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import RawbleWire
 
 /// `rawble decode …`: decode bytes given on the command line, or a btsnoop capture, with no
@@ -135,9 +135,9 @@ struct DecodeBtsnoop: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        var isDirectory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory)
-        if exists, isDirectory.boolValue {
+        let exists = FileManager.default.fileExists(atPath: file)
+        let type = (try? FileManager.default.attributesOfItem(atPath: file))?[.type] as? FileAttributeType
+        if type == .typeDirectory {
             throw CLIError(.cannotOpen, "\(file) is a directory", fix: "name a btsnoop capture file")
         }
         guard let data = FileManager.default.contents(atPath: file) else {

@@ -1,5 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import RawbleGATT
 import RawbleHost
 

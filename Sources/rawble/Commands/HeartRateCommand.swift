@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import RawbleGATT
 import RawbleHeartRate
 import RawbleHost
@@ -207,11 +207,15 @@ struct HeartRateSession: Sendable {
             let events = try await monitor.measurements()
             status.show("connected; waiting for measurements")
             var rate = ArrivalRate()
-            var line: [UInt8] = []  // one buffer for every JSON line of this connection
-            line.reserveCapacity(256)
+            // One buffer for the JSON lines of this connection, written with one write(2)
+            // whenever no further value is already at hand (see Iterator.bufferedCount).
+            var batch: [UInt8] = []
+            batch.reserveCapacity(4096)
+            defer { flush(&batch) }
             let silence = SilenceWatch(after: timeout, status: status, device: device)
             defer { silence.cancel() }
-            for try await event in events {
+            var iterator = events.makeAsyncIterator()
+            while let event = try await iterator.next() {
                 silence.heard()
                 switch event {
                 case let .measurement(measurement, raw):
@@ -221,16 +225,19 @@ struct HeartRateSession: Sendable {
                         rate.record(at: .now)
                         perSecond = rate.perSecond
                     }
-                    report(measurement, raw: raw, rate: perSecond, line: &line)
+                    report(measurement, raw: raw, rate: perSecond, batch: &batch)
                     received += 1
                     if let count, received >= count {
+                        flush(&batch)
                         await monitor.unsubscribe()
                         try? await connection.disconnect(timeout: .seconds(3))
                         throw LinkEnd.done
                     }
                 case let .invalid(raw, error):
+                    flush(&batch)
                     report(invalid: raw, error: error)
                 }
+                if iterator.bufferedCount == 0 || batch.count >= Self.batchLimit { flush(&batch) }
             }
             if Task.isCancelled {
                 // Ctrl-C: tell the strap to stop before the link goes (not cancelled with us).
@@ -273,13 +280,25 @@ struct HeartRateSession: Sendable {
         }
     }
 
-    /// `line`: a buffer reused for every measurement's JSON line (its contents are replaced).
-    private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, line: inout [UInt8]) {
+    /// A batch of JSON lines is written once it reaches this many bytes, even mid-batch.
+    private static let batchLimit = 64 * 1024
+
+    /// Writes the batched JSON lines on stdout, with one write(2), and empties the batch.
+    private func flush(_ batch: inout [UInt8]) {
+        guard !batch.isEmpty else { return }
+        status.printLine(bytes: batch)
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    /// With `--json`, the measurement's line is appended to `batch` (for ``flush(_:)``);
+    /// otherwise it is shown at once.
+    private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, batch: inout [UInt8]) {
         let time = Clock.unixMicroseconds()
         if json || jsonl != nil {
-            line.removeAll(keepingCapacity: true)
-            measurement.appendJSONLine(time: time, raw: raw, to: &line)
-            jsonl?.append(line: line)
+            let start = batch.count
+            measurement.appendJSONLine(time: time, raw: raw, to: &batch)
+            jsonl?.append(line: batch[start...])
+            if !json { batch.removeAll(keepingCapacity: true) }  // only the file wanted it
         }
         csv?.append([
             iso8601(unixMicroseconds: time), String(measurement.bpm), measurement.contact.name,
@@ -287,9 +306,7 @@ struct HeartRateSession: Sendable {
             measurement.rrIntervals.map { String(Int($0.milliseconds.rounded())) }.joined(separator: " "),
             Hex.encode(raw),
         ].joined(separator: ","))
-        if json {
-            status.printLine(bytes: line)
-        } else {
+        if !json {
             let arrival = rate.map { " (\(formatRate($0))/s)" } ?? ""
             status.printLine("♥ \(measurement.summary)\(arrival)")
             status.beat(Int(measurement.bpm), "\(measurement.bpm) bpm")

@@ -87,7 +87,7 @@ final class ScanTable: Sendable {
         let rssi = device.rssi.map { "\($0)" } ?? "?"
         let services = device.advertisingData.serviceUUIDs.map { $0.name ?? $0.description }.joined(separator: ",")
         let manufacturer = device.advertisingData.manufacturerData.map { entry in
-            (entry.companyName ?? String(format: "0x%04X", entry.companyID)) + " " + Hex.encode(entry.data)
+            (entry.companyName ?? hex4(entry.companyID)) + " " + Hex.encode(entry.data)
         }.joined(separator: "; ")
         let name = device.name ?? (device.dataError == nil ? "" : "(broken AD)")
         Output.line([
@@ -98,6 +98,12 @@ final class ScanTable: Sendable {
             pad(services, 25),
             manufacturer,
         ].joined(separator: " "))
+    }
+
+    /// `0x` and four uppercase hex digits, as the Bluetooth SIG lists company identifiers.
+    private func hex4(_ value: UInt16) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return "0x" + String(repeating: "0", count: 4 - digits.count) + digits
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

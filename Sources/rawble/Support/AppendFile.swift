@@ -31,7 +31,7 @@ final class AppendFile: Sendable {
     }
 
     /// Appends a whole line as bytes (its newline included), with one write(2).
-    func append(line bytes: [UInt8]) {
+    func append(line bytes: ArraySlice<UInt8>) {
         bytes.withUnsafeBytes { Output.writeAll($0, to: descriptor) }
     }
 }

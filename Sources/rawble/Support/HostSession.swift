@@ -1,5 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 @preconcurrency import Dispatch
-import Foundation
+import FoundationEssentials
 import Logging
 import RawbleHost
 import RawbleTransport

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The status line on stderr for long work: what is happening and for how long (a spinner),
@@ -60,7 +60,7 @@ final class StatusLine: Sendable {
         redraw()
     }
 
-    /// Prints a whole line given as bytes (newline included) on stdout, like ``printLine(_:)``.
+    /// Prints whole lines given as bytes (newlines included) on stdout, like ``printLine(_:)``.
     func printLine(bytes: [UInt8]) {
         clear()
         Output.lineBytes(bytes)
