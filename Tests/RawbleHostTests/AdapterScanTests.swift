@@ -59,3 +59,25 @@ struct AdapterScanStopTests {
         }
     }
 }
+
+@Suite("Adapter as a Central")
+struct AdapterCentralTests {
+    /// What the CLI and embedders do through the seam: connect, reach the ATT bearer,
+    /// disconnect, and learn why the link ended, without naming `Adapter` or `Connection`.
+    @Test("connect, send on the ATT bearer and disconnect through `any Central`")
+    func throughTheSeam() async throws {
+        let controller = ScriptedController()
+        _ = controller.run()
+        let central: any Central = try await Adapter.open(controller.transport, configuration: configuration())
+        let link = try await central.connect(to: ScriptedController.peer, timeout: .seconds(10))
+        #expect(link.peer == ScriptedController.peer)
+        #expect(link.ending == nil)
+        try await link.att.send([0x02, 0x17, 0x00])  // Exchange MTU Request
+        let sent = await controller.waitForACL(count: 1)
+        #expect(sent.first.map { Array($0.payload.suffix(3)) } == [0x02, 0x17, 0x00])
+        try await link.disconnect(timeout: .seconds(5))
+        #expect(link.ending != nil)
+        #expect(controller.commands.contains { if case .disconnect(_, .remoteUserTerminatedConnection) = $0 { true } else { false } })
+        await central.close()
+    }
+}

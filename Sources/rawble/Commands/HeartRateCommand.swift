@@ -38,7 +38,7 @@ struct HeartRate: AsyncParsableCommand {
             reconnect: reconnect, json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)),
             csv: csvFile, jsonl: jsonlFile)
         // On the host's event loop, where the measurements are decoded: none waits for a hop.
-        let work = Task(executorPreference: host.adapter.taskExecutor) { try await monitor.run() }
+        let work = Task(executorPreference: host.central.taskExecutor) { try await monitor.run() }
         let interrupt = InterruptWatcher { work.cancel() }
         let result = await work.result
         withExtendedLifetime(interrupt) {}
@@ -102,7 +102,7 @@ struct HeartRateSession: Sendable {
 
         /// The link ended: why, as the host knows it, else as the ATT bearer saw it (a transport
         /// that failed under the bearer before the host noticed is as fatal as the host's).
-        static func lost(_ connection: Connection, _ bearer: BearerError? = nil, otherwise fallback: String) -> LinkEnd {
+        static func lost(_ connection: any CentralLink, _ bearer: BearerError? = nil, otherwise fallback: String) -> LinkEnd {
             switch connection.ending {
             case .disconnected(let reason)?: return .lost(reason.description, ending: connection.ending)
             case let ending?: return .lost(ending.description, ending: ending)
@@ -152,14 +152,14 @@ struct HeartRateSession: Sendable {
         status.show("scanning for \(target)")
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
         do {
-            devices = try await host.adapter.scan(ScanOptions(active: true, filter: target.filter))
+            devices = try await host.central.scan(ScanOptions(active: true, filter: target.filter))
         } catch {
             throw host.cliError(error)
         }
-        defer { Task { [adapter = host.adapter] in try? await adapter.stopScanning() } }
+        defer { Task { [central = host.central] in try? await central.stopScanning() } }
         do {
             for try await device in devices where device.isConnectable {
-                try await host.adapter.stopScanning()
+                try await host.central.stopScanning()
                 return device
             }
         } catch let error as HostError {
@@ -172,9 +172,9 @@ struct HeartRateSession: Sendable {
     /// Connects to `device` and shows its measurements until `count` or the link ends.
     private func follow(_ device: DiscoveredDevice, received: inout Int, energyReset: inout Bool) async throws {
         status.show("connecting to \(device.name ?? device.address.address.description)")
-        let connection: Connection
+        let connection: any CentralLink
         do {
-            connection = try await host.adapter.connect(to: device.address, timeout: timeout)
+            connection = try await host.central.connect(to: device.address, timeout: timeout)
         } catch {
             if case .connectionTimedOut = error { throw LinkEnd.lost(error.description) }
             throw host.cliError(error)

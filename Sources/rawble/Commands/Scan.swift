@@ -37,7 +37,7 @@ struct Scan: AsyncParsableCommand {
         options.maximumDevices = 4096
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
         do {
-            devices = try await session.adapter.scan(options)
+            devices = try await session.central.scan(options)
         } catch {
             await session.close()
             throw session.cliError(error)

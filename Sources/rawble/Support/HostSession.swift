@@ -10,9 +10,10 @@ import RawbleHost
 import RawbleTransport
 
 /// What a command opened: the transport (flag or `RAWBLE_TRANSPORT`), the btsnoop capture
-/// around it, and rawble's host on top. Every failure to open is one actionable `CLIError`.
+/// around it, and the central on top (rawble's own host on H4). Every failure to open is one
+/// actionable `CLIError`. Commands use only `central`, so they run on any host.
 struct HostSession {
-    let adapter: Adapter
+    let central: any Central
     let transport: TransportSpec
     let capture: BtsnoopCaptureFile?
 
@@ -36,7 +37,7 @@ struct HostSession {
         configuration.logger = Logger(label: "rawble.host")
         do {
             let adapter = try await Adapter.open(transport, configuration: configuration)
-            return HostSession(adapter: adapter, transport: spec, capture: capture)
+            return HostSession(central: adapter, transport: spec, capture: capture)
         } catch {
             _ = capture?.close()
             throw cliError(error, transport: spec)
@@ -46,7 +47,7 @@ struct HostSession {
     /// Stops scanning, disconnects, closes the transport, then the capture (every record is
     /// already on disk; a write that failed along the way is reported here).
     func close() async {
-        await adapter.close()
+        await central.close()
         if let failure = capture?.close() {
             Output.error("rawble: the btsnoop capture is incomplete: \(failure)")
         }

@@ -6,7 +6,7 @@ import RawbleHost
 /// bearer with the MTU exchanged. `close()` disconnects and closes everything.
 struct PeerSession {
     let host: HostSession
-    let connection: Connection
+    let connection: any CentralLink
     let gatt: GATTClient
     let timeout: Duration
 
@@ -17,12 +17,12 @@ struct PeerSession {
         let timeout = Duration.milliseconds(Int(options.timeout * 1000))
         let host = try await HostSession.open(options, output: output)
         do {
-            let type = try await resolveType(of: address, given: addressType, adapter: host.adapter,
+            let type = try await resolveType(of: address, given: addressType, central: host.central,
                                              within: min(timeout, .seconds(5)))
             let peer = DeviceAddress(address, type: type)
-            let connection: Connection
+            let connection: any CentralLink
             do {
-                connection = try await host.adapter.connect(to: peer, timeout: timeout)
+                connection = try await host.central.connect(to: peer, timeout: timeout)
             } catch {
                 throw host.cliError(error)
             }
@@ -45,7 +45,7 @@ struct PeerSession {
 
     /// The type the flag gives, else the one the device advertises with (a scan of at most
     /// `limit`), else random (what almost every LE peripheral uses).
-    private static func resolveType(of address: BluetoothAddress, given: AddressTypeArgument?, adapter: Adapter,
+    private static func resolveType(of address: BluetoothAddress, given: AddressTypeArgument?, central: any Central,
                                     within limit: Duration) async throws -> LEAddressType {
         switch given {
         case .public?: return .public
@@ -54,7 +54,7 @@ struct PeerSession {
         }
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
         do {
-            devices = try await adapter.scan(ScanOptions(active: false, filter: ScanFilter(addresses: [address])))
+            devices = try await central.scan(ScanOptions(active: false, filter: ScanFilter(addresses: [address])))
         } catch {
             return .random
         }
@@ -68,7 +68,7 @@ struct PeerSession {
         }
         let type = (try? await first.value) ?? nil
         watchdog.cancel()
-        try? await adapter.stopScanning()
+        try? await central.stopScanning()
         return type ?? .random
     }
 
@@ -123,7 +123,7 @@ struct PeerSession {
     /// Runs `body`; Ctrl-C (or SIGTERM) cancels it, then the session closes either way. It
     /// runs on the host's event loop, where values arrive, so each reaches it with no hop.
     func run(_ body: @escaping @Sendable (PeerSession) async throws -> Void) async throws {
-        let work = Task(executorPreference: host.adapter.taskExecutor) { try await body(self) }
+        let work = Task(executorPreference: host.central.taskExecutor) { try await body(self) }
         let interrupt = InterruptWatcher { work.cancel() }
         let result = await work.result
         withExtendedLifetime(interrupt) {}
