@@ -94,7 +94,7 @@ import time
 
 from bumble import att, gatt, hci, ll
 from bumble.controller import Controller
-from bumble.core import UUID, AdvertisingData
+from bumble.core import UUID, AdvertisingData, PhysicalTransport
 from bumble.device import AdvertisingType, Device
 from bumble.host import Host
 from bumble.link import LocalLink
@@ -175,6 +175,22 @@ class ScannerLink(LocalLink):
                     loop.call_soon(c.on_ll_advertising_pdu, packet)
         else:
             super().send_advertising_pdu(sender_controller, packet)
+
+    def send_acl_data(self, sender_controller, destination_address, transport, data):
+        """LE data comes from the address the sender's connection uses (Bumble's link always
+        says its random address, so a central that connected from its public address, as the
+        Linux kernel does, had every ACL packet dropped by the peripheral's controller)."""
+        if transport != PhysicalTransport.LE:
+            return super().send_acl_data(sender_controller, destination_address, transport, data)
+        destination = self.find_le_controller(destination_address)
+        if destination is None:
+            return
+        source = sender_controller.random_address
+        for connection in sender_controller.le_connections.values():
+            if connection.peer_address == destination_address:
+                source = connection.self_address
+                break
+        asyncio.get_running_loop().call_soon(destination.on_link_acl_data, source, transport, data)
 
     def advertising_set_of(self, address):
         found = self._sets.get(address)
@@ -811,7 +827,7 @@ async def run(args):
         transport = await open_tcp_server_transport_with_socket(sock)
         transport_name = f"tcp:127.0.0.1:{sock.getsockname()[1]}"
     scanner = ScannerController("host", host_source=transport.source, host_sink=transport.sink,
-                                link=link)
+                                link=link, public_address=args.controller_address)
     scanner.stock_reports = args.stock_reports
     link.scanners.append(scanner)
 
@@ -938,6 +954,9 @@ def main():
     where.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = any free)")
     where.add_argument("--unix", help="unix socket path to serve H4 on")
     parser.add_argument("--log", help="append each Heart Rate value sent as a JSON line")
+    parser.add_argument("--controller-address", metavar="XX:XX:XX:XX:XX:XX",
+                        help="public address of the controller the host drives (default "
+                             "00:00:00:00:00:00, Bumble's; the Linux kernel needs a real one)")
     parser.add_argument("--hr-count", type=int, default=len(DEFAULT_SCRIPT))
     parser.add_argument("--hr-interval", type=float, default=0.25)
     parser.add_argument("--hr-script", choices=["test", "realistic"], default="test",
@@ -977,6 +996,10 @@ def main():
         parser.error("--hr-disconnect-after must be at least 1")
     if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
         parser.error("--hr-disconnects, --hr-count and --hr-interval cannot be negative")
+    if args.controller_address is not None:
+        parts = args.controller_address.split(":")
+        if len(parts) != 6 or not all(len(p) == 2 and all(c in "0123456789abcdefABCDEF" for c in p) for p in parts):
+            parser.error(f"--controller-address {args.controller_address}: expected six hex bytes, e.g. 00:1B:DC:00:00:01")
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="bumble-peer %(levelname)s %(name)s: %(message)s")
     log.setLevel(logging.INFO)

@@ -139,6 +139,36 @@ struct AdapterBumbleTests {
         await adapter.close()
     }
 
+    /// As the Linux kernel connects: from the controller's public address. The fixture's link
+    /// must carry the central's ACL (Bumble's own link sends it from the random address, which
+    /// the peripheral's controller does not know, and drops every packet).
+    @Test("a central connecting from its public address exchanges ATT with the strap")
+    func connectFromThePublicAddress() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--strap-only", "--controller-address", "00:1B:DC:00:00:01"])
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let address = try #require(BluetoothAddress(strap.address))
+        let transport = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: try #require(peer.port))
+        var configuration = Adapter.Configuration()
+        configuration.logger.logLevel = .warning
+        configuration.commandTimeout = .seconds(10)
+        configuration.resetTimeout = .seconds(10)
+        configuration.ownAddress = .public
+        let adapter = try await Adapter.open(transport, configuration: configuration)
+        let own = await adapter.controller.ownAddress
+        #expect(own == DeviceAddress(BluetoothAddress(0x00_1B_DC_00_00_01), type: .public))
+        let connection = try await adapter.connect(to: DeviceAddress(address, type: .random), timeout: .seconds(10))
+        let pdus = connection.att.pdus
+        try await connection.att.send([0x02, 0x05, 0x02])  // Exchange MTU Request
+        let response = try await within(seconds: 20) { () -> [UInt8]? in
+            for try await pdu in pdus { return pdu }
+            return nil
+        }
+        #expect(response?.first == 0x03, "Exchange MTU Response")
+        try await connection.disconnect()
+        await adapter.close()
+    }
+
     @Test("two simultaneous connections each carry their own ATT traffic")
     func twoConnections() async throws {
         let peer = try await BumblePeer.start()
