@@ -81,3 +81,63 @@ struct AdapterCentralTests {
         await central.close()
     }
 }
+
+@Suite("Adapter on a kernel-owned controller (the raw HCI channel)")
+struct AdapterKernelOwnedTests {
+    private static func kernelConfiguration() -> Adapter.Configuration {
+        var configuration = configuration()
+        configuration.owner = .kernel
+        return configuration
+    }
+
+    /// A controller as the kernel left it: it answers reads and scanning; Read BD_ADDR gives
+    /// its public address.
+    private static func kernelController() -> ScriptedController {
+        ScriptedController { command in
+            switch command {
+            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
+            default: ScriptedController.minimal(command)
+            }
+        }
+    }
+
+    @Test("never resets or configures the controller; scans from its public address; makes no connection itself")
+    func changesNothing() async throws {
+        let controller = Self.kernelController()
+        _ = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let info = await adapter.controller
+        #expect(info.ownAddress == DeviceAddress(BluetoothAddress(0x00_1B_DC_00_00_01), type: .public))
+        for command in controller.commands {
+            switch command {
+            case .reset, .setEventMask, .leSetEventMask, .leSetRandomAddress, .writeLEHostSupport, .leReadBufferSize, .readBufferSize:
+                Issue.record("sent \(command) to a controller the kernel owns")
+            default: break
+            }
+        }
+
+        let devices = try await adapter.scan(ScanOptions(active: true))
+        let parameters = controller.commands.compactMap { command -> HCICommand.ScanParameters? in
+            if case .leSetScanParameters(let parameters) = command { parameters } else { nil }
+        }
+        #expect(parameters.last?.ownAddressType == .public)
+        // Another host's command answered on the shared channel is ignored; reports still flow.
+        controller.transport.inject(ScriptedController.complete(.leSetScanEnable))
+        let strap = BluetoothAddress(0xC0_B1_E0_00_00_01)
+        controller.transport.inject(.le(.advertisingReport([AdvertisingReport(
+            legacy: .advNonconnInd, addressType: .random, address: strap, rssi: -50,
+            data: [0x02, 0x01, 0x06][...])])))
+        let first = try await within(seconds: 10) { () -> DiscoveredDevice? in
+            for try await device in devices { return device }
+            return nil
+        }
+        #expect(first?.address.address == strap)
+
+        await #expect(throws: HostError.self) {
+            _ = try await adapter.connect(to: DeviceAddress(strap, type: .random), timeout: .seconds(1))
+        }
+        await adapter.close()
+        let scanCommands = controller.commands.filter { if case .leSetScanEnable = $0 { true } else { false } }
+        #expect(scanCommands.last == .leSetScanEnable(enable: false, filterDuplicates: false))
+    }
+}

@@ -58,6 +58,9 @@ extension Adapter {
     ///   Create Connection Cancel (and a link that completed in the race is disconnected).
     public func connect(to peer: DeviceAddress, timeout: Duration = .seconds(10)) async throws(HostError) -> Connection {
         if let failure { throw failure }
+        if configuration.owner == .kernel {
+            throw .unsupported("connections on a kernel-owned controller (they go through the kernel's L2CAP socket)")
+        }
         if Task.isCancelled { throw .cancelled }
         while connecting != nil {
             try await waitForConnectTurn()

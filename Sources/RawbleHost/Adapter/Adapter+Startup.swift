@@ -3,6 +3,10 @@
 
 extension Adapter {
     func runStartupSequence() async throws(HostError) {
+        if configuration.owner == .kernel {
+            try await learnKernelOwnedController()
+            return
+        }
         try await execute(.reset, timeout: configuration.resetTimeout)
         var info = controller
 
@@ -64,6 +68,34 @@ extension Adapter {
         info.usesExtendedCreateConnection = extended && info.supports(.leExtendedCreateConnection, assumed: false)
         controller = info
         logger.info("controller ready: own address \(info.ownAddress), ACL \(length) bytes × \(count), \(info.usesExtendedScanning ? "extended" : "legacy") scanning")
+    }
+
+    /// The kernel set the controller up: read what scanning needs, change nothing (no Reset,
+    /// no event masks, no random address, no ACL buffers: the kernel owns them).
+    private func learnKernelOwnedController() async throws(HostError) {
+        var info = controller
+        if case .localVersion(let version)? = await optionally(.readLocalVersionInformation) {
+            info.version = version
+        }
+        if case .supportedCommands(let supported)? = await optionally(.readLocalSupportedCommands) {
+            info.supportedCommands = supported
+        }
+        if case .leLocalFeatures(let features)? = await optionally(.leReadLocalSupportedFeatures) {
+            info.leFeatures = features
+        }
+        guard case .deviceAddress(let address) = try await execute(.readBDADDR) else {
+            throw .unsupported("Read BD_ADDR gave no address")
+        }
+        info.publicAddress = address
+        info.ownAddress = DeviceAddress(address, type: .public)
+        // As the kernel does: the extended commands whenever the controller has them (once
+        // they were used, a Bluetooth 5 controller refuses the legacy ones until power-off).
+        info.usesExtendedScanning = (info.leFeatures?.contains(.extendedAdvertising) ?? false)
+            && info.supports(.leSetExtendedScanParameters, assumed: false)
+            && info.supports(.leSetExtendedScanEnable, assumed: false)
+        info.usesExtendedCreateConnection = false
+        controller = info
+        logger.info("kernel's controller: address \(address), \(info.usesExtendedScanning ? "extended" : "legacy") scanning")
     }
 
     /// LE Read Buffer Size v2, else v1, else (when LE shares the BR/EDR buffers) Read Buffer Size.

@@ -44,6 +44,9 @@ public actor Adapter {
         public var aclSendTimeout: Duration = .seconds(10)
         /// Where the host logs what it drops and why.
         public var logger = Logger(label: "rawble.host")
+        /// Who owns the controller: rawble's host (H4, the user channel) or the Linux kernel
+        /// (its raw HCI channel), where this adapter only scans and reads.
+        public var owner: ControllerOwner = .host
 
         public init() {}
     }
@@ -93,7 +96,8 @@ public actor Adapter {
         executor = eventLoop.executor
         taskExecutor = EventLoopTaskExecutor(eventLoop)
         (outboundPackets, outbound) = AsyncStream.makeStream(of: H4Packet.self)
-        commands = HostCommands(outbound: outbound, logger: configuration.logger)
+        commands = HostCommands(outbound: outbound, logger: configuration.logger,
+                                controllerShared: configuration.owner == .kernel)
         links = LinkRouter(maximumFrameLength: configuration.maximumIncomingFrameLength, outbound: outbound,
                            logger: configuration.logger)
         controller = ControllerInfo(

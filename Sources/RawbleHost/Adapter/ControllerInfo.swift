@@ -26,6 +26,17 @@ public struct ControllerInfo: Hashable, Sendable {
 }
 
 /// The own address a host uses on air.
+/// Who owns the controller an ``Adapter`` drives.
+public enum ControllerOwner: Hashable, Sendable {
+    /// rawble's host: it resets the controller and runs everything (H4 transports, the HCI
+    /// user channel).
+    case host
+    /// The Linux kernel (the raw HCI channel): the adapter never resets or configures the
+    /// controller, sends only what scanning needs, and makes no connections of its own (they
+    /// go through the kernel's L2CAP sockets). Its own address is the controller's public one.
+    case kernel
+}
+
 public enum OwnAddressChoice: Hashable, Sendable {
     /// A random static address (Core Vol 6 Part B 1.3.2.1) set with LE Set Random Address:
     /// the given one, or one generated for this adapter when `nil`. The default: some

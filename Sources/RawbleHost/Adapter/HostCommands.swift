@@ -17,9 +17,14 @@ final class HostCommands {
     private let outbound: AsyncStream<H4Packet>.Continuation
     private let logger: Logger
 
-    init(outbound: AsyncStream<H4Packet>.Continuation, logger: Logger) {
+    /// Whether other hosts send commands on the same controller (the kernel, on its raw HCI
+    /// channel): their answers reach this host too and are normal, not worth a warning.
+    private let controllerShared: Bool
+
+    init(outbound: AsyncStream<H4Packet>.Continuation, logger: Logger, controllerShared: Bool = false) {
         self.outbound = outbound
         self.logger = logger
+        self.controllerShared = controllerShared
     }
 
     /// Whether commands wait for a credit (their wait must be bounded too).
@@ -126,7 +131,9 @@ final class HostCommands {
             if let token = outcome.token {
                 waiters.removeValue(forKey: token)?.resume(returning: outcome)
             } else if case .unexpected(let event) = outcome {
-                if !stopped {
+                if controllerShared {
+                    logger.trace("the controller answered another host's command: \(event.name)")
+                } else if !stopped {
                     logger.warning("controller answered a command that is not pending: \(event.name)")
                 } else {
                     // Closing (or failed): what was pending was dropped, so a late answer to it
