@@ -141,7 +141,11 @@ let package = Package(
         ),
         .testTarget(
             name: "RawbleKernelTests",
-            dependencies: ["RawbleKernel", "CBluetooth", "RawbleTransport", "RawbleTestSupport"]
+            dependencies: [
+                "RawbleKernel", "CBluetooth", "RawbleTransport", "RawbleTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "RawbleTransportTests",
