@@ -98,6 +98,7 @@ func bluetoothSocketsMissing() -> Errno? {
             #expect(missing == .addressFamilyNotSupported, "socket(AF_BLUETOOTH) failed with \(missing)")
             #expect(throws: KernelError.noBluetoothInKernel) { try KernelAdapters.list() }
             #expect(throws: KernelError.noBluetoothInKernel) { try KernelAdapters.up(index: 0) }
+            print("KernelAdaptersTests: no AF_BLUETOOTH in this kernel: checked the typed error only; listing real adapters runs in the VM")
         } else {
             let adapters = try KernelAdapters.list()
             print("KernelAdaptersTests: this kernel has Bluetooth; adapters: \(adapters.map(\.name))")
