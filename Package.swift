@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "RawbleHeartRate", targets: ["RawbleHeartRate"]),
         /// Test support for users of the stack: a launcher for the Bumble virtual-controller peer.
         .library(name: "RawbleTestSupport", targets: ["RawbleTestSupport"]),
+        /// The Linux kernel's Bluetooth sockets: adapters, the HCI raw and user channels as an
+        /// `HCITransport`, the L2CAP ATT socket as an `ATTBearer`.
+        .library(name: "RawbleKernel", targets: ["RawbleKernel"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     dependencies: [
@@ -52,6 +55,26 @@ let package = Package(
             name: "RawbleTransport",
             dependencies: [
                 "RawbleWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        /// The kernel's Bluetooth ABI from libbluetooth-dev's headers, header-only: no pkgConfig,
+        /// so nothing links the GPL libbluetooth.so.
+        .systemLibrary(
+            name: "CBluetooth",
+            path: "Sources/CBluetooth",
+            providers: [.apt(["libbluetooth-dev"])]
+        ),
+        .target(
+            name: "RawbleKernel",
+            dependencies: [
+                "CBluetooth",
+                "RawbleWire",
+                "RawbleBearer",
+                "RawbleTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -115,6 +138,14 @@ let package = Package(
         .testTarget(
             name: "RawbleHeartRateTests",
             dependencies: ["RawbleHeartRate", "RawbleGATT", "RawbleHost", "RawbleTransport", "RawbleTestSupport"]
+        ),
+        .testTarget(
+            name: "RawbleKernelTests",
+            dependencies: [
+                "RawbleKernel", "CBluetooth", "RawbleTransport", "RawbleTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "RawbleTransportTests",

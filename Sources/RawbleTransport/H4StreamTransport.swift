@@ -44,7 +44,7 @@ public final class H4StreamTransport: HCITransport {
     /// the write (a peer that stops reading, CTS held low by an unpowered controller).
     private let writeStall: (timeout: TimeAmount, operation: String)
 
-    private init(
+    init(
         channel: EventLoopFuture<any Channel>, link: Link, reader: PacketReader,
         writeStall: (timeout: TimeAmount, operation: String)
     ) {
@@ -370,10 +370,14 @@ final class Link: Sendable {
         return (link, PacketReader(made.sequence.makeAsyncIterator(), link: link))
     }
 
-    /// The channel initializer: decoder and bridge.
-    func install(on channel: any Channel, onFramingError: H4StreamTransport.FramingErrorHandler?) -> EventLoopFuture<Void> {
+    /// The channel initializer: decoder and bridge (behind a ``PacketWriteSerializer`` on a
+    /// packet socket, so no two packets leave in one `writev`).
+    func install(
+        on channel: any Channel, onFramingError: H4StreamTransport.FramingErrorHandler?, packetSocket: Bool = false
+    ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             let bridge = PacketBridge(link: self, onFramingError: onFramingError)
+            if packetSocket { try channel.pipeline.syncOperations.addHandler(PacketWriteSerializer()) }
             try channel.pipeline.syncOperations.addHandler(bridge)
             control.state.withLock { $0.bridge = NIOLoopBound(bridge, eventLoop: channel.eventLoop) }
         }

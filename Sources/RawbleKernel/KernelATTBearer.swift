@@ -1,0 +1,234 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import NIOCore
+import NIOPosix
+import RawbleBearer
+import RawbleTransport
+import RawbleWire
+import Synchronization
+import SystemPackage
+
+/// ATT over the kernel's L2CAP socket: the kernel makes the LE connection (it scans and sends
+/// LE Create Connection itself) and runs L2CAP; each read is one ATT PDU from the peer and each
+/// write one PDU to it. The same `ATTClient`, `GATTClient` and profiles run on it unchanged.
+///
+/// The socket runs on a NIO event loop like the HCI transports: a fixed receive buffer of at
+/// least the receive MTU (a packet socket drops what does not fit) and one write in flight
+/// (``PacketWriteSerializer``). A link loss ends ``pdus`` with ``BearerError/disconnected(reason:)``
+/// carrying the kernel's errno and what it means (``KernelLinkLoss``).
+public final class KernelATTBearer: ATTBearer {
+    public let pdus: AsyncThrowingStream<[UInt8], any Error>
+    /// The kernel's send MTU on the channel (BT_SNDMTU): a longer PDU is refused with
+    /// ``BearerError/pduTooLong(length:maximum:)`` before it reaches the socket.
+    public let maximumPDULength: Int
+    /// The receive MTU the kernel accepted (BT_RCVMTU).
+    public let receiveMTU: Int
+    /// The peer this bearer is connected to.
+    public let peer: BluetoothAddress
+
+    private let channel: any Channel
+    private let descriptor: SystemPackage.FileDescriptor
+    private let state: BearerState
+    /// A send that does not reach the kernel within this bound fails with ``BearerError/timedOut(operation:)``.
+    private let sendTimeout: TimeAmount
+
+    private init(
+        pdus: AsyncThrowingStream<[UInt8], any Error>, channel: any Channel, descriptor: SystemPackage.FileDescriptor,
+        state: BearerState, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration
+    ) {
+        self.pdus = pdus
+        self.channel = channel
+        self.descriptor = descriptor
+        self.state = state
+        self.peer = peer
+        maximumPDULength = sendMTU
+        self.receiveMTU = receiveMTU
+        self.sendTimeout = TimeAmount(sendTimeout)
+    }
+
+    deinit {
+        state.markClosing()
+        channel.close(promise: nil)
+    }
+
+    /// The smallest ATT MTU (LE): the send MTU assumed when the kernel does not report one.
+    static let minimumATTMTU = 23
+
+    /// Connects to `peer` (its LE address `type`) through the kernel, from the adapter at
+    /// `local` (its address; `.any` lets the kernel choose), with the stack's own `timeout`
+    /// (a blocking connect to an absent peer would return only after ~40 s), and asks for
+    /// `receiveMTU` (BT_RCVMTU, default the ATT maximum, 517).
+    ///
+    /// Throws ``KernelError/connectTimeout(peer:seconds:)``, ``KernelError/connectFailed(peer:errno:reason:)``
+    /// (the kernel's reason), ``KernelError/noBluetoothInKernel`` or
+    /// ``KernelError/missingCapability(operation:errno:executable:)``.
+    public static func connect(
+        to peer: BluetoothAddress, type: LEAddressType, local: BluetoothAddress = .any,
+        receiveMTU: UInt16 = 517, timeout: Duration = .seconds(10), sendTimeout: Duration = .seconds(30)
+    ) async throws(KernelError) -> KernelATTBearer {
+        let fd = try L2CAPATTSocket.open(local: local, receiveMTU: receiveMTU, peer: peer.description)
+        do {
+            try await L2CAPATTSocket.connect(fd, to: peer, type: L2CAPAddressType(type), timeout: timeout)
+        } catch {
+            BluetoothSocket.closeQuietly(fd)
+            throw error
+        }
+        let sendMTU = Int((try? L2CAPATTSocket.sendMTU(fd)) ?? 0)
+        let acceptedMTU = Int((try? L2CAPATTSocket.receiveMTU(fd)) ?? receiveMTU)
+        return try await adopt(
+            fd, peer: peer, sendMTU: sendMTU > 0 ? sendMTU : minimumATTMTU, receiveMTU: acceptedMTU, sendTimeout: sendTimeout)
+    }
+
+    /// Hands a connected packet socket carrying one ATT PDU per read and write to NIO; the
+    /// bearer owns it from now on (also what the tests use, over a unix SOCK_SEQPACKET pair).
+    static func adopt(
+        _ fd: SystemPackage.FileDescriptor, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration
+    ) async throws(KernelError) -> KernelATTBearer {
+        let state = BearerState()
+        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+        let bridge = PDUBridge(continuation: continuation, state: state)
+        let channel: any Channel
+        do {
+            channel = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton.next())
+                .channelOption(
+                    ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: max(receiveMTU, 517)))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(PacketWriteSerializer())
+                        try channel.pipeline.syncOperations.addHandler(bridge)
+                    }
+                }
+                .takingOwnershipOfDescriptor(inputOutput: fd.rawValue).get()
+        } catch {
+            throw .system(
+                operation: "registering the L2CAP socket for \(peer)",
+                errno: (error as? IOError).map { Errno(rawValue: $0.errnoCode) } ?? .ioError)
+        }
+        continuation.onTermination = { @Sendable _ in
+            state.markClosing()
+            channel.close(promise: nil)
+        }
+        return KernelATTBearer(
+            pdus: stream, channel: channel, descriptor: fd, state: state, peer: peer,
+            sendMTU: sendMTU, receiveMTU: receiveMTU, sendTimeout: sendTimeout)
+    }
+
+    // MARK: ATTBearer
+
+    public func send(_ pdu: [UInt8]) async throws(BearerError) {
+        if let end = state.end { throw end }
+        guard pdu.count <= maximumPDULength else { throw .pduTooLong(length: pdu.count, maximum: maximumPDULength) }
+        let loop = channel.eventLoop
+        let written = loop.makePromise(of: Void.self)
+        let timeout = sendTimeout
+        let peer = self.peer
+        let deadline = loop.scheduleTask(in: timeout) {
+            written.fail(BearerError.timedOut(operation: "ATT send to \(peer)"))
+        }
+        channel.writeAndFlush(channel.allocator.buffer(bytes: pdu), promise: written)
+        do {
+            try await written.futureResult.get()
+            deadline.cancel()
+        } catch {
+            deadline.cancel()
+            if let bearer = error as? BearerError { throw bearer }
+            if let io = error as? IOError, io.errnoCode == EMSGSIZE {
+                throw .pduTooLong(length: pdu.count, maximum: maximumPDULength)
+            }
+            throw state.end ?? (state.isClosing ? .closed : PDUBridge.end(for: error))
+        }
+    }
+
+    public func close() async {
+        state.markClosing()
+        channel.close(promise: nil)
+        try? await channel.closeFuture.get()
+    }
+
+    // MARK: Security
+
+    /// The link's security level as the kernel sees it (BT_SECURITY).
+    public func securityLevel() throws(KernelError) -> KernelSecurityLevel {
+        do {
+            return try L2CAPATTSocket.securityLevel(descriptor)
+        } catch {
+            throw KernelError.classify(error, operation: "reading the security level of the link to \(peer)")
+        }
+    }
+
+    /// Asks the kernel to raise the link's security to `level` (it pairs or encrypts): what to
+    /// do when the peer answers Insufficient Authentication or Encryption, before retrying the
+    /// request, as BlueZ's client does.
+    public func raiseSecurity(to level: KernelSecurityLevel) throws(KernelError) {
+        do {
+            try L2CAPATTSocket.setSecurityLevel(descriptor, level)
+        } catch {
+            throw KernelError.classify(error, operation: "raising the security of the link to \(peer)")
+        }
+    }
+}
+
+/// What the bearer and its pipeline share: whether the end is local, and why the link ended.
+final class BearerState: Sendable {
+    private let state = Mutex<(closing: Bool, end: BearerError?)>((false, nil))
+
+    var isClosing: Bool { state.withLock { $0.closing } }
+    var end: BearerError? { state.withLock { $0.end } }
+    func markClosing() { state.withLock { $0.closing = true } }
+
+    /// Records the end (the first wins) and returns it.
+    func finish(_ end: BearerError) -> BearerError {
+        state.withLock { state in
+            if state.end == nil { state.end = state.closing ? .closed : end }
+            return state.end ?? end
+        }
+    }
+}
+
+/// The pipeline's handler: each read is one whole ATT PDU, yielded in order; the channel's end
+/// finishes the stream with the kernel's reason.
+final class PDUBridge: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+
+    private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    private let state: BearerState
+    /// The first error the channel reported (on the loop only).
+    private let failure = Mutex<(any Error)?>(nil)
+
+    init(continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation, state: BearerState) {
+        self.continuation = continuation
+        self.state = state
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        continuation.yield(Array(unwrapInboundIn(data).readableBytesView))
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        failure.withLock { if $0 == nil { $0 = error } }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let error = failure.withLock { $0 }
+        let end = state.finish(error.map(Self.end(for:)) ?? .disconnected(reason: KernelLinkLoss.reason(for: .socketNotConnected)))
+        continuation.finish(throwing: end)
+        context.fireChannelInactive()
+    }
+
+    /// The bearer error for an error NIO reported on the socket: the kernel's errno, in words.
+    static func end(for error: any Error) -> BearerError {
+        if let bearer = error as? BearerError { return bearer }
+        if let io = error as? IOError {
+            let errno = Errno(rawValue: io.errnoCode)
+            return .disconnected(reason: "\(KernelLinkLoss.reason(for: errno)) (errno \(io.errnoCode))")
+        }
+        if let channel = error as? ChannelError, channel == .eof || channel == .ioOnClosedChannel || channel == .alreadyClosed {
+            return .disconnected(reason: KernelLinkLoss.reason(for: .socketNotConnected))
+        }
+        return .transport("\(error)")
+    }
+}

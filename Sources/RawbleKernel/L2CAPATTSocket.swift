@@ -1,0 +1,198 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+@preconcurrency import Dispatch
+import CBluetooth
+import RawbleWire
+import Synchronization
+import SystemPackage
+
+/// The kernel's LE security level on an L2CAP socket (`BT_SECURITY`): raising it makes the
+/// kernel pair or encrypt the link, as BlueZ's client does when a peer answers Insufficient
+/// Authentication or Encryption.
+public enum KernelSecurityLevel: UInt8, Hashable, Sendable, Comparable {
+    /// No encryption.
+    case low = 1
+    /// Encryption, unauthenticated pairing (Just Works).
+    case medium = 2
+    /// Encryption, authenticated (MITM-protected) pairing.
+    case high = 3
+    /// Authenticated LE Secure Connections with a 128-bit key.
+    case fips = 4
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// Opening and connecting the kernel's L2CAP socket for ATT (SOCK_SEQPACKET, fixed channel 4):
+/// thin typed steps the bearer composes.
+enum L2CAPATTSocket {
+    /// The ATT fixed channel.
+    static let attCID: UInt16 = 4
+
+    /// A non-blocking L2CAP socket bound to cid 4 on `local` (the adapter's address, or any)
+    /// as an LE public source, its receive MTU set to `receiveMTU` (BT_RCVMTU).
+    static func open(local: BluetoothAddress, receiveMTU: UInt16, peer: String) throws(KernelError) -> FileDescriptor {
+        let fd: FileDescriptor
+        do {
+            fd = try BluetoothSocket.open(type: Int32(SOCK_SEQPACKET.rawValue), protocol: BTPROTO_L2CAP, nonBlocking: true)
+        } catch {
+            throw KernelError.classify(error, operation: "opening an L2CAP socket for \(peer)")
+        }
+        do {
+            try BluetoothSocket.bind(fd, BluetoothSocketAddress.l2cap(address: local, type: .lePublic, cid: attCID))
+        } catch {
+            BluetoothSocket.closeQuietly(fd)
+            throw KernelError.classify(error, operation: "binding the L2CAP socket for \(peer)")
+        }
+        do {
+            try BluetoothSocket.setOption(fd, level: SOL_BLUETOOTH, name: BT_RCVMTU, receiveMTU)
+        } catch {
+            BluetoothSocket.closeQuietly(fd)
+            throw KernelError.classify(error, operation: "setting the receive MTU (BT_RCVMTU) for \(peer)")
+        }
+        return fd
+    }
+
+    /// Starts the connection to `peer` and waits, at most `timeout`, for it to complete: a
+    /// blocking connect to an absent peer would return EINPROGRESS only after ~40 s. Throws
+    /// ``KernelError/connectTimeout(peer:seconds:)``, ``KernelError/connectFailed(peer:errno:reason:)``
+    /// with the kernel's reason (SO_ERROR), or `CancellationError`'s stand-in
+    /// ``KernelError/system(operation:errno:)`` with ECANCELED when the task is cancelled.
+    static func connect(
+        _ fd: FileDescriptor, to peer: BluetoothAddress, type: L2CAPAddressType, timeout: Duration
+    ) async throws(KernelError) {
+        let name = peer.description
+        do {
+            try BluetoothSocket.connect(fd, BluetoothSocketAddress.l2cap(address: peer, type: type, cid: attCID))
+            return
+        } catch .nowInProgress {
+            // The usual case: wait for writability below.
+        } catch {
+            throw connectFailure(error, peer: name)
+        }
+        switch await waitWritable(fd, timeout: timeout) {
+        case .timedOut:
+            throw .connectTimeout(peer: name, seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        case .cancelled:
+            throw .system(operation: "connecting to \(name)", errno: .canceled)
+        case .ready:
+            break
+        }
+        let pending: Int32
+        do {
+            pending = try BluetoothSocket.option(fd, level: SOL_SOCKET, name: SO_ERROR, initial: Int32(0))
+        } catch {
+            throw KernelError.classify(error, operation: "reading the connection's result (SO_ERROR)")
+        }
+        if pending != 0 { throw connectFailure(Errno(rawValue: pending), peer: name) }
+    }
+
+    /// The typed error for a connect that failed with `errno`.
+    static func connectFailure(_ errno: Errno, peer: String) -> KernelError {
+        switch errno {
+        case .addressFamilyNotSupported, .notPermitted, .permissionDenied:
+            return KernelError.classify(errno, operation: "connecting to \(peer)")
+        case .timedOut:
+            return .connectTimeout(peer: peer, seconds: 0).withKernelTimeout()
+        default:
+            return .connectFailed(peer: peer, errno: errno, reason: KernelLinkLoss.reason(for: errno))
+        }
+    }
+
+    enum Wait: Sendable { case ready, timedOut, cancelled }
+
+    /// Waits for `fd` to become writable (the connect completed or failed), at most `timeout`,
+    /// with a dispatch write source: no thread blocks, and task cancellation ends the wait.
+    static func waitWritable(_ fd: FileDescriptor, timeout: Duration) async -> Wait {
+        let queue = DispatchQueue(label: "rawble.l2cap.connect")
+        // Only touched on `queue` (its handlers, and the cancel hopped there).
+        nonisolated(unsafe) let source = DispatchSource.makeWriteSource(fileDescriptor: fd.rawValue, queue: queue)
+        let state = Mutex<(done: Bool, continuation: CheckedContinuation<Wait, Never>?)>((false, nil))
+        @Sendable func finish(_ result: Wait) {
+            let continuation = state.withLock { state -> CheckedContinuation<Wait, Never>? in
+                defer {
+                    state.done = true
+                    state.continuation = nil
+                }
+                return state.done ? nil : state.continuation
+            }
+            guard let continuation else { return }
+            queue.async { source.cancel() }
+            continuation.resume(returning: result)
+        }
+        let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Wait, Never>) in
+                let cancelledAlready = state.withLock { state in
+                    if state.done { return true }
+                    state.continuation = continuation
+                    return false
+                }
+                source.setEventHandler { finish(.ready) }
+                source.resume()
+                if cancelledAlready {
+                    queue.async { source.cancel() }
+                    continuation.resume(returning: .cancelled)
+                    return
+                }
+                queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { finish(.timedOut) }
+            }
+        } onCancel: {
+            finish(.cancelled)
+        }
+    }
+
+    /// The socket's security level (`BT_SECURITY`).
+    static func securityLevel(_ fd: FileDescriptor) throws(Errno) -> KernelSecurityLevel {
+        let value = try BluetoothSocket.option(fd, level: SOL_BLUETOOTH, name: BT_SECURITY, initial: bt_security())
+        return KernelSecurityLevel(rawValue: value.level) ?? .low
+    }
+
+    /// Asks the kernel for `level` on the link (it pairs or encrypts as needed).
+    static func setSecurityLevel(_ fd: FileDescriptor, _ level: KernelSecurityLevel) throws(Errno) {
+        var value = bt_security()
+        value.level = level.rawValue
+        try BluetoothSocket.setOption(fd, level: SOL_BLUETOOTH, name: BT_SECURITY, value)
+    }
+
+    /// The send MTU the kernel enforces on the channel (BT_SNDMTU), once connected.
+    static func sendMTU(_ fd: FileDescriptor) throws(Errno) -> UInt16 {
+        try BluetoothSocket.option(fd, level: SOL_BLUETOOTH, name: BT_SNDMTU, initial: UInt16(0))
+    }
+
+    /// The receive MTU (BT_RCVMTU).
+    static func receiveMTU(_ fd: FileDescriptor) throws(Errno) -> UInt16 {
+        try BluetoothSocket.option(fd, level: SOL_BLUETOOTH, name: BT_RCVMTU, initial: UInt16(0))
+    }
+}
+
+extension KernelError {
+    /// A connect the kernel itself timed out (ETIMEDOUT): no own bound to name.
+    func withKernelTimeout() -> KernelError {
+        guard case .connectTimeout(let peer, _) = self else { return self }
+        return .connectFailed(peer: peer, errno: .timedOut, reason: KernelLinkLoss.reason(for: .timedOut))
+    }
+}
+
+/// What the kernel's errno on an LE link means: the kernel maps the HCI reason of a failed
+/// or lost connection to an errno (`bt_to_errno`); this says it back in words.
+public enum KernelLinkLoss {
+    /// The reason, in words, for a link that failed or ended with `errno`.
+    public static func reason(for errno: Errno) -> String {
+        switch errno {
+        case .connectionReset: "the peer ended the connection (HCI remote user terminated, 0x13)"
+        case .timedOut: "the link timed out: the peer went out of range or stopped answering (HCI connection timeout, 0x08)"
+        case .connectionAbort: "this host ended the connection (HCI 0x16)"
+        case .connectionRefused: "the peer refused the connection (HCI 0x0D–0x0F or unsupported parameters)"
+        case .hostIsDown: "the peer could not be reached (no answer to the connection request)"
+        case .noRouteToHost: "no route to the peer (adapter down or no LE support)"
+        case .brokenPipe, .socketNotConnected: "the link is gone"
+        case .operationNotSupportedByDevice: "the adapter was removed"
+        case .networkDown: "the adapter is down"
+        case .invalidArgument: "the kernel rejected the address or parameters"
+        default: KernelError.message(errno)
+        }
+    }
+}
