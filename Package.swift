@@ -22,6 +22,8 @@ let package = Package(
         /// The Linux kernel's Bluetooth sockets: adapters, the HCI raw and user channels as an
         /// `HCITransport`, the L2CAP ATT socket as an `ATTBearer`.
         .library(name: "RawbleKernel", targets: ["RawbleKernel"]),
+        /// The kernel's central (`hciN`): scanning on the raw HCI channel, links through L2CAP sockets.
+        .library(name: "RawbleKernelHost", targets: ["RawbleKernelHost"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     dependencies: [
@@ -82,6 +84,17 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleKernelHost",
+            dependencies: [
+                "RawbleHost",
+                "RawbleKernel",
+                "RawbleBearer",
+                "RawbleTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleGATT",
             dependencies: [
                 "RawbleWire",
@@ -111,6 +124,8 @@ let package = Package(
                 "RawbleTransport",
                 "RawbleGATT",
                 "RawbleHeartRate",
+                "RawbleKernel",
+                "RawbleKernelHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

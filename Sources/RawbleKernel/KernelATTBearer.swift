@@ -67,7 +67,8 @@ public final class KernelATTBearer: ATTBearer {
     /// ``KernelError/missingCapability(operation:errno:executable:)``.
     public static func connect(
         to peer: BluetoothAddress, type: LEAddressType, local: BluetoothAddress = .any,
-        receiveMTU: UInt16 = 517, timeout: Duration = .seconds(10), sendTimeout: Duration = .seconds(30)
+        receiveMTU: UInt16 = 517, timeout: Duration = .seconds(10), sendTimeout: Duration = .seconds(30),
+        on eventLoop: (any EventLoop)? = nil
     ) async throws(KernelError) -> KernelATTBearer {
         let fd = try L2CAPATTSocket.open(local: local, receiveMTU: receiveMTU, peer: peer.description)
         do {
@@ -79,20 +80,22 @@ public final class KernelATTBearer: ATTBearer {
         let sendMTU = Int((try? L2CAPATTSocket.sendMTU(fd)) ?? 0)
         let acceptedMTU = Int((try? L2CAPATTSocket.receiveMTU(fd)) ?? receiveMTU)
         return try await adopt(
-            fd, peer: peer, sendMTU: sendMTU > 0 ? sendMTU : minimumATTMTU, receiveMTU: acceptedMTU, sendTimeout: sendTimeout)
+            fd, peer: peer, sendMTU: sendMTU > 0 ? sendMTU : minimumATTMTU, receiveMTU: acceptedMTU, sendTimeout: sendTimeout,
+            on: eventLoop)
     }
 
     /// Hands a connected packet socket carrying one ATT PDU per read and write to NIO; the
     /// bearer owns it from now on (also what the tests use, over a unix SOCK_SEQPACKET pair).
     static func adopt(
-        _ fd: SystemPackage.FileDescriptor, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration
+        _ fd: SystemPackage.FileDescriptor, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration,
+        on eventLoop: (any EventLoop)? = nil
     ) async throws(KernelError) -> KernelATTBearer {
         let state = BearerState()
         let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
         let bridge = PDUBridge(continuation: continuation, state: state)
         let channel: any Channel
         do {
-            channel = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton.next())
+            channel = try await NIOPipeBootstrap(group: eventLoop ?? MultiThreadedEventLoopGroup.singleton.next())
                 .channelOption(
                     ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: max(receiveMTU, 517)))
                 .channelInitializer { channel in
@@ -148,6 +151,23 @@ public final class KernelATTBearer: ATTBearer {
         try? await channel.closeFuture.get()
     }
 
+    /// Why the link ended, or `nil` while it is up.
+    public var end: BearerError? { state.end }
+
+    /// Waits until the socket is closed (the link lost, or ``close()``) and returns why;
+    /// `nil` at once when the waiting task is cancelled (the link stays up).
+    public func waitUntilEnded() async -> BearerError? {
+        let waiter = EndWaiter()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<BearerError?, Never>) in
+                waiter.start(continuation)
+                channel.closeFuture.whenComplete { [state] _ in waiter.finish(state.end ?? .closed) }
+            }
+        } onCancel: {
+            waiter.finish(nil)
+        }
+    }
+
     // MARK: Security
 
     /// The link's security level as the kernel sees it (BT_SECURITY).
@@ -168,6 +188,30 @@ public final class KernelATTBearer: ATTBearer {
         } catch {
             throw KernelError.classify(error, operation: "raising the security of the link to \(peer)")
         }
+    }
+}
+
+/// One wait for the end: resumed once, by the end or by cancellation, whichever comes first.
+private final class EndWaiter: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<BearerError?, Never>?, result: BearerError??)>((nil, nil))
+
+    func start(_ continuation: CheckedContinuation<BearerError?, Never>) {
+        let early = state.withLock { state -> BearerError?? in
+            if let result = state.result { return result }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    func finish(_ result: BearerError?) {
+        let continuation = state.withLock { state -> CheckedContinuation<BearerError?, Never>? in
+            guard state.result == nil else { return nil }
+            state.result = .some(result)
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(returning: result)
     }
 }
 

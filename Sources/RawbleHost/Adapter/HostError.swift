@@ -25,6 +25,12 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
     case disconnected(HCIStatus)
     /// The controller lacks something the host needs.
     case unsupported(String)
+    /// The kernel refused or failed the connection (`reason`: the kernel's, in words).
+    case connectionRefused(DeviceAddress, reason: String)
+    /// The link ended for the reason the kernel gave (in words): links made through its sockets.
+    case linkLost(String)
+    /// The system refused an operation for lack of a privilege; `what` says which and the fix.
+    case permissionDenied(String)
     /// The caller's task was cancelled while it waited (what the host started on its behalf,
     /// such as a connection attempt, was called off).
     case cancelled
@@ -53,6 +59,12 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
             "disconnected: \(reason)"
         case .unsupported(let what):
             "the controller does not support \(what)"
+        case let .connectionRefused(peer, reason):
+            "connection to \(peer) failed: \(reason)"
+        case .linkLost(let reason):
+            "the link ended: \(reason)"
+        case .permissionDenied(let what):
+            what
         case .cancelled:
             "cancelled"
         }

@@ -6,12 +6,16 @@ import Musl
 @preconcurrency import Dispatch
 import FoundationEssentials
 import Logging
+import RawbleKernel
+import RawbleKernelHost
 import RawbleHost
 import RawbleTransport
 
 /// What a command opened: the transport (flag or `RAWBLE_TRANSPORT`), the btsnoop capture
-/// around it, and the central on top (rawble's own host on H4). Every failure to open is one
-/// actionable `CLIError`. Commands use only `central`, so they run on any host.
+/// around it, and the central on top: rawble's own host on H4 and the user channel, the
+/// kernel's on `hciN` (scanning on its raw channel, links through its L2CAP sockets). Every
+/// failure to open is one actionable `CLIError`. Commands use only `central`, so they run on
+/// any host.
 struct HostSession {
     let central: any Central
     let transport: TransportSpec
@@ -20,7 +24,19 @@ struct HostSession {
     static func open(_ connection: ConnectionOptions, output: OutputOptions) async throws -> HostSession {
         Logs.setUp(output)
         let spec = try connection.resolvedTransport(environment: environment())
-        var transport: any HCITransport = try await openTransport(spec)
+        var kernelAdapter: KernelAdapterInfo?
+        var transport: any HCITransport
+        if case .kernel(let index) = spec {
+            do {
+                let opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: index.map { "hci\($0)" })
+                transport = opened.transport
+                kernelAdapter = opened.adapter
+            } catch {
+                throw CLIError(kernel: error)
+            }
+        } else {
+            transport = try await openTransport(spec)
+        }
         var capture: BtsnoopCaptureFile?
         if let path = connection.btsnoop {
             do {
@@ -36,6 +52,14 @@ struct HostSession {
         var configuration = Adapter.Configuration()
         configuration.logger = Logger(label: "rawble.host")
         do {
+            if let kernelAdapter {
+                if capture != nil {
+                    Logger(label: "rawble.host").notice("the btsnoop capture holds what rawble sent and received on \(kernelAdapter.name)'s raw channel, not the kernel's own traffic (its L2CAP connections)")
+                }
+                let central = try await KernelCentral.open(
+                    rawChannel: transport, opener: KernelL2CAPOpener(local: kernelAdapter.address), configuration: configuration)
+                return HostSession(central: central, transport: spec, capture: capture)
+            }
             let adapter = try await Adapter.open(transport, configuration: configuration)
             return HostSession(central: adapter, transport: spec, capture: capture)
         } catch {
@@ -60,9 +84,14 @@ struct HostSession {
     static func openTransport(_ spec: TransportSpec) async throws -> any HCITransport {
         do {
             switch spec {
-            case .kernel, .userChannel:
-                throw CLIError(.unavailable, "the \(spec) transport is not in this version yet",
-                               fix: "use an H4 transport: --transport tcp:HOST:PORT, unix:PATH or serial:PATH[:BAUD]")
+            case .kernel:
+                throw CLIError(.internalError, "the kernel's raw channel is opened by HostSession.open")
+            case .userChannel(let index):
+                do {
+                    return try HCISocketTransport.open(adapter: UInt16(clamping: index), channel: .user)
+                } catch {
+                    throw CLIError(kernel: error)
+                }
             case let .tcp(host, port):
                 return try await H4StreamTransport.connect(tcp: host, port: port)
             case .unix(let path):

@@ -1,0 +1,98 @@
+import NIOCore
+import RawbleBearer
+import RawbleHost
+import RawbleKernel
+import RawbleTransport
+
+/// A link the kernel made: an L2CAP socket on the LE ATT channel (see ``KernelATTBearer``).
+public final class KernelLink: CentralLink {
+    public let peer: DeviceAddress
+    public let att: KernelATTBearer
+
+    init(peer: DeviceAddress, att: KernelATTBearer) {
+        self.peer = peer
+        self.att = att
+    }
+
+    /// Why the link ended (the kernel's reason, in words), or `nil` while it is up.
+    public var ending: HostError? { att.end.map(Self.hostError) }
+
+    /// Closes the socket: the kernel disconnects once no socket uses the link (it waits a
+    /// moment first, as it does for every L2CAP link). Bounded by `timeout`.
+    public func disconnect(timeout: Duration) async throws(HostError) {
+        await att.close()
+    }
+
+    public func waitUntilDisconnected() async -> HostError {
+        guard let end = await att.waitUntilEnded() else { return .cancelled }
+        return Self.hostError(end)
+    }
+
+    static func hostError(_ end: BearerError) -> HostError {
+        switch end {
+        case .closed: .closed
+        case .disconnected(let reason): .linkLost(reason)
+        default: .linkLost(end.description)
+        }
+    }
+}
+
+/// Opens links through the kernel's L2CAP sockets, from the adapter at `local`.
+public struct KernelL2CAPOpener: KernelLinkOpener {
+    /// The adapter's address (`.any`: the kernel chooses).
+    public var local: BluetoothAddress
+
+    public init(local: BluetoothAddress = .any) {
+        self.local = local
+    }
+
+    public func openLink(to peer: DeviceAddress, timeout: Duration, on eventLoop: any EventLoop) async throws(HostError) -> KernelLink {
+        if Task.isCancelled { throw .cancelled }
+        do {
+            let bearer = try await KernelATTBearer.connect(
+                to: peer.address, type: peer.type, local: local, timeout: timeout, on: eventLoop)
+            return KernelLink(peer: peer, att: bearer)
+        } catch {
+            throw Self.hostError(error, peer: peer, timeout: timeout)
+        }
+    }
+
+    static func hostError(_ error: KernelError, peer: DeviceAddress, timeout: Duration) -> HostError {
+        switch error {
+        case .connectTimeout:
+            .connectionTimedOut(peer, seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        case .missingCapability, .adapterDownWithoutPermission:
+            .permissionDenied(error.description)
+        case .noBluetoothInKernel, .noAdapter, .noSuchAdapter, .rfkillBlocked, .adapterDown:
+            .unsupported(error.description)
+        default:
+            .connectionRefused(peer, reason: error.description)
+        }
+    }
+}
+
+extension KernelCentral where Opener == KernelL2CAPOpener {
+    /// The kernel's central on one adapter: `name` (`hciN`), or the first that is up, else the
+    /// first. A down adapter is brought up (HCIDEVUP) when this process may; the raw channel is
+    /// opened with only the events scanning needs, and rawble's host scans there, changing
+    /// nothing the kernel set up.
+    /// - Throws: ``KernelError`` (no Bluetooth, no such adapter, no permission: each with its
+    ///   fix) or ``HostError`` (the controller did not answer the reads scanning needs).
+    public static func open(adapter name: String?, configuration: Adapter.Configuration = Adapter.Configuration()) async throws -> KernelCentral {
+        let (rawChannel, adapter) = try openRawChannel(adapter: name)
+        return try await KernelCentral.open(rawChannel: rawChannel, opener: KernelL2CAPOpener(local: adapter.address),
+                                            configuration: configuration)
+    }
+
+    /// The raw HCI channel of adapter `name` (or the default one), brought up first if down;
+    /// with the adapter as it is now. For a caller that wraps the channel (e.g. a capture)
+    /// before ``open(rawChannel:opener:configuration:)``.
+    public static func openRawChannel(adapter name: String?) throws(KernelError) -> (transport: H4StreamTransport, adapter: KernelAdapterInfo) {
+        var adapter = try KernelAdapters.find(name)
+        if !adapter.isUp {
+            try KernelAdapters.up(index: adapter.index)
+            adapter = try KernelAdapters.find(adapter.name)
+        }
+        return (try HCISocketTransport.open(adapter: adapter.index, channel: .raw), adapter)
+    }
+}
