@@ -94,7 +94,7 @@ import time
 
 from bumble import att, gatt, hci, ll
 from bumble.controller import Controller
-from bumble.core import UUID, AdvertisingData
+from bumble.core import UUID, AdvertisingData, PhysicalTransport
 from bumble.device import AdvertisingType, Device
 from bumble.host import Host
 from bumble.link import LocalLink
@@ -166,6 +166,21 @@ class ScannerLink(LocalLink):
         super().__init__()
         self.scanners = []
         self._sets = {}  # advertiser address -> AdvertisingSet (lazily indexed)
+
+    def send_acl_data(self, sender_controller, destination_address, transport, data):
+        """LE ACL data comes from the sender's own address on that connection.  Stock Bumble uses
+        the sender's random address, so a central that connected from its public address (the
+        Linux kernel does) had all its data dropped by the peripheral ("no connection")."""
+        if transport == PhysicalTransport.LE:
+            connection = sender_controller.le_connections.get(destination_address)
+            if connection is not None:
+                destination = self.find_le_controller(destination_address)
+                if destination is not None:
+                    source = connection.self_address
+                    asyncio.get_running_loop().call_soon(
+                        lambda: destination.on_link_acl_data(source, transport, data))
+                return
+        super().send_acl_data(sender_controller, destination_address, transport, data)
 
     def send_advertising_pdu(self, sender_controller, packet):
         if isinstance(packet, (ll.AdvInd, ll.AdvExtInd)):
@@ -811,7 +826,7 @@ async def run(args):
         transport = await open_tcp_server_transport_with_socket(sock)
         transport_name = f"tcp:127.0.0.1:{sock.getsockname()[1]}"
     scanner = ScannerController("host", host_source=transport.source, host_sink=transport.sink,
-                                link=link)
+                                link=link, public_address=args.public_address)
     scanner.stock_reports = args.stock_reports
     link.scanners.append(scanner)
 
@@ -959,6 +974,9 @@ def main():
     parser.add_argument("--extra", type=int, default=0)
     parser.add_argument("--no-standard", action="store_true")
     parser.add_argument("--lifetime", type=float, default=300.0)
+    parser.add_argument("--public-address", metavar="XX:XX:XX:XX:XX:XX",
+                        help="the served controller's public address (default 00:00:00:00:00:00; the Linux "
+                             "kernel refuses to raise an adapter with that one: give any other)")
     parser.add_argument("--stock-reports", action="store_true",
                         help="Bumble's own advertising reports (all connectable, no scan response data)")
     parser.add_argument("--verbose", action="store_true")
