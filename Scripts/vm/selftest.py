@@ -1,10 +1,12 @@
 """Scripts/vm-test's self-test, run in the guest: the kernel's adapter works end to end.
 
-    python3 selftest.py [hciN] [ADDRESS]     (defaults: hci0, C0:B1:E0:00:00:01, the Bumble strap)
+    python3 selftest.py [hciN] [ADDRESS] [--connect]   (defaults: hci0, C0:B1:E0:00:00:01, the strap)
 
 Raises the adapter (HCIDEVUP; EALREADY is success), opens a raw HCI socket bound to it with a
 filter for HCI events, sets a passive LE scan with legacy HCI commands, and prints the first
-LE (Extended) Advertising Report from ADDRESS; then disables the scan. Exit 0 when seen, 1 when
+LE (Extended) Advertising Report from ADDRESS; then disables the scan. With --connect it then
+connects to ADDRESS (LE random) through the kernel's L2CAP ATT socket (non-blocking connect, own
+10 s timeout), exchanges the ATT MTU and reads the primary services. Exit 0 when seen, 1 when
 not within 10 s or on any error (one line on stderr). Plain Python on purpose: numeric
 AF_BLUETOOTH (31) sockets and ctypes for bind(), so any Python 3 works, even one built without
 Bluetooth support.
@@ -92,9 +94,53 @@ def reports(body):
             at += 24 + dlen
 
 
+def sockaddr_l2(address, address_type):
+    """struct sockaddr_l2 (14 bytes): family, psm, bdaddr (reversed), cid 4 (ATT), address type."""
+    return struct.pack("<HH6sHBx", AF_BLUETOOTH, 0, bytes(int(x, 16) for x in reversed(address.split(":"))),
+                       4, address_type)
+
+
+def att_connect(address):
+    libc = ctypes.CDLL(None, use_errno=True)
+    sock = socket.socket(AF_BLUETOOTH, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC, 0)  # BTPROTO_L2CAP
+    local = sockaddr_l2("00:00:00:00:00:00", 1)  # any adapter, LE public
+    if libc.bind(sock.fileno(), local, len(local)) != 0:
+        fail(f"bind L2CAP: {os.strerror(ctypes.get_errno())}")
+    sock.setblocking(False)  # a blocking connect to an absent peer returns EINPROGRESS after ~40 s
+    started = time.monotonic()
+    peer = sockaddr_l2(address, 2)  # LE random
+    if libc.connect(sock.fileno(), peer, len(peer)) != 0 and ctypes.get_errno() != errno.EINPROGRESS:
+        fail(f"connect {address}: {os.strerror(ctypes.get_errno())}")
+    _, writable, _ = select.select([], [sock], [], 10)
+    if not writable:
+        fail(f"connect {address}: no connection within 10 s")
+    error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if error:
+        fail(f"connect {address}: {os.strerror(error)}")
+    print(f"connected to {address} over L2CAP ATT ({time.monotonic() - started:.2f} s)")
+
+    def request(pdu):
+        sock.send(pdu)
+        ready, _, _ = select.select([sock], [], [], 5)
+        if not ready:
+            fail(f"no ATT response to {pdu.hex()} within 5 s")
+        return sock.recv(1024)
+
+    mtu = request(bytes([0x02]) + struct.pack("<H", 517))
+    if len(mtu) != 3 or mtu[0] != 0x03:
+        fail(f"unexpected answer to Exchange MTU: {mtu.hex()}")
+    services = request(bytes([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28]))  # Read By Group Type
+    if len(services) < 2 or services[0] != 0x11:
+        fail(f"unexpected answer to Read By Group Type: {services.hex()}")
+    print(f"ATT MTU {struct.unpack_from('<H', mtu, 1)[0]}; primary services: {services[2:].hex()}")
+    sock.close()
+
+
 def main():
-    name = sys.argv[1] if len(sys.argv) > 1 else "hci0"
-    wanted = (sys.argv[2] if len(sys.argv) > 2 else "C0:B1:E0:00:00:01").upper()
+    args = [a for a in sys.argv[1:] if a != "--connect"]
+    connect = len(args) != len(sys.argv) - 1
+    name = args[0] if args else "hci0"
+    wanted = (args[1] if len(args) > 1 else "C0:B1:E0:00:00:01").upper()
     if not name.startswith("hci") or not name[3:].isdigit():
         fail(f"not an adapter name: {name}")
     index = int(name[3:])
@@ -129,6 +175,8 @@ def main():
     text, kind, data = found
     print(f"LE Advertising Report from {text} ({kind}): {data.hex()} "
           f"({time.monotonic() - started:.2f} s after start)")
+    if connect:
+        att_connect(text)
 
 
 if __name__ == "__main__":
