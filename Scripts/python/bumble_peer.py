@@ -167,6 +167,21 @@ class ScannerLink(LocalLink):
         self.scanners = []
         self._sets = {}  # advertiser address -> AdvertisingSet (lazily indexed)
 
+    def send_acl_data(self, sender_controller, destination_address, transport, data):
+        """LE ACL data comes from the sender's own address on that connection.  Stock Bumble uses
+        the sender's random address, so a central that connected from its public address (the
+        Linux kernel does) had all its data dropped by the peripheral ("no connection")."""
+        if transport == PhysicalTransport.LE:
+            connection = sender_controller.le_connections.get(destination_address)
+            if connection is not None:
+                destination = self.find_le_controller(destination_address)
+                if destination is not None:
+                    source = connection.self_address
+                    asyncio.get_running_loop().call_soon(
+                        lambda: destination.on_link_acl_data(source, transport, data))
+                return
+        super().send_acl_data(sender_controller, destination_address, transport, data)
+
     def send_advertising_pdu(self, sender_controller, packet):
         if isinstance(packet, (ll.AdvInd, ll.AdvExtInd)):
             loop = asyncio.get_running_loop()
@@ -175,22 +190,6 @@ class ScannerLink(LocalLink):
                     loop.call_soon(c.on_ll_advertising_pdu, packet)
         else:
             super().send_advertising_pdu(sender_controller, packet)
-
-    def send_acl_data(self, sender_controller, destination_address, transport, data):
-        """LE data comes from the address the sender's connection uses (Bumble's link always
-        says its random address, so a central that connected from its public address, as the
-        Linux kernel does, had every ACL packet dropped by the peripheral's controller)."""
-        if transport != PhysicalTransport.LE:
-            return super().send_acl_data(sender_controller, destination_address, transport, data)
-        destination = self.find_le_controller(destination_address)
-        if destination is None:
-            return
-        source = sender_controller.random_address
-        for connection in sender_controller.le_connections.values():
-            if connection.peer_address == destination_address:
-                source = connection.self_address
-                break
-        asyncio.get_running_loop().call_soon(destination.on_link_acl_data, source, transport, data)
 
     def advertising_set_of(self, address):
         found = self._sets.get(address)
@@ -956,7 +955,7 @@ def main():
     parser.add_argument("--log", help="append each Heart Rate value sent as a JSON line")
     parser.add_argument("--controller-address", metavar="XX:XX:XX:XX:XX:XX",
                         help="public address of the controller the host drives (default "
-                             "00:00:00:00:00:00, Bumble's; the Linux kernel needs a real one)")
+                             "00:00:00:00:00:00, Bumble's: the Linux kernel refuses to raise an adapter with it)")
     parser.add_argument("--hr-count", type=int, default=len(DEFAULT_SCRIPT))
     parser.add_argument("--hr-interval", type=float, default=0.25)
     parser.add_argument("--hr-script", choices=["test", "realistic"], default="test",
