@@ -61,10 +61,14 @@ struct ExitStatusTests {
                                               "--btsnoop", Self.missingPath() + "/capture.log"]), status: 66)
     }
 
-    @Test("69 unavailable: a kernel transport, not in this version")
+    /// This machine's kernel has no Bluetooth (the VM tests cover a kernel that has it).
+    @Test("69 unavailable: a kernel transport on a kernel without Bluetooth (EAFNOSUPPORT), with the fix")
     func unavailable() async throws {
+        try #require(!KernelSupport.hasBluetooth, "this kernel has Bluetooth: the VM tests cover the kernel path here")
         Self.expectOneLine(try await CLI.run(["gatt", "AA:BB:CC:DD:EE:FF", "--transport", "hci0"]), status: 69,
-                           containing: "not in this version")
+                           containing: "no Bluetooth support")
+        Self.expectOneLine(try await CLI.run(["scan", "--duration", "1"]), status: 69, containing: "modprobe bluetooth")
+        Self.expectOneLine(try await CLI.run(["adapters"]), status: 69, containing: "no Bluetooth support")
     }
 
     @Test("74 transport: nothing listens (unix, tcp); the controller hangs up in the middle of a command")

@@ -233,6 +233,10 @@ public actor Adapter {
     }
 
     private func handle(_ event: HCIEvent) {
+        if configuration.owner == .kernel {
+            handleOnKernelOwnedController(event)
+            return
+        }
         switch event {
         case .commandComplete, .commandStatus:
             commands.receive(event)
@@ -249,6 +253,20 @@ public actor Adapter {
             logger.error("the controller reported hardware error 0x\(String(code, radix: 16))")
         default:
             logger.debug("ignored event \(event.name)")
+        }
+    }
+
+    /// On the kernel's raw channel: command answers and advertising reports are this host's;
+    /// connections, disconnections and data flow are the kernel's, never to be acted on.
+    private func handleOnKernelOwnedController(_ event: HCIEvent) {
+        switch event {
+        case .commandComplete, .commandStatus:
+            commands.receive(event)
+            releaseCommands()
+        case .le(.advertisingReport(let reports)), .le(.extendedAdvertisingReport(let reports)):
+            scanner.receive(reports)
+        default:
+            logger.trace("the kernel's event: \(event.name)")
         }
     }
 
