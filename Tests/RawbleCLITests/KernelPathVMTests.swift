@@ -1,0 +1,151 @@
+import Foundation
+import RawbleTestSupport
+import Testing
+
+/// The kernel path (`hciN`, `user:hciN`, `rawble adapters`) in a real Linux kernel with
+/// Bluetooth: Scripts/vm-test boots Debian's kernel under qemu, whose hci0 is the controller of
+/// a Bumble peer on this machine (the strap and the other standard devices). Each test boots
+/// once and runs its steps in the guest; a step's status and output come back between
+/// `@@@` markers. Scripts/test says, in one line, when the VM cannot run on a machine
+/// (RAWBLE_TESTS_WITHOUT_VM=1 is then set and these are skipped).
+@Suite("The kernel path in a real Linux kernel (Scripts/vm-test)", .serialized,
+       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
+                "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
+struct KernelPathVMTests {
+    static let strap = "C0:B1:E0:00:00:01"
+    static let controllerAddress = "00:1B:DC:0F:00:01"
+
+    /// What one step printed in the guest.
+    struct Step {
+        var status: Int32
+        var stdout: [String]
+        var stderr: [String]
+    }
+
+    /// Boots the VM with a fresh peer as hci0 and runs `script` (sh; `$1` is the rawble binary,
+    /// `step NAME CMD...` records a step); returns the steps by name and the whole result.
+    static func boot(_ script: String) async throws -> (steps: [String: Step], result: CLIResult) {
+        let peer = try await BumblePeer.start(arguments: ["--controller-address", controllerAddress])
+        defer { peer.stop() }
+        let vmTest = CLIReferenceTests.root.appendingPathComponent("Scripts/vm-test").path
+        let prelude = #"""
+            r="$1"; shift
+            step() { name="$1"; shift; "$@" >/tmp/step.out 2>/tmp/step.err; s=$?; echo "@@@ $name $s"; cat /tmp/step.out; echo "@@@ stderr"; cat /tmp/step.err; }
+            """#
+        let launcher = [vmTest, "--timeout", "200", "--controller", peer.transport, "--", "sh", "-c", prelude + "\n" + script, "sh"]
+        // Bounded by vm-test's own --timeout (it kills the VM by PID); the runner's a bit above.
+        let result = try await onOwnThread { try CLI.runBlocking([], launcher: launcher, limit: .seconds(260)) }
+        var steps: [String: Step] = [:]
+        var current: String?
+        var inStderr = false
+        for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("@@@ ") {
+                let words = line.split(separator: " ").map(String.init)
+                if words.count == 2, words[1] == "stderr" {
+                    inStderr = true
+                } else if words.count == 3, let status = Int32(words[2]) {
+                    current = words[1]
+                    inStderr = false
+                    steps[words[1]] = Step(status: status, stdout: [], stderr: [])
+                }
+                continue
+            }
+            guard let name = current, !line.isEmpty else { continue }
+            if inStderr { steps[name]?.stderr.append(line) } else { steps[name]?.stdout.append(line) }
+        }
+        return (steps, result)
+    }
+
+    static func objects(_ lines: [String]) -> [[String: Any]] {
+        lines.compactMap { try? CLI.jsonObject($0) }
+    }
+
+    @Test("hciN, the default: scan finds the strap; adapters, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line")
+    func rawChannelAndL2CAP() async throws {
+        let (steps, result) = try await Self.boot(#"""
+            step scan "$r" scan --duration 4 --json
+            step adapters "$r" adapters --json
+            step gatt "$r" gatt C0:B1:E0:00:00:01 --timeout 15 --json
+            step read "$r" read C0:B1:E0:00:00:01 2A19 --timeout 15 --json
+            step write "$r" write C0:B1:E0:00:00:01 2A39 01 --timeout 15 --json
+            step notify "$r" notify C0:B1:E0:00:00:01 2A37 --count 3 --timeout 15 --json
+            step hr "$r" hr --count 3 --timeout 15 --json
+            step absent "$r" gatt 11:22:33:44:55:66 --address-type random --timeout 3
+            """#)
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+
+        let scan = try #require(steps["scan"], "\(result.stdout)\n\(result.stderr)")
+        #expect(scan.status == 0, "\(scan.stderr)")
+        #expect(Self.objects(scan.stdout).contains { $0["address"] as? String == Self.strap && $0["name"] as? String == "rawble-strap" })
+
+        let adapters = try #require(steps["adapters"])
+        let hci0 = Self.objects(adapters.stdout).first
+        #expect(hci0?["name"] as? String == "hci0")
+        #expect(hci0?["address"] as? String == Self.controllerAddress)
+        #expect(hci0?["up"] as? Bool == true, "the default transport brought it up")
+        #expect(hci0?["le"] as? Bool == true)
+
+        let gatt = try #require(steps["gatt"])
+        #expect(gatt.status == 0, "\(gatt.stderr)")
+        #expect(gatt.stdout.joined().contains("180D"))
+
+        let read = try #require(steps["read"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(Self.objects(read.stdout).first?["uuid"] as? String == "2A19")
+
+        let write = try #require(steps["write"])
+        #expect(write.status == 0, "\(write.stderr)")
+
+        let notify = try #require(steps["notify"])
+        #expect(notify.status == 0, "\(notify.stderr)")
+        #expect(Self.objects(notify.stdout).filter { $0["value"] != nil }.count == 3, "\(notify.stdout)")
+
+        let hr = try #require(steps["hr"])
+        #expect(hr.status == 0, "\(hr.stderr)")
+        #expect(Self.objects(hr.stdout).filter { $0["event"] as? String == "measurement" }.count == 3, "\(hr.stdout)")
+
+        let absent = try #require(steps["absent"])
+        #expect(absent.status == 75, "\(absent.stderr)")
+        #expect(absent.stderr.count == 1, "\(absent.stderr)")
+    }
+
+    @Test("no capability: one line with the exact setcap command, status 77; exactly CAP_NET_RAW + CAP_NET_ADMIN: the scan works")
+    func capabilities() async throws {
+        let (steps, result) = try await Self.boot(#"""
+            nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+            step bare $nobody --inh-caps=-all --bounding-set=-all -- "$r" scan --duration 2
+            step granted $nobody --inh-caps=+net_raw,+net_admin --ambient-caps=+net_raw,+net_admin -- "$r" scan --duration 4 --json
+            """#)
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+        let bare = try #require(steps["bare"], "\(result.stdout)\n\(result.stderr)")
+        #expect(bare.status == 77, "\(bare.stderr)")
+        #expect(bare.stderr.count == 1, "\(bare.stderr)")
+        #expect(bare.stderr.first?.contains("setcap cap_net_raw,cap_net_admin+eip") == true, "\(bare.stderr)")
+        let granted = try #require(steps["granted"])
+        #expect(granted.status == 0, "\(granted.stderr)")
+        #expect(Self.objects(granted.stdout).contains { $0["address"] as? String == Self.strap })
+    }
+
+    @Test("user:hciN: rawble's own host on the user channel while the adapter is down; busy (one line, how to free it) once it is up")
+    func userChannel() async throws {
+        let (steps, result) = try await Self.boot(#"""
+            # hci0 powers itself off ~2 s after it appears when nobody raises it.
+            i=0; while [ $i -lt 50 ] && "$r" adapters --json | grep -q '"up":true'; do sleep 0.2; i=$((i+1)); done
+            step user "$r" scan --transport user:hci0 --duration 4 --json
+            step usergatt "$r" gatt C0:B1:E0:00:00:01 --transport user:hci0 --timeout 15
+            step raise "$r" scan --duration 1 --json
+            step busy "$r" scan --transport user:hci0 --duration 1
+            """#)
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+        let user = try #require(steps["user"], "\(result.stdout)\n\(result.stderr)")
+        #expect(user.status == 0, "\(user.stderr)")
+        #expect(Self.objects(user.stdout).contains { $0["address"] as? String == Self.strap })
+        let gatt = try #require(steps["usergatt"])
+        #expect(gatt.status == 0, "\(gatt.stderr)")
+        #expect(gatt.stdout.joined().contains("Heart Rate"))
+        let busy = try #require(steps["busy"])
+        #expect(busy.status == 74, "\(busy.stderr)")
+        #expect(busy.stderr.count == 1 && busy.stderr.first?.contains("busy") == true, "\(busy.stderr)")
+    }
+}
