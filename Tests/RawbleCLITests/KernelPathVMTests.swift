@@ -25,15 +25,21 @@ struct KernelPathVMTests {
 
     /// Boots the VM with a fresh peer as hci0 and runs `script` (sh; `$1` is the rawble binary,
     /// `step NAME CMD...` records a step); returns the steps by name and the whole result.
-    static func boot(_ script: String) async throws -> (steps: [String: Step], result: CLIResult) {
-        let peer = try await BumblePeer.start(arguments: ["--controller-address", controllerAddress])
-        defer { peer.stop() }
+    /// `controllers`: the public addresses of the peers' controllers, one peer (and adapter,
+    /// hci0, hci1, …) each.
+    static func boot(_ script: String, controllers: [String] = [controllerAddress]) async throws -> (steps: [String: Step], result: CLIResult) {
+        var peers: [BumblePeer] = []
+        defer { for peer in peers { peer.stop() } }
+        for address in controllers {
+            peers.append(try await BumblePeer.start(arguments: ["--controller-address", address]))
+        }
         let vmTest = CLIReferenceTests.root.appendingPathComponent("Scripts/vm-test").path
         let prelude = #"""
             r="$1"; shift
             step() { name="$1"; shift; "$@" >/tmp/step.out 2>/tmp/step.err; s=$?; echo "@@@ $name $s"; cat /tmp/step.out; echo "@@@ stderr"; cat /tmp/step.err; }
             """#
-        let launcher = [vmTest, "--timeout", "200", "--controller", peer.transport, "--", "sh", "-c", prelude + "\n" + script, "sh"]
+        let launcher = [vmTest, "--timeout", "200"] + peers.flatMap { ["--controller", $0.transport] }
+            + ["--", "sh", "-c", prelude + "\n" + script, "sh"]
         // Bounded by vm-test's own --timeout (it kills the VM by PID); the runner's a bit above.
         let result = try await onOwnThread { try CLI.runBlocking([], launcher: launcher, limit: .seconds(260)) }
         var steps: [String: Step] = [:]
@@ -125,6 +131,29 @@ struct KernelPathVMTests {
         let granted = try #require(steps["granted"])
         #expect(granted.status == 0, "\(granted.stderr)")
         #expect(Self.objects(granted.stdout).contains { $0["address"] as? String == Self.strap })
+    }
+
+    @Test("two adapters: adapters lists both; --transport hci1 picks the second by name; a name that does not exist is one line listing those that do")
+    func twoAdapters() async throws {
+        let second = "00:1B:DC:0F:00:02"
+        let (steps, result) = try await Self.boot(#"""
+            step adapters "$r" adapters --json
+            step hci1 "$r" scan --transport hci1 --duration 4 --json
+            step listed "$r" adapters --json
+            step missing "$r" scan --transport hci7 --duration 1
+            """#, controllers: [Self.controllerAddress, second])
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+        let adapters = try #require(steps["adapters"], "\(result.stdout)\n\(result.stderr)")
+        #expect(Self.objects(adapters.stdout).compactMap { $0["name"] as? String } == ["hci0", "hci1"])
+        let hci1 = try #require(steps["hci1"])
+        #expect(hci1.status == 0, "\(hci1.stderr)")
+        #expect(Self.objects(hci1.stdout).contains { $0["address"] as? String == Self.strap })
+        let listed = Self.objects(try #require(steps["listed"]).stdout)
+        #expect(listed.first { $0["name"] as? String == "hci1" }?["up"] as? Bool == true, "hci1 was brought up")
+        #expect(listed.first { $0["name"] as? String == "hci1" }?["address"] as? String == second)
+        let missing = try #require(steps["missing"])
+        #expect(missing.status == 69, "\(missing.stderr)")
+        #expect(missing.stderr.count == 1 && missing.stderr.first?.contains("hci0, hci1") == true, "\(missing.stderr)")
     }
 
     @Test("user:hciN: rawble's own host on the user channel while the adapter is down; busy (one line, how to free it) once it is up")
