@@ -322,12 +322,12 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         let connection = try await accepted
         // The peer stays silent: the event loop waits for the socket to be readable.
         let end = Task { try await ending(of: transport) }
-        try await within(seconds: 5) { await transport.close() }
+        try await within { await transport.close() }
         #expect(try await end.value == .closed)
         await #expect(throws: TransportError.closed) { try await transport.send(reset) }
         // The peer sees the connection go away.
         #expect(await connection.read(count: 1) == nil)
-        try await within(seconds: 5) { await transport.close() }  // idempotent
+        try await within { await transport.close() }  // idempotent
     }
 
     @Test func cancellingTheConsumerStopsTheReader() async throws {
@@ -342,7 +342,7 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
         consumer.cancel()
         _ = await consumer.result
         // close() returns only once the channel is closed.
-        try await within(seconds: 5) { await transport.close() }
+        try await within { await transport.close() }
         #expect(await connection.read(count: 1) == nil)
     }
 }

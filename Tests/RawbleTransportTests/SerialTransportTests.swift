@@ -153,19 +153,19 @@ func receive(_ count: Int, from transport: some HCITransport) async throws -> [H
         pty.closeMaster()
         #expect(try await ending(of: transport) == .closedByPeer)
         await #expect(throws: TransportError.closedByPeer) { try await transport.send(reset) }
-        try await within(seconds: 5) { await transport.close() }
+        try await within { await transport.close() }
     }
 
     @Test func closeWhileTheLineIsSilentReturnsPromptlyAndReleasesTheDevice() async throws {
         let pty = try PseudoTerminal()
         let transport = try H4StreamTransport.openSerial(path: pty.slavePath)
         let end = Task { try await ending(of: transport) }
-        try await within(seconds: 5) { await transport.close() }
+        try await within { await transport.close() }
         #expect(try await end.value == .closed)
         await #expect(throws: TransportError.closed) { try await transport.send(reset) }
         // The slave descriptor is closed: the master sees the hang-up.
         #expect(await pty.seesHangUp())
-        try await within(seconds: 5) { await transport.close() }  // idempotent
+        try await within { await transport.close() }  // idempotent
     }
 
     @Test func aSendThatCannotProgressTimesOutInsteadOfHanging() async throws {
@@ -184,7 +184,7 @@ func receive(_ count: Int, from transport: some HCITransport) async throws -> [H
             return nil
         }
         #expect(outcome == .timedOut(operation: "serial write"))
-        try await within(seconds: 5) { await transport.close() }
+        try await within { await transport.close() }
     }
 
     @Test func everyStandardRateFrom1200To4000000IsAccepted() async throws {
@@ -198,7 +198,7 @@ func receive(_ count: Int, from transport: some HCITransport) async throws -> [H
         let pty = try PseudoTerminal()
         for rate in standard {
             let transport = try H4StreamTransport.openSerial(path: pty.slavePath, baudRate: rate)
-            try await within(seconds: 5) { await transport.close() }
+            try await within { await transport.close() }
         }
     }
 

@@ -241,7 +241,7 @@ func connectedPair() async throws -> (Peer, H4StreamTransport, Connection) {
         connection.close()
         #expect(try await ending(of: transport) == .closedByPeer)
         await #expect(throws: TransportError.closedByPeer) { try await transport.send(reset) }
-        try await within(seconds: 5) { await transport.close() }
+        try await within { await transport.close() }
     }
 
     @Test func closingWhileThePeerStreamsEndsThePacketsWithClosedPromptly() async throws {
@@ -251,7 +251,7 @@ func connectedPair() async throws -> (Peer, H4StreamTransport, Connection) {
         let first = try await receive(100, from: transport)
         #expect(first.map(\.encoded) == (0..<100).map(numberedPacket))
         let end = Task { try await ending(of: transport) }
-        try await within(seconds: 5) { await transport.close() }
+        try await within { await transport.close() }
         #expect(try await end.value == .closed)
         let sent = try await within(seconds: 10) { await streaming.value }
         #expect(sent < 1 << 20)
