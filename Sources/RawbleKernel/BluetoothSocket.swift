@@ -24,24 +24,22 @@ enum BluetoothSocket {
 
     /// `bind(fd, address)` for any sockaddr structure.
     static func bind<Address: BitwiseCopyable>(_ fd: FileDescriptor, _ address: Address) throws(Errno) {
-        var address = address
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(fd.rawValue, $0, socklen_t(MemoryLayout<Address>.size))
-            }
-        }
-        guard result == 0 else { throw lastErrno }
+        guard withSockaddr(address, { Glibc.bind(fd.rawValue, $0, $1) }) == 0 else { throw lastErrno }
     }
 
     /// `connect(fd, address)`; a non-blocking socket answers EINPROGRESS (thrown like any errno).
     static func connect<Address: BitwiseCopyable>(_ fd: FileDescriptor, _ address: Address) throws(Errno) {
+        guard withSockaddr(address, { Glibc.connect(fd.rawValue, $0, $1) }) == 0 else { throw lastErrno }
+    }
+
+    /// Calls `body` with `address` as a `sockaddr` pointer and its size, as bind and connect take it.
+    private static func withSockaddr<Address: BitwiseCopyable>(
+        _ address: Address, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) -> Int32 {
         var address = address
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd.rawValue, $0, socklen_t(MemoryLayout<Address>.size))
-            }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
         }
-        guard result == 0 else { throw lastErrno }
     }
 
     /// `setsockopt(fd, level, name, &value, sizeof value)`.

@@ -18,7 +18,8 @@ public final class KernelLink: CentralLink {
     public var ending: HostError? { att.end.map(Self.hostError) }
 
     /// Closes the socket: the kernel disconnects once no socket uses the link (it waits a
-    /// moment first, as it does for every L2CAP link). Bounded by `timeout`.
+    /// moment first, as it does for every L2CAP link). Closing is local and prompt, so
+    /// `timeout` has nothing to bound here.
     public func disconnect(timeout: Duration) async throws(HostError) {
         await att.close()
     }
@@ -60,7 +61,7 @@ public struct KernelL2CAPOpener: KernelLinkOpener {
     static func hostError(_ error: KernelError, peer: DeviceAddress, timeout: Duration) -> HostError {
         switch error {
         case .connectTimeout:
-            .connectionTimedOut(peer, seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+            .connectionTimedOut(peer, seconds: timeout / .seconds(1))
         case .missingCapability, .adapterDownWithoutPermission:
             .permissionDenied(error.description)
         case .noBluetoothInKernel, .noAdapter, .noSuchAdapter, .rfkillBlocked, .adapterDown:
