@@ -52,6 +52,9 @@ enum Main {
     /// Options shared by every command may come before the subcommand (`rawble --json scan`);
     /// argument-parser only accepts them after it, so move them to the end.
     static func reorderGlobalOptions(_ arguments: [String]) -> [String] {
+        // The common case, a subcommand first, has nothing to move (and needs no command names,
+        // whose look-up by reflection was a percent of `hr`'s whole CPU).
+        guard let first = arguments.first, first.hasPrefix("-") else { return arguments }
         let withValue: Set<String> = ["--transport", "--btsnoop", "--timeout"]
         let flags: Set<String> = ["--json", "--quiet", "--verbose", "-v", "-vv", "-vvv"]
         let subcommands = Set(Rawble.configuration.subcommands.map { $0._commandName })

@@ -43,6 +43,57 @@ struct JSONLineTests {
         #expect(checked == 5_000)
     }
 
+    @Test("RR intervals: every one of the 65,536 values written exactly as Double.description prints it (whole seconds without a fraction)")
+    func everyRRInterval() {
+        var line: [UInt8] = []
+        var mismatches: [UInt16] = []
+        for units in UInt16.min...UInt16.max {
+            line.removeAll(keepingCapacity: true)
+            LineWriter.append(to: &line, bound: 16) { $0.writeSeconds(units: units) }
+            let seconds = Double(units) / 1024
+            let expected = units % 1024 == 0 ? String(units / 1024) : seconds.description
+            if String(decoding: line, as: UTF8.self) != expected { mismatches.append(units) }
+        }
+        #expect(mismatches.isEmpty, "first mismatches: \(mismatches.prefix(5))")
+    }
+
+    @Test("consecutive times share the cached date: each line's time is still its own, across second, day and year boundaries")
+    func consecutiveTimes() {
+        var timestamps = TimestampCache()
+        var line: [UInt8] = []
+        // Steps of 0.3 s around the end of 2026, and one jump back in time (the clock was set).
+        var times = (0..<40).map { 1_798_761_594_000_000 + Int64($0) * 300_000 }
+        times.append(951_868_799_999_999)
+        times.append(1_798_761_599_999_999)
+        for time in times {
+            line.removeAll(keepingCapacity: true)
+            LineWriter.append(to: &line, bound: 32) { timestamps.write(unixMicroseconds: time, to: &$0) }
+            #expect(String(decoding: line, as: UTF8.self) == iso8601(unixMicroseconds: time))
+        }
+    }
+
+    @Test("the longest fields of every kind (16-bit bpm, energy, many RR intervals of 63.999… s): the whole line, within its bound")
+    func longestFields() throws {
+        var raw: [UInt8] = [0x1F, 0xFF, 0xFF, 0xFF, 0xFF]
+        for _ in 0..<100 { raw += [0xFF, 0xFF] }
+        let measurement = try HeartRateMeasurement.decode(raw)
+        var line: [UInt8] = []
+        measurement.appendJSONLine(time: 4_102_444_799_999_999, raw: raw, to: &line)
+        #expect(String(decoding: line, as: UTF8.self) == Self.reference(measurement, time: 4_102_444_799_999_999, raw: raw))
+    }
+
+    @Test("a line longer than its writer's bound is cut at the bound, never written past it")
+    func boundHolds() {
+        var line: [UInt8] = [0x41]
+        LineWriter.append(to: &line, bound: 4) { writer in
+            writer.write("abc")
+            writer.writeDecimal(123_456)
+            let overflowed = writer.overflowed
+            #expect(overflowed)
+        }
+        #expect(line == [0x41, 0x61, 0x62, 0x63])
+    }
+
     @Test("the time text: known instants, zero padding, the last microsecond of a leap day")
     func times() {
         #expect(iso8601(unixMicroseconds: 0) == "1970-01-01T00:00:00.000000Z")

@@ -128,12 +128,14 @@ struct Notify: AsyncParsableCommand {
             let uuid = Array(characteristic.uuid.description.utf8)
             var line: [UInt8] = []  // one buffer for every JSON line
             line.reserveCapacity(128)
+            var timestamps = TimestampCache()
             do {
                 for try await update in subscription {
                     if json {
                         line.removeAll(keepingCapacity: true)
                         appendNotificationJSONLine(
-                            time: Clock.unixMicroseconds(), handle: update.handle, uuid: uuid, value: update.value, to: &line)
+                            time: Clock.unixMicroseconds(), handle: update.handle, uuid: uuid, value: update.value, to: &line,
+                            timestamps: &timestamps)
                         Output.lineBytes(line)
                     } else {
                         Output.line(Hex.encode(update.value))

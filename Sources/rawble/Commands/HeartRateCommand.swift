@@ -211,6 +211,7 @@ struct HeartRateSession: Sendable {
             // whenever no further value is already at hand (see Iterator.bufferedCount).
             var batch: [UInt8] = []
             batch.reserveCapacity(4096)
+            var timestamps = TimestampCache()
             defer { flush(&batch) }
             let silence = SilenceWatch(after: timeout, status: status, device: device)
             defer { silence.cancel() }
@@ -225,7 +226,7 @@ struct HeartRateSession: Sendable {
                         rate.record(at: .now)
                         perSecond = rate.perSecond
                     }
-                    report(measurement, raw: raw, rate: perSecond, batch: &batch)
+                    report(measurement, raw: raw, rate: perSecond, batch: &batch, timestamps: &timestamps)
                     received += 1
                     if let count, received >= count {
                         flush(&batch)
@@ -292,11 +293,12 @@ struct HeartRateSession: Sendable {
 
     /// With `--json`, the measurement's line is appended to `batch` (for ``flush(_:)``);
     /// otherwise it is shown at once.
-    private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, batch: inout [UInt8]) {
+    private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, batch: inout [UInt8],
+                        timestamps: inout TimestampCache) {
         let time = Clock.unixMicroseconds()
         if json || jsonl != nil {
             let start = batch.count
-            measurement.appendJSONLine(time: time, raw: raw, to: &batch)
+            measurement.appendJSONLine(time: time, raw: raw, to: &batch, timestamps: &timestamps)
             jsonl?.append(line: batch[start...])
             if !json { batch.removeAll(keepingCapacity: true) }  // only the file wanted it
         }

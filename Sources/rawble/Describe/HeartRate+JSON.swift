@@ -33,39 +33,40 @@ func formatMilliseconds(_ value: Double) -> String {
 extension HeartRateMeasurement {
     /// Appends the `measurement` event's JSON line (and its newline) to `bytes`: the same text as
     /// `JSON.object([("event", "measurement"), ("time", …)] + json(raw:) fields).serialized()`,
-    /// written digit by digit into the caller's reused buffer (the hot path of `hr --json`/`--jsonl`:
-    /// no `JSON` value, no `String` per field).
-    func appendJSONLine(time unixMicroseconds: Int64, raw: [UInt8], to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: #"{"event":"measurement","time":""#.utf8)
-        appendISO8601(unixMicroseconds: unixMicroseconds, to: &bytes)
-        bytes.append(contentsOf: #"","bpm":"#.utf8)
-        appendPadded(Int64(bpm), width: 1, to: &bytes)
-        bytes.append(contentsOf: #","contact":""#.utf8)
-        bytes.append(contentsOf: contact.name.utf8)
-        bytes.append(contentsOf: #"","energyExpended":"#.utf8)
-        if let energyExpended {
-            appendPadded(Int64(energyExpended), width: 1, to: &bytes)
-        } else {
-            bytes.append(contentsOf: "null".utf8)
-        }
-        bytes.append(contentsOf: #","rrIntervals":["#.utf8)
-        for (index, interval) in rrIntervals.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            // As JSON.double prints it: whole seconds without a fraction, others as Swift does.
-            if interval.rawValue % 1024 == 0 {
-                appendPadded(Int64(interval.rawValue / 1024), width: 1, to: &bytes)
+    /// written in place into the caller's reused buffer (the hot path of `hr --json`/`--jsonl`:
+    /// no `JSON` value, no `String` per field, the calendar computed once per second).
+    func appendJSONLine(time unixMicroseconds: Int64, raw: [UInt8], to bytes: inout [UInt8],
+                        timestamps: inout TimestampCache) {
+        var contact = contact.name
+        // Fixed text and numbers fit in 160 bytes; an RR interval takes at most 16 ("65.9990234375,").
+        let bound = 160 + contact.utf8.count + rrIntervals.count * 16 + raw.count * 2
+        LineWriter.append(to: &bytes, bound: bound) { line in
+            line.write(#"{"event":"measurement","time":""#)
+            timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
+            line.write(#"","bpm":"#)
+            line.writeDecimal(Int64(bpm))
+            line.write(#","contact":""#)
+            contact.withUTF8 { line.write(contentsOf: $0) }
+            line.write(#"","energyExpended":"#)
+            if let energyExpended {
+                line.writeDecimal(Int64(energyExpended))
             } else {
-                bytes.append(contentsOf: interval.seconds.description.utf8)
+                line.write("null")
             }
-        }
-        bytes.append(contentsOf: #"],"raw":""#.utf8)
-        let digits: StaticString = "0123456789abcdef"
-        digits.withUTF8Buffer { digits in
-            for byte in raw {
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0x0F)])
+            line.write(#","rrIntervals":["#)
+            for (index, interval) in rrIntervals.enumerated() {
+                if index > 0 { line.write(UInt8(ascii: ",")) }
+                line.writeSeconds(units: interval.rawValue)
             }
+            line.write(#"],"raw":""#)
+            line.writeHex(raw)
+            line.write("\"}\n")
         }
-        bytes.append(contentsOf: "\"}\n".utf8)
+    }
+
+    /// ``appendJSONLine(time:raw:to:timestamps:)`` for a single line.
+    func appendJSONLine(time unixMicroseconds: Int64, raw: [UInt8], to bytes: inout [UInt8]) {
+        var timestamps = TimestampCache()
+        appendJSONLine(time: unixMicroseconds, raw: raw, to: &bytes, timestamps: &timestamps)
     }
 }

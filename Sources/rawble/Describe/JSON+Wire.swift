@@ -25,29 +25,36 @@ func hexWord(_ value: UInt16) -> String { handleText(value) }
 
 /// Appends `notify --json`'s line for one value (and its newline) to `bytes`: the same text as
 /// `JSON.object([("time", …), ("handle", .handle(…)), ("uuid", …), ("value", .hex(…))]).serialized()`,
-/// written into the caller's reused buffer (the hot path of `notify --json`: no `JSON` value, no
-/// `String` per field). `uuid` is the characteristic's UUID text, made once per subscription.
+/// written in place into the caller's reused buffer (the hot path of `notify --json`: no `JSON`
+/// value, no `String` per field). `uuid` is the characteristic's UUID text, made once per subscription.
+func appendNotificationJSONLine(
+    time unixMicroseconds: Int64, handle: UInt16, uuid: [UInt8], value: some Collection<UInt8>, to bytes: inout [UInt8],
+    timestamps: inout TimestampCache
+) {
+    let value = Array(value)
+    LineWriter.append(to: &bytes, bound: 80 + uuid.count + value.count * 2) { line in
+        line.write(#"{"time":""#)
+        timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
+        line.write(#"","handle":"0x"#)
+        let upper: StaticString = "0123456789ABCDEF"
+        upper.withUTF8Buffer { digits in
+            for shift in stride(from: 12, through: 0, by: -4) {
+                line.write(digits[Int((handle >> UInt16(shift)) & 0x0F)])
+            }
+        }
+        line.write(#"","uuid":""#)
+        line.write(contentsOf: uuid)
+        line.write(#"","value":""#)
+        line.writeHex(value)
+        line.write("\"}\n")
+    }
+}
+
+/// ``appendNotificationJSONLine(time:handle:uuid:value:to:timestamps:)`` for a single line.
 func appendNotificationJSONLine(
     time unixMicroseconds: Int64, handle: UInt16, uuid: [UInt8], value: some Collection<UInt8>, to bytes: inout [UInt8]
 ) {
-    let upper: StaticString = "0123456789ABCDEF"
-    let lower: StaticString = "0123456789abcdef"
-    bytes.append(contentsOf: #"{"time":""#.utf8)
-    appendISO8601(unixMicroseconds: unixMicroseconds, to: &bytes)
-    bytes.append(contentsOf: #"","handle":"0x"#.utf8)
-    upper.withUTF8Buffer { digits in
-        for shift in stride(from: 12, through: 0, by: -4) {
-            bytes.append(digits[Int((handle >> UInt16(shift)) & 0x0F)])
-        }
-    }
-    bytes.append(contentsOf: #"","uuid":""#.utf8)
-    bytes.append(contentsOf: uuid)
-    bytes.append(contentsOf: #"","value":""#.utf8)
-    lower.withUTF8Buffer { digits in
-        for byte in value {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0x0F)])
-        }
-    }
-    bytes.append(contentsOf: "\"}\n".utf8)
+    var timestamps = TimestampCache()
+    appendNotificationJSONLine(time: unixMicroseconds, handle: handle, uuid: uuid, value: value, to: &bytes,
+                               timestamps: &timestamps)
 }
