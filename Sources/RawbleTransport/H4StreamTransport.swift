@@ -276,7 +276,9 @@ final class PacketBridge: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        framer.append(unwrapInboundIn(data).readableBytesView)
+        // Through the buffer's bytes, one copy: appending the `ByteBufferView` itself went
+        // element by element (3 % of `hr`'s CPU, measured).
+        unwrapInboundIn(data).withUnsafeReadableBytes { framer.append($0) }
         while true {
             do {
                 guard let packet = try framer.nextPacket() else { break }

@@ -4,6 +4,7 @@ import RawbleKernel
 /// `rawble adapters`: the kernel's Bluetooth adapters and which transport each can take.
 struct Adapters: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "adapters",
         abstract: "List the kernel's Bluetooth adapters (hciN): address, up or down, LE, and the transports each can take.")
 
     @OptionGroup var output: OutputOptions

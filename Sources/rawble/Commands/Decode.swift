@@ -6,6 +6,7 @@ import RawbleWire
 /// adapter. Malformed input is one line naming what is wrong and at which byte, exit 65.
 struct Decode: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "decode",
         abstract: "Decode packets and values: no adapter needed.",
         discussion: """
             Examples:

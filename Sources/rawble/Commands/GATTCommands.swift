@@ -46,7 +46,7 @@ struct GATT: AsyncParsableCommand {
 }
 
 struct Read: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Read one attribute value (long values whole).")
+    static let configuration = CommandConfiguration(commandName: "read", abstract: "Read one attribute value (long values whole).")
 
     @Argument(help: "The device address.") var address: BluetoothAddress
     @Argument(help: "0x001D (a handle) or a characteristic UUID.") var target: AttributeTarget
@@ -74,7 +74,7 @@ struct Read: AsyncParsableCommand {
 }
 
 struct Write: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Write one attribute value.")
+    static let configuration = CommandConfiguration(commandName: "write", abstract: "Write one attribute value.")
 
     @Argument(help: "The device address.") var address: BluetoothAddress
     @Argument(help: "0x001D (a handle) or a characteristic UUID.") var target: AttributeTarget
@@ -101,6 +101,7 @@ struct Write: AsyncParsableCommand {
 
 struct Notify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "notify",
         abstract: "Subscribe to a characteristic and print each value; unsubscribe at the end.")
 
     @Argument(help: "The device address.") var address: BluetoothAddress

@@ -357,16 +357,25 @@ struct HeartRateSession: Sendable {
 /// Warns (once per silence) when a connected strap sends nothing for a while: usually a strap
 /// not worn (no skin contact), which many straps answer by going quiet.
 final class SilenceWatch: Sendable {
-    private let lastHeard = Mutex(ContinuousClock.now)
+    /// How many values were heard: one relaxed increment per value (no clock read, no lock on
+    /// the hot path); the watcher notices, once a second, whether it moved.
+    private let heardCount = Atomic<UInt64>(0)
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(after limit: Duration, status: StatusLine, device: DiscoveredDevice) {
         let watcher = Task { [weak self] in
             var warned = false
+            var lastCount: UInt64 = 0
+            var lastHeard = ContinuousClock.now
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 guard let self else { return }
-                let silent = ContinuousClock.now - self.lastHeard.withLock { $0 }
+                let count = self.heardCount.load(ordering: .relaxed)
+                if count != lastCount {
+                    lastCount = count
+                    lastHeard = .now
+                }
+                let silent = ContinuousClock.now - lastHeard
                 if silent >= limit, !warned {
                     warned = true
                     status.printError("rawble: no measurement from \(device.name ?? device.address.address.description) for \(silent.components.seconds) s: is the strap worn and its contact moist? (still waiting)")
@@ -378,7 +387,7 @@ final class SilenceWatch: Sendable {
         task.withLock { $0 = watcher }
     }
 
-    func heard() { lastHeard.withLock { $0 = .now } }
+    func heard() { heardCount.add(1, ordering: .relaxed) }
     func cancel() { task.withLock { $0?.cancel() } }
 }
 

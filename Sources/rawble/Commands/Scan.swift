@@ -4,6 +4,7 @@ import RawbleHost
 /// `rawble scan`: advertising devices as a table or JSON lines, until --duration or Ctrl-C.
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "scan",
         abstract: "List advertising devices: a live table, or one JSON line per device.")
 
     @Option(help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
