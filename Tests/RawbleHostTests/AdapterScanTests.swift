@@ -144,6 +144,70 @@ struct AdapterKernelOwnedTests {
     }
 }
 
+@Suite("Adapter: a controller that refuses the legacy scan commands")
+struct AdapterLegacyRefusedTests {
+    /// A Bluetooth 5 controller after the kernel (or another host) used the extended commands:
+    /// its features claim no extended advertising, its command table lists the extended scan
+    /// commands, and it answers the legacy ones Command Disallowed until power-off.
+    private static func controller(listsExtended: Bool) -> ScriptedController {
+        var table: Set<HCIOpcode> = [.reset, .readLocalSupportedCommands, .readBDADDR, .leReadBufferSize,
+                                     .leSetRandomAddress, .leSetScanParameters, .leSetScanEnable]
+        if listsExtended { table.formUnion([.leSetExtendedScanParameters, .leSetExtendedScanEnable]) }
+        let supported = SupportedCommands(supporting: Array(table))
+        return ScriptedController { command in
+            switch command {
+            case .readLocalSupportedCommands:
+                [ScriptedController.complete(command.opcode, [0x00] + supported.octets)]
+            case .readBDADDR:
+                [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
+            case .leSetScanParameters, .leSetScanEnable:
+                [ScriptedController.complete(command.opcode, [HCIStatus.commandDisallowed.rawValue])]
+            case .leSetExtendedScanParameters, .leSetExtendedScanEnable:
+                [ScriptedController.complete(command.opcode)]
+            default:
+                ScriptedController.minimal(command)
+            }
+        }
+    }
+
+    private static func isExtendedEnable(_ command: HCICommand) -> Bool {
+        if case .leSetExtendedScanEnable = command { true } else { false }
+    }
+
+    @Test("Command Disallowed for the legacy commands: the scan switches to the extended ones, and stops with them", arguments: [ControllerOwner.kernel, .host])
+    func switchesToExtended(owner: ControllerOwner) async throws {
+        let controller = Self.controller(listsExtended: true)
+        _ = controller.run()
+        var configuration = configuration()
+        configuration.owner = owner
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        #expect(await !adapter.controller.usesExtendedScanning, "the features claim no extended advertising")
+        let devices = try await within(seconds: 30) { try await adapter.scan() }
+        let enables = controller.commands.filter(Self.isExtendedEnable)
+        #expect(enables.count == 1, "\(controller.commands)")
+        #expect(await adapter.controller.usesExtendedScanning)
+        withExtendedLifetime(devices) {}
+        try await adapter.stopScanning()
+        let after = controller.commands.filter(Self.isExtendedEnable)
+        #expect(after.count == 2, "scanning stopped with the extended command: \(after)")
+        await adapter.close()
+    }
+
+    @Test("Command Disallowed and no extended commands to switch to: the scan fails with the controller's answer, once")
+    func noExtendedToSwitchTo() async throws {
+        let controller = Self.controller(listsExtended: false)
+        _ = controller.run()
+        var configuration = configuration()
+        configuration.owner = .kernel
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        await #expect(throws: HostError.self) {
+            _ = try await within(seconds: 30) { try await adapter.scan() }
+        }
+        #expect(!controller.commands.contains { if case .leSetExtendedScanParameters = $0 { true } else { false } })
+        await adapter.close()
+    }
+}
+
 /// A kernel link as the opener would give it (the real one is an L2CAP socket): records
 /// the disconnect it is asked for.
 private final class KernelLinkStub: CentralLink {

@@ -60,7 +60,7 @@ extension Adapter {
         try? await stopScanning()
     }
 
-    private func enableScanning(_ session: ScanSession) async throws(HostError) {
+    private func enableScanning(_ session: ScanSession, mayTryExtended: Bool = true) async throws(HostError) {
         let options = session.options
         let own: HCICommand.OwnAddressType = controller.ownAddress.type == .random ? .random : .public
         let type: HCICommand.ScanType = options.active ? .active : .passive
@@ -85,8 +85,20 @@ extension Adapter {
         }
         let parameters = HCICommand.ScanParameters(type: type, interval: options.interval, window: options.window,
                                                    ownAddressType: own, filterPolicy: .basicUnfiltered)
-        try await executeDisablingScanIfBusy(.leSetScanParameters(parameters), extended: false)
-        try await setScanEnabled(true, extended: false, filterDuplicates: filterDuplicates)
+        do {
+            try await executeDisablingScanIfBusy(.leSetScanParameters(parameters), extended: false)
+            try await setScanEnabled(true, extended: false, filterDuplicates: filterDuplicates)
+        } catch {
+            // A Bluetooth 5 controller refuses the legacy commands once the extended ones were
+            // used since power-on (Core Vol 4 Part E 3.1.1), e.g. by the kernel or another host,
+            // even when its features do not claim extended advertising: switch, if it has them.
+            guard case .commandFailed(_, .commandDisallowed) = error, mayTryExtended,
+                  controller.supports(.leSetExtendedScanParameters, assumed: false),
+                  controller.supports(.leSetExtendedScanEnable, assumed: false) else { throw error }
+            logger.notice("legacy scanning refused (\(error)): the extended commands were used since power-on; scanning with them")
+            controller.usesExtendedScanning = true
+            try await enableScanning(session, mayTryExtended: false)
+        }
     }
 
     /// Scan parameters cannot change while the controller scans (a previous host may have left
