@@ -83,7 +83,12 @@ public final class HCIMonitorSocket: Sendable {
     /// socket of this process saw (an event) went to the monitor first, so closing the session's
     /// raw channel, then this, loses nothing of what the session saw. Safe to call more than once.
     public func close() async {
-        guard !closed.withLock({ state in defer { state = true }; return state }) else { return }
+        let wasClosed = closed.withLock { state in
+            let was = state
+            state = true
+            return was
+        }
+        guard !wasClosed else { return }
         guard let channel = try? await channel.get() else { return }
         let sink = sink
         let descriptor = descriptor

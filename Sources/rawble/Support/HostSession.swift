@@ -122,6 +122,9 @@ struct HostSession {
     func close() async {
         await central.close()
         await monitor?.close()
+        if let failure = monitor?.failure {
+            Output.error("rawble: the btsnoop capture stops where reading the HCI monitor channel failed: \(failure)")
+        }
         if let failure = capture?.close() {
             Output.error("rawble: the btsnoop capture is incomplete: \(failure)")
         }
