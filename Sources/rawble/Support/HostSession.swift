@@ -20,58 +20,111 @@ struct HostSession {
     let central: any Central
     let transport: TransportSpec
     let capture: BtsnoopCaptureFile?
+    /// On `hciN` with `--btsnoop`: the adapter's monitor channel, which feeds the capture with
+    /// everything on that adapter (the kernel's own traffic included); `nil` otherwise.
+    let monitor: HCIMonitorSocket?
 
     static func open(_ connection: ConnectionOptions, output: OutputOptions) async throws -> HostSession {
         Logs.setUp(output)
         let spec = try connection.resolvedTransport(environment: environment())
-        var kernelAdapter: KernelAdapterInfo?
-        var transport: any HCITransport
         if case .kernel(let index) = spec {
-            do {
-                let opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: index.map { "hci\($0)" })
-                transport = opened.transport
-                kernelAdapter = opened.adapter
-            } catch {
-                throw CLIError(kernel: error)
-            }
-        } else {
-            transport = try await openTransport(spec)
+            return try await openKernel(adapter: index.map { "hci\($0)" }, btsnoop: connection.btsnoop, spec: spec)
         }
+        var transport = try await openTransport(spec)
         var capture: BtsnoopCaptureFile?
         if let path = connection.btsnoop {
             do {
-                let file = try BtsnoopCaptureFile(path: path)
+                let file = try createCapture(path)
                 capture = file
                 transport = CapturingTransport(transport, capture: file)
             } catch {
                 await transport.close()
-                throw CLIError(.cannotOpen, "cannot write the btsnoop file \(path): \(error)",
-                               fix: "check the directory exists and is writable")
+                throw error
             }
         }
         var configuration = Adapter.Configuration()
         configuration.logger = Logger(label: "rawble.host")
         do {
-            if let kernelAdapter {
-                if capture != nil {
-                    Logger(label: "rawble.host").notice("the btsnoop capture holds what rawble sent and received on \(kernelAdapter.name)'s raw channel, not the kernel's own traffic (its L2CAP connections)")
-                }
-                let central = try await KernelCentral.open(
-                    rawChannel: transport, opener: KernelL2CAPOpener(local: kernelAdapter.address), configuration: configuration)
-                return HostSession(central: central, transport: spec, capture: capture)
-            }
             let adapter = try await Adapter.open(transport, configuration: configuration)
-            return HostSession(central: adapter, transport: spec, capture: capture)
+            return HostSession(central: adapter, transport: spec, capture: capture, monitor: nil)
         } catch {
             _ = capture?.close()
             throw cliError(error, transport: spec)
         }
     }
 
-    /// Stops scanning, disconnects, closes the transport, then the capture (every record is
-    /// already on disk; a write that failed along the way is reported here).
+    /// `hciN`, the kernel's raw channel, with the kernel's central. With a capture, the
+    /// adapter's monitor channel is opened first (so the capture starts before rawble's first
+    /// command, and holds what the kernel itself sends, e.g. for its L2CAP connections) and
+    /// is the capture's only source: the raw channel's packets are on it already, so they are
+    /// not written twice. When the monitor cannot be opened the capture falls back to the raw
+    /// channel's own packets, with a notice saying what it lacks.
+    private static func openKernel(adapter name: String?, btsnoop path: String?, spec: TransportSpec) async throws -> HostSession {
+        let logger = Logger(label: "rawble.host")
+        var capture: BtsnoopCaptureFile?
+        var monitor: HCIMonitorSocket?
+        var transport: any HCITransport
+        let kernelAdapter: KernelAdapterInfo
+        do {
+            if let path {
+                let chosen = try KernelAdapters.find(name)
+                let file = try createCapture(path)
+                capture = file
+                do {
+                    monitor = try HCIMonitorSocket.open(adapter: chosen.index) { seen in
+                        file.record(seen.packet, direction: seen.direction)
+                    }
+                } catch {
+                    // Without CAP_NET_RAW the raw channel cannot work either: say so now, once.
+                    if case .missingCapability = error { throw error }
+                    logger.notice("the btsnoop capture holds only what rawble sent and received on \(chosen.name)'s raw channel, not the kernel's own traffic (its L2CAP connections): \(error)")
+                }
+                let opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: chosen.name)
+                transport = monitor == nil ? CapturingTransport(opened.transport, capture: file) : opened.transport
+                kernelAdapter = opened.adapter
+            } else {
+                let opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: name)
+                transport = opened.transport
+                kernelAdapter = opened.adapter
+            }
+        } catch {
+            await monitor?.close()
+            _ = capture?.close()
+            if let error = error as? KernelError { throw CLIError(kernel: error) }
+            throw error
+        }
+        var configuration = Adapter.Configuration()
+        configuration.logger = logger
+        do {
+            let central = try await KernelCentral.open(
+                rawChannel: transport, opener: KernelL2CAPOpener(local: kernelAdapter.address), configuration: configuration)
+            return HostSession(central: central, transport: spec, capture: capture, monitor: monitor)
+        } catch {
+            await monitor?.close()
+            _ = capture?.close()
+            throw cliError(error, transport: spec)
+        }
+    }
+
+    /// Creates the btsnoop file at `path`, or the one-line error saying why it cannot be.
+    private static func createCapture(_ path: String) throws(CLIError) -> BtsnoopCaptureFile {
+        do {
+            return try BtsnoopCaptureFile(path: path)
+        } catch {
+            throw CLIError(.cannotOpen, "cannot write the btsnoop file \(path): \(error)",
+                           fix: "check the directory exists and is writable")
+        }
+    }
+
+    /// Stops scanning, disconnects, closes the transport, then the monitor (handing on the
+    /// records still waiting in it), then the capture (every record is already on disk; a
+    /// write that failed along the way is reported here).
     func close() async {
         await central.close()
+        await monitor?.close()
+        if let failure = monitor?.failure {
+            Output.error("rawble: the btsnoop capture stops where reading the HCI monitor channel failed: \(failure)")
+        }
         if let failure = capture?.close() {
             Output.error("rawble: the btsnoop capture is incomplete: \(failure)")
         }
