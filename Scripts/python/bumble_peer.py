@@ -828,6 +828,11 @@ async def run(args):
     scanner = ScannerController("host", host_source=transport.source, host_sink=transport.sink,
                                 link=link, public_address=args.controller_address)
     scanner.stock_reports = args.stock_reports
+    if args.legacy_controller:
+        # A Bluetooth 4.2 controller: no LE Extended Advertising feature, and none of the
+        # extended advertising, scanning or connection commands (0x2036-0x2043) in its table.
+        scanner.le_features = scanner.le_features & ~hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
+        scanner.supported_commands = {op for op in scanner.supported_commands if not 0x2036 <= op <= 0x2043}
     link.scanners.append(scanner)
 
     devices, described, keep = [], [], []
@@ -956,6 +961,9 @@ def main():
     parser.add_argument("--controller-address", metavar="XX:XX:XX:XX:XX:XX",
                         help="public address of the controller the host drives (default "
                              "00:00:00:00:00:00, Bumble's: the Linux kernel refuses to raise an adapter with it)")
+    parser.add_argument("--legacy-controller", action="store_true",
+                        help="the host's controller without LE Extended Advertising (a Bluetooth 4.2 "
+                             "controller: legacy scanning, advertising and connection commands only)")
     parser.add_argument("--hr-count", type=int, default=len(DEFAULT_SCRIPT))
     parser.add_argument("--hr-interval", type=float, default=0.25)
     parser.add_argument("--hr-script", choices=["test", "realistic"], default="test",
