@@ -58,7 +58,7 @@ public enum KernelError: Error, Hashable, Sendable, CustomStringConvertible {
         case .rfkillBlocked(let adapter):
             "\(adapter) is blocked by rfkill: unblock it with `rfkill unblock bluetooth` (or the laptop's wireless switch)"
         case .adapterRemoved(let adapter):
-            "\(adapter) was removed (unplugged, blocked by rfkill, or its driver unloaded)"
+            "\(adapter) was removed (unplugged, blocked by rfkill, or its driver unloaded): plug it back in (or `rfkill unblock bluetooth`), then run the command again"
         case .adapterDown(let adapter):
             "\(adapter) is down: bring it up with `sudo hciconfig \(adapter) up` (or `bluetoothctl power on`)"
         case let .connectTimeout(peer, seconds):

@@ -26,12 +26,13 @@ struct KernelPathVMTests {
     /// Boots the VM with a fresh peer as hci0 and runs `script` (sh; `$1` is the rawble binary,
     /// `step NAME CMD...` records a step); returns the steps by name and the whole result.
     /// `controllers`: the public addresses of the peers' controllers, one peer (and adapter,
-    /// hci0, hci1, …) each.
-    static func boot(_ script: String, controllers: [String] = [controllerAddress]) async throws -> (steps: [String: Step], result: CLIResult) {
+    /// hci0, hci1, …) each; `peerArguments`: more options for every peer.
+    static func boot(_ script: String, controllers: [String] = [controllerAddress],
+                     peerArguments: [String] = []) async throws -> (steps: [String: Step], result: CLIResult) {
         var peers: [BumblePeer] = []
         defer { for peer in peers { peer.stop() } }
         for address in controllers {
-            peers.append(try await BumblePeer.start(arguments: ["--controller-address", address]))
+            peers.append(try await BumblePeer.start(arguments: ["--controller-address", address] + peerArguments))
         }
         let vmTest = CLIReferenceTests.root.appendingPathComponent("Scripts/vm-test").path
         let prelude = #"""
@@ -156,13 +157,54 @@ struct KernelPathVMTests {
         #expect(missing.stderr.count == 1 && missing.stderr.first?.contains("hci0, hci1") == true, "\(missing.stderr)")
     }
 
-    @Test("user:hciN: rawble's own host on the user channel while the adapter is down; busy (one line, how to free it) once it is up")
+    @Test("a controller without LE Extended Advertising: legacy scanning; hr reconnects after the strap drops the link; the adapter removed mid-hr ends it in one line")
+    func legacyControllerReconnectionAndRemoval() async throws {
+        let (steps, result) = try await Self.boot(#"""
+            step scan "$r" scan --duration 4 --json --btsnoop /tmp/scan.log
+            step commands sh -c "\"$r\" decode btsnoop /tmp/scan.log --json | grep '\"direction\":\"sent\",\"type\":\"command\"'"
+            step hr "$r" hr --count 6 --timeout 15 --json
+            "$r" hr --json --timeout 15 >/tmp/removed.out 2>/tmp/removed.err & pid=$!
+            i=0; while [ $i -lt 100 ] && [ "$(grep -c measurement /tmp/removed.out)" -lt 2 ]; do sleep 0.2; i=$((i+1)); done
+            kill "$(cat /run/rawble-vm/hci0.pid)"
+            i=0; while [ $i -lt 150 ] && kill -0 $pid 2>/dev/null; do sleep 0.2; i=$((i+1)); done
+            kill $pid 2>/dev/null
+            wait $pid; echo $? >/tmp/removed.status
+            step removed sh -c 'cat /tmp/removed.out; cat /tmp/removed.err >&2; exit "$(cat /tmp/removed.status)"'
+            """#, peerArguments: ["--legacy-controller", "--hr-disconnect-after", "3"])
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+
+        let scan = try #require(steps["scan"], "\(result.stdout)\n\(result.stderr)")
+        #expect(scan.status == 0, "\(scan.stderr)")
+        #expect(Self.objects(scan.stdout).contains { $0["address"] as? String == Self.strap })
+        // The capture holds every command on hci0 (the kernel's too): legacy scanning, none extended.
+        let sent = Self.objects(try #require(steps["commands"]).stdout).compactMap { $0["opcode"] as? Int }
+        #expect(sent.contains(0x200B) && sent.contains(0x200C), "LE Set Scan Parameters and Enable: \(sent)")
+        #expect(!sent.contains { (0x2036...0x2043).contains($0) }, "no extended command: \(sent)")
+
+        let hr = try #require(steps["hr"])
+        #expect(hr.status == 0, "\(hr.stderr)")
+        let events = Self.objects(hr.stdout).compactMap { $0["event"] as? String }
+        #expect(events.filter { $0 == "measurement" }.count == 6, "\(hr.stdout)")
+        #expect(events.filter { $0 == "connected" }.count == 2, "reconnected once: \(events)")
+        #expect(events.contains("disconnected"), "\(events)")
+
+        let removed = try #require(steps["removed"])
+        #expect(Self.objects(removed.stdout).filter { $0["event"] as? String == "measurement" }.count >= 2, "\(removed.stdout)")
+        #expect(removed.status == 74, "hr's exit status once hci0 went (143: still running 30 s later)")
+        #expect(removed.stderr.count == 1 && removed.stderr.first?.contains("hci0 was removed") == true, "\(removed.stderr)")
+    }
+
+    @Test("user:hciN: rawble's own host on the user channel while the adapter is down (scan, gatt, read, write, notify, hr); busy (one line, how to free it) once it is up")
     func userChannel() async throws {
         let (steps, result) = try await Self.boot(#"""
             # hci0 powers itself off ~2 s after it appears when nobody raises it.
             i=0; while [ $i -lt 50 ] && "$r" adapters --json | grep -q '"up":true'; do sleep 0.2; i=$((i+1)); done
             step user "$r" scan --transport user:hci0 --duration 4 --json
             step usergatt "$r" gatt C0:B1:E0:00:00:01 --transport user:hci0 --timeout 15
+            step userread "$r" read C0:B1:E0:00:00:01 2A19 --transport user:hci0 --timeout 15 --json
+            step userwrite "$r" write C0:B1:E0:00:00:01 2A39 01 --transport user:hci0 --timeout 15 --json
+            step usernotify "$r" notify C0:B1:E0:00:00:01 2A37 --count 3 --transport user:hci0 --timeout 15 --json
+            step userhr "$r" hr --count 3 --transport user:hci0 --timeout 15 --json
             step raise "$r" scan --duration 1 --json
             step busy "$r" scan --transport user:hci0 --duration 1
             """#)
@@ -173,6 +215,17 @@ struct KernelPathVMTests {
         let gatt = try #require(steps["usergatt"])
         #expect(gatt.status == 0, "\(gatt.stderr)")
         #expect(gatt.stdout.joined().contains("Heart Rate"))
+        let read = try #require(steps["userread"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(Self.objects(read.stdout).first?["uuid"] as? String == "2A19")
+        let write = try #require(steps["userwrite"])
+        #expect(write.status == 0, "\(write.stderr)")
+        let notify = try #require(steps["usernotify"])
+        #expect(notify.status == 0, "\(notify.stderr)")
+        #expect(Self.objects(notify.stdout).filter { $0["value"] != nil }.count == 3, "\(notify.stdout)")
+        let hr = try #require(steps["userhr"])
+        #expect(hr.status == 0, "\(hr.stderr)")
+        #expect(Self.objects(hr.stdout).filter { $0["event"] as? String == "measurement" }.count == 3, "\(hr.stdout)")
         let busy = try #require(steps["busy"])
         #expect(busy.status == 74, "\(busy.stderr)")
         #expect(busy.stderr.count == 1 && busy.stderr.first?.contains("busy") == true, "\(busy.stderr)")

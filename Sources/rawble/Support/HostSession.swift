@@ -23,6 +23,8 @@ struct HostSession {
     /// On `hciN` with `--btsnoop`: the adapter's monitor channel, which feeds the capture with
     /// everything on that adapter (the kernel's own traffic included); `nil` otherwise.
     let monitor: HCIMonitorSocket?
+    /// On `hciN`: the adapter, to tell its removal (unplugged, rfkill) from other ends.
+    var kernelAdapter: KernelAdapterInfo? = nil
 
     static func open(_ connection: ConnectionOptions, output: OutputOptions) async throws -> HostSession {
         Logs.setUp(output)
@@ -98,7 +100,8 @@ struct HostSession {
         do {
             let central = try await KernelCentral.open(
                 rawChannel: transport, opener: KernelL2CAPOpener(local: kernelAdapter.address), configuration: configuration)
-            return HostSession(central: central, transport: spec, capture: capture, monitor: monitor)
+            return HostSession(central: central, transport: spec, capture: capture, monitor: monitor,
+                               kernelAdapter: kernelAdapter)
         } catch {
             await monitor?.close()
             _ = capture?.close()
@@ -131,7 +134,14 @@ struct HostSession {
     }
 
     func cliError(_ error: HostError) -> CLIError {
-        Self.cliError(error, transport: transport)
+        // The raw channel ends when the kernel unregisters the adapter (unplugged, rfkill, its
+        // driver unloaded): name that, rather than the socket's end.
+        if let adapter = kernelAdapter, case .transport = error,
+           let adapters = try? KernelAdapters.list(), !adapters.contains(where: { $0.index == adapter.index }) {
+            return CLIError(kernel: .adapterRemoved(adapter: adapter.name))
+        }
+        // Name the adapter the session took (`hci0`), not how it was chosen.
+        return Self.cliError(error, transport: kernelAdapter.map { .kernel(adapter: Int($0.index)) } ?? transport)
     }
 
     static func openTransport(_ spec: TransportSpec) async throws -> any HCITransport {
