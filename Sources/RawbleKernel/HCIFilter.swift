@@ -29,11 +29,13 @@ public struct HCIFilter: Hashable, Sendable {
         }
     }
 
-    /// What a central on the raw channel needs and nothing more: events only — Command
+    /// What a central on the raw channel needs and nothing more: the events Command
     /// Complete, Command Status, LE Meta (advertising reports, connection events) and
-    /// Disconnection Complete.
+    /// Disconnection Complete; and the commands others send on the adapter (the kernel copies
+    /// them to raw sockets, not the socket's own): the kernel stops scanning when it sees no
+    /// use for it (after a connection of its own ends), and a scan must notice to go on.
     public static let central = HCIFilter(
-        packetTypes: [.event],
+        packetTypes: [.event, .command],
         events: [UInt8(EVT_CMD_COMPLETE), UInt8(EVT_CMD_STATUS), UInt8(EVT_LE_META_EVENT), UInt8(EVT_DISCONN_COMPLETE)])
 
     /// Whether packets of `type` pass.

@@ -58,14 +58,15 @@ public enum HCISocketTransport {
             writeStallTimeout: writeStallTimeout)
     }
 
-    /// The receive buffer a packet on this socket needs: an event (type byte, 2-byte header,
-    /// 255 bytes) when the raw channel's filter lets only events and commands through; else the
-    /// largest ACL packet (type byte, 4-byte header, 65 535 bytes), since a packet socket drops
-    /// what does not fit.
+    /// The receive buffer a packet on this socket needs: the largest command (type byte,
+    /// 3-byte header, 255 bytes; an event is one byte shorter) when the raw channel's filter
+    /// lets only events and commands through; else the largest ACL packet (type byte, 4-byte
+    /// header, 65 535 bytes), since a packet socket drops what does not fit.
     public static func maximumPacketLength(channel: HCIChannel, filter: HCIFilter) -> Int {
         let small: [H4PacketType] = [.event, .command]
         if channel == .raw, H4PacketType.allCases.allSatisfy({ small.contains($0) || !filter.passes($0) }) {
-            return 1 + H4PacketType.event.headerLength + H4PacketType.event.maximumPayloadLength
+            return 1 + max(H4PacketType.command.headerLength + H4PacketType.command.maximumPayloadLength,
+                           H4PacketType.event.headerLength + H4PacketType.event.maximumPayloadLength)
         }
         return 1 + H4PacketType.acl.headerLength + H4PacketType.acl.maximumPayloadLength
     }

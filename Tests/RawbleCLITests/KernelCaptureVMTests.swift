@@ -41,7 +41,7 @@ struct KernelCaptureVMTests {
         let (steps, result) = try await KernelPathVMTests.boot(#"""
             step gatt env RAWBLE_LOG=notice "$r" gatt C0:B1:E0:00:00:01 --timeout 15 --btsnoop /tmp/x.log --json
             step capture base64 /tmp/x.log
-            step scan "$r" scan --duration 2 --btsnoop /tmp/scan.log --json
+            step scan "$r" scan --duration 4 --btsnoop /tmp/scan.log --json
             step scancapture base64 /tmp/scan.log
             mkdir -m 777 /tmp/nobody
             step bare setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- "$r" scan --duration 2 --btsnoop /tmp/nobody/x.log
@@ -95,8 +95,17 @@ struct KernelCaptureVMTests {
             (try? record.h4Packet(datalink: .hciUART)).flatMap { $0 }.map { (record.direction, $0) }
         }
         let enables = scanPackets.map(\.1).filter { $0.type == .command && $0.bytes.starts(with: [0x0C, 0x20]) }
-        #expect(enables.filter { $0.bytes.dropFirst(3).first == 1 }.count == 1, "LE Set Scan Enable (on) once: \(enables)")
-        #expect(enables.last?.bytes.dropFirst(3).first == 0, "the disable on the way out: \(enables)")
+        let states = enables.compactMap { $0.bytes.dropFirst(3).first }  // LE Set Scan Enable: 1 on, 0 off
+        #expect(states.first == 1, "rawble's enable first: \(states)")
+        #expect(states.last == 0, "the disable on the way out: \(states)")
+        // The kernel stops scanning ~1.5 s after gatt's link is gone, under rawble's scan: every
+        // stop before rawble's own is followed by rawble's enable, and reports come after it.
+        for (index, state) in states.enumerated().dropLast() where state == 0 {
+            #expect(states[index + 1] == 1, "scanning switched on again after another program stopped it: \(states)")
+        }
+        let lastOn = scanPackets.lastIndex { $0.1.type == .command && $0.1.bytes.starts(with: [0x0C, 0x20, 0x02, 0x01]) } ?? 0
+        let reportsAfter = scanPackets[lastOn...].filter { $0.1.type == .event && $0.1.bytes.starts(with: [0x3E]) }.count
+        #expect(reportsAfter > 0, "reports after the last enable: \(states)")
         let duplicatedInScan = Self.duplicates(scanPackets)
         #expect(duplicatedInScan.isEmpty, "packets recorded twice: \(duplicatedInScan)")
 

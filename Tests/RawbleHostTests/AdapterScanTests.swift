@@ -208,6 +208,81 @@ struct AdapterLegacyRefusedTests {
     }
 }
 
+@Suite("Adapter on a kernel-owned controller: another program stops the scan")
+struct AdapterForeignScanStopTests {
+    private static func kernelController() -> ScriptedController {
+        ScriptedController { command in
+            switch command {
+            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
+            default: ScriptedController.minimal(command)
+            }
+        }
+    }
+
+    private static let scanOn = HCICommand.leSetScanEnable(enable: true, filterDuplicates: false)
+
+    /// What the kernel copies to a raw socket when it sends a command of its own.
+    private static func foreign(_ command: HCICommand) -> H4Packet {
+        H4Packet(type: .command, bytes: command.encoded)
+    }
+
+    @Test("the kernel disables scanning under a running scan: it is switched on again, with its own parameters; reports flow again")
+    func scanResumes() async throws {
+        let controller = Self.kernelController()
+        _ = controller.run()
+        var configuration = configuration()
+        configuration.owner = .kernel
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        let devices = try await adapter.scan(ScanOptions(active: true))
+        #expect(controller.commands.filter { $0 == Self.scanOn }.count == 1)
+        // The kernel's own passive scan parameters, then its disable, as it sends them.
+        controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
+        try await within(seconds: 30) {
+            while controller.commands.filter({ $0 == Self.scanOn }).count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let parameters = controller.commands.compactMap { command -> HCICommand.ScanParameters? in
+            if case .leSetScanParameters(let parameters) = command { parameters } else { nil }
+        }
+        #expect(parameters.count == 2 && parameters.last?.type == .active, "its own parameters again: \(parameters)")
+        // A command that stops nothing (an enable, another command) changes nothing.
+        controller.transport.inject(Self.foreign(.leSetScanEnable(enable: true, filterDuplicates: true)))
+        controller.transport.inject(Self.foreign(.readBDADDR))
+        let strap = BluetoothAddress(0xC0_B1_E0_00_00_01)
+        controller.transport.inject(.le(.advertisingReport([AdvertisingReport(
+            legacy: .advNonconnInd, addressType: .random, address: strap, rssi: -50, data: [0x02, 0x01, 0x06][...])])))
+        let first = try await within(seconds: 10) { () -> DiscoveredDevice? in
+            for try await device in devices { return device }
+            return nil
+        }
+        #expect(first?.address.address == strap)
+        #expect(controller.commands.filter { $0 == Self.scanOn }.count == 2)
+        await adapter.close()
+    }
+
+    @Test("with no scan running, or on rawble's own host, another program's scan disable is left alone")
+    func nothingToResume() async throws {
+        for owner in [ControllerOwner.kernel, .host] {
+            let controller = Self.kernelController()
+            _ = controller.run()
+            var configuration = configuration()
+            configuration.owner = owner
+            let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+            if owner == .host {
+                let devices = try await adapter.scan()
+                controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
+                withExtendedLifetime(devices) {}
+            } else {
+                controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
+            }
+            // The adapter handles packets in order: a command answered after the injection
+            // proves the injected one was seen.
+            _ = try await adapter.execute(.readBDADDR)
+            #expect(controller.commands.filter { $0 == Self.scanOn }.count == (owner == .host ? 1 : 0), "\(owner)")
+            await adapter.close()
+        }
+    }
+}
+
 /// A kernel link as the opener would give it (the real one is an L2CAP socket): records
 /// the disconnect it is asked for.
 private final class KernelLinkStub: CentralLink {

@@ -60,6 +60,7 @@ import Testing
         var expected = hci_filter()
         hci_filter_clear(&expected)
         hci_filter_set_ptype(HCI_EVENT_PKT, &expected)
+        hci_filter_set_ptype(HCI_COMMAND_PKT, &expected)
         for event in [EVT_CMD_COMPLETE, EVT_CMD_STATUS, EVT_LE_META_EVENT, EVT_DISCONN_COMPLETE] {
             hci_filter_set_event(event, &expected)
         }
@@ -68,8 +69,8 @@ import Testing
         #expect(built.event_mask.0 == expected.event_mask.0)
         #expect(built.event_mask.1 == expected.event_mask.1)
         #expect(built.opcode == expected.opcode)
-        // And the bits themselves: events only; 0x05, 0x0E, 0x0F low, 0x3E high.
-        #expect(built.type_mask == 1 << 4)
+        // And the bits themselves: events and commands; 0x05, 0x0E, 0x0F low, 0x3E high.
+        #expect(built.type_mask == 1 << 4 | 1 << 1)
         #expect(built.event_mask.0 == (1 << 0x05 | 1 << 0x0E | 1 << 0x0F))
         #expect(built.event_mask.1 == 1 << (0x3E - 32))
     }
@@ -78,7 +79,7 @@ import Testing
         let filter = HCIFilter.central
         #expect(filter.passes(.event))
         #expect(!filter.passes(.acl))
-        #expect(!filter.passes(.command))
+        #expect(filter.passes(.command))
         for code in 0...255 {
             let expected = [0x05, 0x0E, 0x0F, 0x3E].contains(code & 63)
             #expect(filter.passes(event: UInt8(code)) == expected, "event 0x\(String(code, radix: 16))")

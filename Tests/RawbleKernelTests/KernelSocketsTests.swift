@@ -15,7 +15,7 @@ import Testing
 /// kernel what opening them does.
 @Suite struct HCISocketTransportTests {
     @Test func receiveBufferFitsTheLargestPacketTheSocketCanGet() {
-        #expect(HCISocketTransport.maximumPacketLength(channel: .raw, filter: .central) == 258)
+        #expect(HCISocketTransport.maximumPacketLength(channel: .raw, filter: .central) == 259)
         #expect(HCISocketTransport.maximumPacketLength(channel: .user, filter: .central) == 65_540)
         let withACL = HCIFilter(packetTypes: [.event, .acl], events: [0x0E])
         #expect(HCISocketTransport.maximumPacketLength(channel: .raw, filter: withACL) == 65_540)

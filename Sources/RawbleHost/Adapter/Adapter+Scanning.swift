@@ -55,6 +55,31 @@ extension Adapter {
         try result.get()
     }
 
+    /// On a controller the kernel owns, others send commands too: the kernel disables scanning
+    /// whenever it sees no use for it (e.g. once one of its connections ended), a scan rawble
+    /// runs included, and its reports stop without a word. A running scan whose consumer still
+    /// reads is switched on again, with its own parameters (the kernel may have set others).
+    func noticeForeignCommand(_ command: HCICommand) {
+        let disabled: Bool = switch command {
+        case .leSetScanEnable(let enable, _): !enable
+        case .leSetExtendedScanEnable(let parameters): !parameters.enable
+        default: false
+        }
+        guard disabled, let session = scanner.current, !session.consumerEnded.isSet, scanStop == nil,
+              !session.resuming else { return }
+        logger.notice("another program on the adapter (the kernel?) stopped scanning: scanning again")
+        session.resuming = true
+        Task {
+            defer { session.resuming = false }
+            guard self.scanner.current === session, !session.consumerEnded.isSet, self.scanStop == nil else { return }
+            do {
+                try await self.enableScanning(session)
+            } catch {
+                self.logger.warning("could not scan again after another program stopped it: \(error)")
+            }
+        }
+    }
+
     private func scanConsumerEnded(_ id: UInt64) async {
         guard scanner.current?.id == id else { return }
         try? await stopScanning()

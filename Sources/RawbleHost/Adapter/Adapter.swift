@@ -227,6 +227,10 @@ public actor Adapter {
             } catch {
                 logger.warning("dropped a malformed ACL packet: \(error)")
             }
+        case .command where configuration.owner == .kernel:
+            // Another program's command on the shared adapter (the kernel copies them to raw
+            // sockets): only a scan stopped under a running one matters.
+            if let command = try? HCICommand.decode(packet.bytes) { noticeForeignCommand(command) }
         default:
             logger.debug("ignored an \(packet.type.name)")
         }
