@@ -222,6 +222,15 @@ public final class KernelATTBearer: ATTBearer {
             logger.info("the peer answered \(refusal) with the link already at security \(current): nothing to raise")
             return false
         }
+        // Listening before the kernel starts pairing: it asks user space to confirm even Just Works.
+        let confirmer: PairingConfirmer?
+        switch PairingConfirmer.start(pairingWith: peer) {
+        case .success(let started): confirmer = started
+        case .failure(let error):
+            confirmer = nil
+            logger.info("cannot answer the kernel's pairing questions (the pairing will wait for another agent): \(error)")
+        }
+        defer { confirmer?.stop() }
         do {
             try raiseSecurity(to: target)
         } catch {
@@ -235,7 +244,12 @@ public final class KernelATTBearer: ATTBearer {
         pendingSecurity.withLock { $0 = waiting }
         let ready = await withTaskCancellationHandler { await waiting.value } onCancel: { waiting.cancel() }
         pendingSecurity.withLock { if $0 == waiting { $0 = nil } }
-        if !ready { logger.info("the link to \(peer) did not become usable at security \(target) in time") }
+        if !ready {
+            let asked = confirmer?.answer == nil ? "the kernel asked nothing (confirming a pairing needs CAP_NET_ADMIN)" : "pairing was answered"
+            logger.info("the link to \(peer) did not become usable at security \(target) in time; \(asked)")
+        } else if let answer = confirmer?.answer {
+            logger.debug("pairing question answered with management command 0x\(String(answer, radix: 16))")
+        }
         return ready
     }
 
