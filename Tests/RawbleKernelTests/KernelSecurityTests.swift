@@ -4,6 +4,7 @@ import Glibc
 @testable import RawbleKernel
 import RawbleBearer
 import RawbleTestSupport
+import RawbleWire
 import SystemPackage
 import Testing
 
@@ -58,5 +59,42 @@ import Testing
         var buffer = [UInt8](repeating: 0, count: 512)
         while buffer.withUnsafeMutableBytes({ recv(peer, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
         #expect(try await within(seconds: 30) { await waiting.value } == .ready)
+    }
+}
+
+/// The management packets rawble sends and reads to pair without bluetoothd, byte for byte
+/// (as captured in the VM: a Just Works User Confirmation Request from Linux 6.1).
+@Suite struct KernelManagementPacketTests {
+    static let strap = BluetoothAddress(0xC0B1_E000_0001)
+
+    @Test func readControllerInformationAndItsAnswer() {
+        #expect(KernelManagement.header(opcode: 0x0004, index: 1, length: 0) == [0x04, 0x00, 0x01, 0x00, 0x00, 0x00])
+        // Command Complete for opcode 0x0004 on hci1, status 0, then the information.
+        let complete: [UInt8] = [0x01, 0x00, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00, 0x00, 0xAA]
+        #expect(KernelManagement.answer(to: 0x0004, index: 1, in: complete[...]) == 0)
+        #expect(KernelManagement.answer(to: 0x0004, index: 0, in: complete[...]) == nil)  // another adapter
+        let status: [UInt8] = [0x02, 0x00, 0x01, 0x00, 0x03, 0x00, 0x04, 0x00, 0x11]
+        #expect(KernelManagement.answer(to: 0x0004, index: 1, in: status[...]) == 0x11)
+        #expect(KernelManagement.answer(to: 0x0004, index: 1, in: complete.prefix(8)) == nil)  // truncated
+        #expect(KernelManagement.answer(to: 0x0004, index: 1, in: [0x06, 0x00, 0x01, 0x00, 0x04, 0x00, 0x01, 0x02, 0x00][...]) == nil)
+    }
+
+    @Test func aJustWorksConfirmationIsAcceptedForThePeerOnly() {
+        // Event 0x000F on hci0: C0:B1:E0:00:00:01 LE random (2), confirm hint 1, value 0.
+        let request: [UInt8] = [0x0F, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x01, 0, 0, 0, 0]
+        #expect(KernelManagement.reply(to: request[...], pairingWith: Self.strap)
+            == [0x1C, 0x00, 0x00, 0x00, 0x07, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02])
+        let other = BluetoothAddress(0xC0B1_E000_0002)
+        #expect(KernelManagement.reply(to: request[...], pairingWith: other) == nil)
+        #expect(KernelManagement.reply(to: request.prefix(13), pairingWith: Self.strap) == nil)
+    }
+
+    @Test func aComparisonOrAPasskeyIsRefusedAtOnce() {
+        var comparison: [UInt8] = [0x0F, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x00, 0x40, 0xE2, 0x01, 0x00]
+        #expect(KernelManagement.reply(to: comparison[...], pairingWith: Self.strap)?.prefix(2) == [0x1D, 0x00])
+        comparison[0] = 0x10  // User Passkey Request
+        #expect(KernelManagement.reply(to: comparison.prefix(13), pairingWith: Self.strap)?.prefix(2) == [0x1F, 0x00])
+        comparison[0] = 0x0B  // Device Found: not a question
+        #expect(KernelManagement.reply(to: comparison[...], pairingWith: Self.strap) == nil)
     }
 }
