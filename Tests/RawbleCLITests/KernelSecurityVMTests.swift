@@ -37,11 +37,12 @@ struct EncryptedReadOverH4Tests {
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct KernelSecurityVMTests {
-    @Test("hciN: a read refused with Insufficient Encryption succeeds after the kernel paired (Just Works), with no bluetoothd")
+    @Test("hciN: a read refused with Insufficient Encryption succeeds after the kernel paired (Just Works), with no bluetoothd, as root and with only CAP_NET_RAW + CAP_NET_ADMIN")
     func encryptedReadOverTheKernelsL2CAPSocket() async throws {
         let (steps, result) = try await KernelPathVMTests.boot(#"""
             step read "$r" read C0:B1:E0:00:00:01 72617762-6C65-5345-4300-000000000001 --timeout 20 --json --btsnoop /tmp/security.btsnoop
             step plain "$r" read C0:B1:E0:00:00:01 2A19 --timeout 20 --json
+            step unprivileged setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+net_raw,+net_admin --ambient-caps=+net_raw,+net_admin -- "$r" read C0:B1:E0:00:00:01 72617762-6C65-5345-4300-000000000001 --timeout 20 --json
             step dmesg sh -c 'dmesg | grep -i -E "bluetooth|smp|ecdh|aes|cmac" | tail -n 20'
             """#, peerArguments: ["--strap-encrypted-read"])
         #expect(result.status == 0, "vm-test: \(result.stderr)")
@@ -57,5 +58,10 @@ struct KernelSecurityVMTests {
         let plain = try #require(steps["plain"])
         #expect(plain.status == 0, "\(plain.stderr)")
         #expect(KernelPathVMTests.objects(plain.stdout).first?["value"] as? String == "57")
+
+        // Not root: exactly CAP_NET_RAW + CAP_NET_ADMIN (what the README's setcap grants) pair too.
+        let unprivileged = try #require(steps["unprivileged"])
+        #expect(unprivileged.status == 0, "\(unprivileged.stderr)\n\(dmesg)")
+        #expect(KernelPathVMTests.objects(unprivileged.stdout).first?["value"] as? String == EncryptedRead.valueHex, "\(unprivileged.stdout)")
     }
 }
