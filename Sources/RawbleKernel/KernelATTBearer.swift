@@ -234,7 +234,7 @@ public final class KernelATTBearer: ATTBearer {
         do {
             try raiseSecurity(to: target)
         } catch {
-            logger.info("the peer answered \(refusal); raising the link's security to \(target) failed: \(error)")
+            logger.info("the peer answered \(refusal); raising the link's security to \(target) failed: \(error)\(Self.hint(error))")
             return false
         }
         logger.debug("the peer answered \(refusal): security raised from \(current) to \(target); waiting for the kernel to pair or encrypt")
@@ -251,6 +251,15 @@ public final class KernelATTBearer: ATTBearer {
             logger.debug("pairing question answered with management command 0x\(String(answer, radix: 16))")
         }
         return ready
+    }
+
+    /// Why the kernel may refuse BT_SECURITY on a connected LE socket, for the log: EINVAL
+    /// means it cannot pair on this link, most often because the adapter has no Security
+    /// Manager (the kernel registers one only when an adapter managed through its management
+    /// interface powers up — bluetoothd's, or rawble's when it brings a down adapter up).
+    static func hint(_ error: KernelError) -> String {
+        guard case .system(_, .invalidArgument) = error else { return "" }
+        return " (the kernel cannot pair on this link: see \"security requested but not available\" in its log; an adapter that was already up when no bluetoothd managed it has no Security Manager — take it down and let rawble bring it up)"
     }
 
     /// The level to ask for after `refusal` on a link at `current` (BlueZ's steps), or `nil`

@@ -98,3 +98,12 @@ import Testing
         #expect(KernelManagement.reply(to: comparison[...], pairingWith: Self.strap) == nil)
     }
 }
+
+extension KernelSecurityTests {
+    /// EINVAL from BT_SECURITY (no Security Manager on the adapter) gets a hint in the log.
+    @Test func aRefusedRaiseSaysWhyInTheLog() {
+        let refused = KernelError.system(operation: "raising the security of the link", errno: .invalidArgument)
+        #expect(KernelATTBearer.hint(refused).contains("security requested but not available"))
+        #expect(KernelATTBearer.hint(.system(operation: "x", errno: .ioError)).isEmpty)
+    }
+}

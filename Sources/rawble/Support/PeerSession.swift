@@ -109,7 +109,7 @@ struct PeerSession {
     /// rawble's own host does not pair (it answers Pairing Not Supported).
     static func pairingAdvice(_ transport: TransportSpec) -> String {
         if case .kernel = transport {
-            return "the link's security was raised (the kernel paired or tried to) and the peer still refuses: it may need pairing with input or output (passkey), which rawble does not offer"
+            return "rawble asked the kernel to pair (Just Works only: no passkey or comparison) and the peer still refuses; -v logs why"
         }
         return "rawble does not pair on \(transport); the kernel transport (--transport hciN) can pair"
     }
