@@ -77,6 +77,7 @@ let package = Package(
                 "RawbleWire",
                 "RawbleBearer",
                 "RawbleTransport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),

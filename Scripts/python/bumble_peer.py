@@ -25,6 +25,9 @@ static address and its own Bumble host and controller:
                    --hr-refuse-cccd: a write of the measurement's CCCD -> ATT error 0xFD (logged
                      as {"kind": "cccd-refused", "value": hex}).
                    --hr-silent: the subscription is accepted, nothing is ever notified.
+                   --strap-encrypted-read: a last service 72617762-6C65-5345-4300-000000000000
+                     whose characteristic ...0001 (value "sealed") is readable only on an
+                     encrypted link (Insufficient Encryption before); Just Works pairing accepted.
                    --hr-script realistic (`--hr-seed`): a seeded workout instead of the test
                      script (see RealisticScript); `--hr-count 0` = endless.  Realistic sessions
                      (and --hr-disconnect-after) continue across connections; otherwise every
@@ -362,6 +365,12 @@ class RealisticScript:
         return bpm, energy, rr[:9]  # 9 RR fit a 23-byte MTU with energy
 
 
+# --strap-encrypted-read: the service and characteristic that need an encrypted link, and its value.
+ENCRYPTED_READ_SERVICE = "72617762-6C65-5345-4300-000000000000"
+ENCRYPTED_READ_CHARACTERISTIC = "72617762-6C65-5345-4300-000000000001"
+ENCRYPTED_READ_VALUE = b"sealed"
+
+
 class Strap:
     """The Heart Rate strap's GATT server and notification script (see the module docstring)."""
 
@@ -397,6 +406,14 @@ class Strap:
             gatt.Service("180A", [readable("2A29", b"rawble-sim"), readable("2A24", b"HRM-1")]),
             gatt.Service("180F", [readable("2A19", bytes([87]))]),
         ])
+        # --strap-encrypted-read (issue 11, raising security): one more service, last (the
+        # handles above do not move), whose characteristic reads only on an encrypted link
+        # (Insufficient Encryption, 0x0F, before).  The strap accepts Just Works pairing: Bumble's
+        # default pairing config (no input, no output; the delegate accepts).
+        if args.strap_encrypted_read:
+            device.add_service(gatt.Service(ENCRYPTED_READ_SERVICE, [gatt.Characteristic(
+                ENCRYPTED_READ_CHARACTERISTIC, gatt.Characteristic.Properties.READ,
+                gatt.Characteristic.READ_REQUIRES_ENCRYPTION, ENCRYPTED_READ_VALUE)]))
         device.on("characteristic_subscription", self.on_subscription)
 
     @property
@@ -978,6 +995,9 @@ def main():
     parser.add_argument("--hr-refuse-cccd", action="store_true",
                         help="strap: answer a write of the measurement's CCCD with ATT error 0xFD")
     parser.add_argument("--hr-silent", action="store_true", help="strap: accept the subscription, never notify")
+    parser.add_argument("--strap-encrypted-read", action="store_true",
+                        help=f"strap: a last service with {ENCRYPTED_READ_CHARACTERISTIC}, readable only when encrypted "
+                             f"(value {ENCRYPTED_READ_VALUE!r}; Just Works pairing accepted)")
     parser.add_argument("--strap-only", action="store_true", help="of the standard devices, only the strap")
     parser.add_argument("--ignore-stdin", action="store_true",
                         help="keep running at stdin EOF (stop with a signal or --lifetime)")

@@ -52,6 +52,35 @@ public protocol ATTBearer: Sendable {
     /// every later one goes to `receiver` instead, in order, then the end; ``pdus`` must not be
     /// read. `false` (the default, or once ``pdus`` was read): nothing changes.
     func deliverPDUs(to receiver: any ATTPDUReceiver) -> Bool
+    /// Optional: raises the link's security because the peer refused a request with
+    /// `refusal`, so the ATT client can send that request once more (as BlueZ's client does).
+    /// Returns `true` once the bearer asked for more security (pairing or encryption may still
+    /// be under way: later sends wait for it); `false` when it cannot (no pairing on this
+    /// link, already at its highest level, the request failed). The default declines.
+    func raiseSecurity(after refusal: SecurityRefusal) async -> Bool
+}
+
+/// An ATT Error Response that asks for more security on the link (Core Vol 3 Part F
+/// 3.4.1.1): the refusals a bearer able to pair or encrypt may act on. Raw values are the
+/// ATT error codes, so this module needs nothing from the wire layer.
+public enum SecurityRefusal: UInt8, Hashable, Sendable, CustomStringConvertible {
+    /// Insufficient Authentication (0x05): the link must be authenticated (paired).
+    case insufficientAuthentication = 0x05
+    /// Encryption Key Size Too Short (0x0C): the link must be encrypted with a longer key.
+    case encryptionKeySizeTooShort = 0x0C
+    /// Insufficient Encryption (0x0F): the link must be encrypted.
+    case insufficientEncryption = 0x0F
+
+    /// `Insufficient Encryption (0x0F)`.
+    public var description: String {
+        let name = switch self {
+        case .insufficientAuthentication: "Insufficient Authentication"
+        case .encryptionKeySizeTooShort: "Encryption Key Size Too Short"
+        case .insufficientEncryption: "Insufficient Encryption"
+        }
+        let hex = String(rawValue, radix: 16, uppercase: true)
+        return "\(name) (0x\(hex.count < 2 ? "0" + hex : hex))"
+    }
 }
 
 /// Takes a bearer's PDUs synchronously, on whatever task delivers them: the fast path a bearer
@@ -68,4 +97,7 @@ public protocol ATTPDUReceiver: AnyObject, Sendable {
 extension ATTBearer {
     /// Bearers without a fast path keep the default: `false`, read ``pdus`` instead.
     public func deliverPDUs(to receiver: any ATTPDUReceiver) -> Bool { false }
+
+    /// Bearers that cannot pair or encrypt keep the default: `false`, the refusal stands.
+    public func raiseSecurity(after refusal: SecurityRefusal) async -> Bool { false }
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Logging
 import NIOCore
 import NIOPosix
 import RawbleBearer
@@ -34,6 +35,14 @@ public final class KernelATTBearer: ATTBearer {
     private let state: BearerState
     /// A send that does not reach the kernel within this bound fails with ``BearerError/timedOut(operation:)``.
     private let sendTimeout: TimeAmount
+    /// The same bound, for the wait until raised security is in place.
+    private let securityTimeout: Duration
+    /// The wait for the kernel to finish pairing or encrypting after ``raiseSecurity(after:)``
+    /// (`true`: the socket is usable again), while one is under way: every send waits for it,
+    /// since the kernel refuses sends (ENOTCONN) until then.
+    private let pendingSecurity = Mutex<Task<Bool, Never>?>(nil)
+    /// Where the security decisions (raised, or why not) are logged.
+    private let logger = Logger(label: "rawble.kernel")
 
     private init(
         pdus: AsyncThrowingStream<[UInt8], any Error>, channel: any Channel, descriptor: SystemPackage.FileDescriptor,
@@ -47,6 +56,7 @@ public final class KernelATTBearer: ATTBearer {
         maximumPDULength = sendMTU
         self.receiveMTU = receiveMTU
         self.sendTimeout = TimeAmount(sendTimeout)
+        securityTimeout = sendTimeout
     }
 
     deinit {
@@ -124,6 +134,7 @@ public final class KernelATTBearer: ATTBearer {
     public func send(_ pdu: [UInt8]) async throws(BearerError) {
         if let end = state.end { throw end }
         guard pdu.count <= maximumPDULength else { throw .pduTooLong(length: pdu.count, maximum: maximumPDULength) }
+        if let securing = pendingSecurity.withLock({ $0 }) { _ = await securing.value }
         let loop = channel.eventLoop
         let written = loop.makePromise(of: Void.self)
         let timeout = sendTimeout
@@ -181,12 +192,89 @@ public final class KernelATTBearer: ATTBearer {
 
     /// Asks the kernel to raise the link's security to `level` (it pairs or encrypts): what to
     /// do when the peer answers Insufficient Authentication or Encryption, before retrying the
-    /// request, as BlueZ's client does.
+    /// request, as BlueZ's client does. Sends fail (ENOTCONN) until the kernel is done: see
+    /// ``raiseSecurity(after:)``, which waits for it.
     public func raiseSecurity(to level: KernelSecurityLevel) throws(KernelError) {
         do {
             try L2CAPATTSocket.setSecurityLevel(descriptor, level)
         } catch {
             throw KernelError.classify(error, operation: "raising the security of the link to \(peer)")
+        }
+    }
+
+    /// The peer refused a request with `refusal`: raises BT_SECURITY one step as BlueZ's client
+    /// does (`change_security` in src/shared/att.c) — to medium (encryption, Just Works
+    /// pairing when no key is stored) from low; for Insufficient Authentication, on to high
+    /// and then FIPS — and waits, at most the send timeout (or until the task is cancelled,
+    /// e.g. by the ATT client's transaction timeout), until the kernel has paired or
+    /// encrypted and the socket takes sends again. `false`, logged with why: already at the
+    /// level that refusal could need, or the kernel refused (e.g. nothing to pair with), or
+    /// the link did not come back in time.
+    public func raiseSecurity(after refusal: SecurityRefusal) async -> Bool {
+        let current: KernelSecurityLevel
+        do {
+            current = try securityLevel()
+        } catch {
+            logger.info("the peer answered \(refusal), but the link's security level cannot be read: \(error)")
+            return false
+        }
+        guard let target = Self.securityLevel(after: refusal, from: current) else {
+            logger.info("the peer answered \(refusal) with the link already at security \(current): nothing to raise")
+            return false
+        }
+        // Listening before the kernel starts pairing: it asks user space to confirm even Just Works.
+        let confirmer: PairingConfirmer?
+        switch PairingConfirmer.start(pairingWith: peer) {
+        case .success(let started): confirmer = started
+        case .failure(let error):
+            confirmer = nil
+            logger.info("cannot answer the kernel's pairing questions (the pairing will wait for another agent): \(error)")
+        }
+        defer { confirmer?.stop() }
+        do {
+            try raiseSecurity(to: target)
+        } catch {
+            logger.info("the peer answered \(refusal); raising the link's security to \(target) failed: \(error)\(Self.hint(error))")
+            return false
+        }
+        logger.debug("the peer answered \(refusal): security raised from \(current) to \(target); waiting for the kernel to pair or encrypt")
+        let descriptor = self.descriptor
+        let timeout = securityTimeout
+        let waiting = Task { await L2CAPATTSocket.waitUntilWritable(sharing: descriptor, timeout: timeout) == .ready }
+        pendingSecurity.withLock { $0 = waiting }
+        let ready = await withTaskCancellationHandler { await waiting.value } onCancel: { waiting.cancel() }
+        pendingSecurity.withLock { if $0 == waiting { $0 = nil } }
+        if !ready {
+            let asked = confirmer?.answer == nil ? "the kernel asked nothing (confirming a pairing needs CAP_NET_ADMIN)" : "pairing was answered"
+            logger.info("the link to \(peer) did not become usable at security \(target) in time; \(asked)")
+        } else if let answer = confirmer?.answer {
+            logger.debug("pairing question answered with management command 0x\(String(answer, radix: 16))")
+        }
+        return ready
+    }
+
+    /// Why the kernel may refuse BT_SECURITY on a connected LE socket, for the log: EINVAL
+    /// means it cannot pair on this link, most often because the adapter has no Security
+    /// Manager (the kernel registers one only when an adapter managed through its management
+    /// interface powers up — bluetoothd's, or rawble's when it brings a down adapter up).
+    static func hint(_ error: KernelError) -> String {
+        guard case .system(_, .invalidArgument) = error else { return "" }
+        return " (the kernel cannot pair on this link: see \"security requested but not available\" in its log; an adapter that was already up when no bluetoothd managed it has no Security Manager — take it down and let rawble bring it up)"
+    }
+
+    /// The level to ask for after `refusal` on a link at `current` (BlueZ's steps), or `nil`
+    /// when raising cannot help.
+    static func securityLevel(after refusal: SecurityRefusal, from current: KernelSecurityLevel) -> KernelSecurityLevel? {
+        switch refusal {
+        case .insufficientEncryption, .encryptionKeySizeTooShort:
+            current < .medium ? .medium : nil
+        case .insufficientAuthentication:
+            switch current {
+            case .low: .medium
+            case .medium: .high
+            case .high: .fips
+            case .fips: nil
+            }
         }
     }
 }

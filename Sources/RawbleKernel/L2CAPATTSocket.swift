@@ -105,10 +105,12 @@ enum L2CAPATTSocket {
 
     /// Waits for `fd` to become writable (the connect completed or failed), at most `timeout`,
     /// with a dispatch write source: no thread blocks, and task cancellation ends the wait.
-    static func waitWritable(_ fd: FileDescriptor, timeout: Duration) async -> Wait {
+    /// `closingWhenDone`: `fd` is closed once the wait no longer watches it.
+    static func waitWritable(_ fd: FileDescriptor, timeout: Duration, closingWhenDone: Bool = false) async -> Wait {
         let queue = DispatchQueue(label: "rawble.l2cap.connect")
         // Only touched on `queue` (its handlers, and the cancel hopped there).
         nonisolated(unsafe) let source = DispatchSource.makeWriteSource(fileDescriptor: fd.rawValue, queue: queue)
+        if closingWhenDone { source.setCancelHandler { try? fd.close() } }
         let state = Mutex<(done: Bool, continuation: CheckedContinuation<Wait, Never>?)>((false, nil))
         @Sendable func finish(_ result: Wait) {
             let continuation = state.withLock { state -> CheckedContinuation<Wait, Never>? in
@@ -142,6 +144,21 @@ enum L2CAPATTSocket {
         } onCancel: {
             finish(.cancelled)
         }
+    }
+
+    /// Waits, at most `timeout` and until the task is cancelled, for the socket `fd` (owned by
+    /// someone else, e.g. NIO) to take sends again: after BT_SECURITY was raised the kernel
+    /// holds the socket in BT_CONFIG (no POLLOUT, sends fail with ENOTCONN) until pairing or
+    /// encryption completes; a lost link reports POLLHUP. Watches a duplicate of `fd`, so the
+    /// owner may close its descriptor meanwhile.
+    static func waitUntilWritable(sharing fd: FileDescriptor, timeout: Duration) async -> Wait {
+        let copy: FileDescriptor
+        do {
+            copy = try fd.duplicate()
+        } catch {
+            return .cancelled
+        }
+        return await waitWritable(copy, timeout: timeout, closingWhenDone: true)
     }
 
     /// The socket's security level (`BT_SECURITY`).

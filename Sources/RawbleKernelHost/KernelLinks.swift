@@ -91,6 +91,9 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
     public static func openRawChannel(adapter name: String?) throws(KernelError) -> (transport: H4StreamTransport, adapter: KernelAdapterInfo) {
         var adapter = try KernelAdapters.find(name)
         if !adapter.isUp {
+            // Managed before it powers up, so the kernel registers its Security Manager and a
+            // peer asking for encryption can be paired with (BT_SECURITY) without bluetoothd.
+            _ = try? KernelManagement.markManaged(index: adapter.index)
             try KernelAdapters.up(index: adapter.index)
             adapter = try KernelAdapters.find(adapter.name)
         }

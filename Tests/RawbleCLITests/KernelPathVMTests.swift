@@ -26,7 +26,7 @@ struct KernelPathVMTests {
     /// Boots the VM with a fresh peer as hci0 and runs `script` (sh; `$1` is the rawble binary,
     /// `step NAME CMD...` records a step); returns the steps by name and the whole result.
     /// `controllers`: the public addresses of the peers' controllers, one peer (and adapter,
-    /// hci0, hci1, …) each; `peerArguments`: more options for every peer.
+    /// hci0, hci1, …) each; `peerArguments`: more bumble-peer options for every peer.
     static func boot(_ script: String, controllers: [String] = [controllerAddress],
                      peerArguments: [String] = []) async throws -> (steps: [String: Step], result: CLIResult) {
         var peers: [BumblePeer] = []

@@ -50,6 +50,8 @@ public actor ATTClient {
         let opcode: ATTOpcode
         let bytes: [UInt8]
         var continuation: CheckedContinuation<Result<ATTPDU, GATTError>, Never>?
+        /// Sent once more after the bearer raised the link's security: a second refusal stands.
+        var securityRetried = false
     }
 
     private static let confirmationPDU: [UInt8] = [ATTOpcode.handleValueConfirmation.rawValue]
@@ -68,6 +70,8 @@ public actor ATTClient {
     private var queue: [Transaction] = []
     private var outstanding: Transaction?
     private var transactionTask: Task<Void, Never>?
+    /// Raising the link's security and resending the outstanding request (at most once per request).
+    private var securityRetryTask: Task<Void, Never>?
     private var terminalError: GATTError?
     private var nextID: UInt64 = 0
     private var mtuExchangeStarted = false
@@ -294,8 +298,47 @@ public actor ATTClient {
         outstanding = nil
         transactionTask?.cancel()
         transactionTask = nil
+        securityRetryTask?.cancel()
+        securityRetryTask = nil
         transaction.continuation?.resume(returning: result)
         startNextTransaction()
+    }
+
+    /// When `response` refuses the outstanding request for lack of security (Insufficient
+    /// Authentication, Insufficient Encryption, Encryption Key Size Too Short) and the request
+    /// was not retried yet, asks the bearer to raise the link's security and, if it did, sends
+    /// the same request once more, as BlueZ's client does; `false`: the response stands. The
+    /// transaction's timeout, running since the first send, bounds the raise and the resend.
+    private func retryAfterRaisingSecurity(_ response: ATTPDU) -> Bool {
+        guard case .errorResponse(_, _, let code) = response, let refusal = SecurityRefusal(rawValue: code.rawValue),
+              var transaction = outstanding, !transaction.securityRetried, transaction.continuation != nil
+        else { return false }
+        transaction.securityRetried = true
+        outstanding = transaction
+        logger.debug("\(transaction.opcode) refused with \(refusal): asking the bearer for more security")
+        let bearer = self.bearer
+        securityRetryTask = Task {
+            let raised = await bearer.raiseSecurity(after: refusal)
+            await self.resend(transaction, raised: raised, refusal: response)
+        }
+        return true
+    }
+
+    /// Sends `transaction` again once the bearer raised the link's security; when it did not,
+    /// `refusal` (the Error Response) is the request's answer.
+    private func resend(_ transaction: Transaction, raised: Bool, refusal: ATTPDU) async {
+        guard terminalError == nil, outstanding?.id == transaction.id else { return }
+        guard raised else {
+            logger.debug("the bearer did not raise the link's security: \(transaction.opcode) stays refused")
+            completeTransaction(.success(refusal))
+            return
+        }
+        logger.debug("security raised: sending \(transaction.opcode) again")
+        do throws(BearerError) {
+            try await bearer.send(transaction.bytes)
+        } catch {
+            sendFailed(transaction.id, error)
+        }
     }
 
     private func cancelRequest(_ id: UInt64) {
@@ -336,6 +379,8 @@ public actor ATTClient {
         terminalError = error
         transactionTask?.cancel()
         transactionTask = nil
+        securityRetryTask?.cancel()
+        securityRetryTask = nil
         if let transaction = outstanding {
             outstanding = nil
             transaction.continuation?.resume(returning: .failure(error))
@@ -375,6 +420,7 @@ public actor ATTClient {
         guard terminalError == nil else { return }
         switch ATTInbound.classify(pdu, outstanding: outstanding?.opcode, receiveMTU: receiveMTU) {
         case .response(let response):
+            if retryAfterRaisingSecurity(response) { return }
             completeTransaction(.success(response))
         case .malformedResponse(let error):
             logger.debug("malformed response: \(error)")

@@ -82,6 +82,8 @@ struct PeerSession {
     /// A GATT failure as one line and the exit status of its class.
     func cliError(_ error: GATTError) -> CLIError {
         switch error {
+        case .att(let refusal) where SecurityRefusal(rawValue: refusal.code.rawValue) != nil:
+            CLIError(.peerError, "\(connection.peer.address): \(error)", fix: Self.pairingAdvice(host.transport))
         case .att, .invalidResponse, .malformedPDU, .valueTooLong, .notFound:
             CLIError(.peerError, "\(connection.peer.address): \(error)")
         case .timeout:
@@ -100,6 +102,16 @@ struct PeerSession {
         case .requestQueueFull:
             CLIError(.transport, "\(connection.peer.address): \(error)")
         }
+    }
+
+    /// What to do about a peer that wants a more secure link: the kernel transport raises the
+    /// link's security (it pairs) and retries once, so there the refusal stands after pairing;
+    /// rawble's own host does not pair (it answers Pairing Not Supported).
+    static func pairingAdvice(_ transport: TransportSpec) -> String {
+        if case .kernel = transport {
+            return "rawble asked the kernel to pair (Just Works only: no passkey or comparison) and the peer still refuses; -v logs why"
+        }
+        return "rawble does not pair on \(transport); the kernel transport (--transport hciN) can pair"
     }
 
     /// The characteristic a command-line target names: a UUID (found by discovery) or a handle

@@ -1,0 +1,67 @@
+import Foundation
+import RawbleTestSupport
+import Testing
+
+/// A characteristic that reads only on an encrypted link (the strap with
+/// `--strap-encrypted-read`): the kernel path raises BT_SECURITY when the peer answers
+/// Insufficient Encryption, the kernel pairs (Just Works) and the read is sent again (issue 11);
+/// rawble's own host does not pair, and says so in one line.
+enum EncryptedRead {
+    static let strap = "C0:B1:E0:00:00:01"
+    static let characteristic = "72617762-6C65-5345-4300-000000000001"
+    /// "sealed", as the fixture serves it.
+    static let valueHex = "7365616c6564"
+}
+
+@Suite("An encrypted read over rawble's own host (H4): one line, no pairing",
+       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+struct EncryptedReadOverH4Tests {
+    @Test("read of a characteristic that needs encryption fails in one line naming the transport that can pair (76)")
+    func readNeedsTheKernelTransport() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--strap-only", "--strap-encrypted-read"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["read", EncryptedRead.strap, EncryptedRead.characteristic, "--transport", peer.transport, "--json"])
+        #expect(result.status == 76, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        let line = String(lines.first ?? "")
+        #expect(line.contains("Insufficient Encryption (0x0F)"), "\(line)")
+        #expect(line.contains("rawble does not pair on \(peer.transport)"), "\(line)")
+        #expect(line.contains("--transport hciN"), "\(line)")
+    }
+}
+
+@Suite("Raising the link's security on the kernel path (Scripts/vm-test)", .serialized,
+       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
+                "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
+struct KernelSecurityVMTests {
+    @Test("hciN: a read refused with Insufficient Encryption succeeds after the kernel paired (Just Works), with no bluetoothd, as root and with only CAP_NET_RAW + CAP_NET_ADMIN")
+    func encryptedReadOverTheKernelsL2CAPSocket() async throws {
+        let (steps, result) = try await KernelPathVMTests.boot(#"""
+            step read "$r" read C0:B1:E0:00:00:01 72617762-6C65-5345-4300-000000000001 --timeout 20 --json --btsnoop /tmp/security.btsnoop
+            step plain "$r" read C0:B1:E0:00:00:01 2A19 --timeout 20 --json
+            step unprivileged setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+net_raw,+net_admin --ambient-caps=+net_raw,+net_admin -- "$r" read C0:B1:E0:00:00:01 72617762-6C65-5345-4300-000000000001 --timeout 20 --json
+            step dmesg sh -c 'dmesg | grep -i -E "bluetooth|smp|ecdh|aes|cmac" | tail -n 20'
+            """#, peerArguments: ["--strap-encrypted-read"])
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+        let dmesg = steps["dmesg"].map { ($0.stdout + $0.stderr).joined(separator: "\n") } ?? "(no dmesg step)"
+
+        let read = try #require(steps["read"], "\(result.stdout)\n\(result.stderr)")
+        #expect(read.status == 0, "\(read.stderr)\n\(dmesg)")
+        let value = KernelPathVMTests.objects(read.stdout).first
+        #expect(value?["uuid"] as? String == EncryptedRead.characteristic, "\(read.stdout)")
+        #expect(value?["value"] as? String == EncryptedRead.valueHex, "\(read.stdout)")
+
+        // The same kernel, an attribute with no security: still one plain read.
+        let plain = try #require(steps["plain"])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(KernelPathVMTests.objects(plain.stdout).first?["value"] as? String == "57")
+
+        // Not root: exactly CAP_NET_RAW + CAP_NET_ADMIN (what the README's setcap grants) pair too.
+        let unprivileged = try #require(steps["unprivileged"])
+        #expect(unprivileged.status == 0, "\(unprivileged.stderr)\n\(dmesg)")
+        #expect(KernelPathVMTests.objects(unprivileged.stdout).first?["value"] as? String == EncryptedRead.valueHex, "\(unprivileged.stdout)")
+    }
+}
