@@ -845,6 +845,10 @@ async def run(args):
     scanner = ScannerController("host", host_source=transport.source, host_sink=transport.sink,
                                 link=link, public_address=args.controller_address)
     scanner.stock_reports = args.stock_reports
+    if args.extended_controller:
+        # Bumble's controller implements the extended scanning and connection commands but does
+        # not list them: listed, the kernel and rawble use them as with a Bluetooth 5 adapter.
+        scanner.supported_commands = set(scanner.supported_commands) | {0x2041, 0x2042, 0x2043}
     if args.legacy_controller:
         # A Bluetooth 4.2 controller: no LE Extended Advertising feature, and none of the
         # extended advertising, scanning or connection commands (0x2036-0x2043) in its table.
@@ -978,6 +982,9 @@ def main():
     parser.add_argument("--controller-address", metavar="XX:XX:XX:XX:XX:XX",
                         help="public address of the controller the host drives (default "
                              "00:00:00:00:00:00, Bumble's: the Linux kernel refuses to raise an adapter with it)")
+    parser.add_argument("--extended-controller", action="store_true",
+                        help="the host's controller lists the LE extended scanning and connection "
+                             "commands it implements (a Bluetooth 5 controller: hosts use them)")
     parser.add_argument("--legacy-controller", action="store_true",
                         help="the host's controller without LE Extended Advertising (a Bluetooth 4.2 "
                              "controller: legacy scanning, advertising and connection commands only)")
@@ -1023,6 +1030,8 @@ def main():
         parser.error("--hr-disconnect-after must be at least 1")
     if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
         parser.error("--hr-disconnects, --hr-count and --hr-interval cannot be negative")
+    if args.extended_controller and args.legacy_controller:
+        parser.error("--extended-controller and --legacy-controller exclude each other")
     if args.controller_address is not None:
         parts = args.controller_address.split(":")
         if len(parts) != 6 or not all(len(p) == 2 and all(c in "0123456789abcdefABCDEF" for c in p) for p in parts):

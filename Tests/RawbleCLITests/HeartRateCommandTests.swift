@@ -42,6 +42,24 @@ struct HeartRateCommandTests {
         }
     }
 
+    @Test("a controller that lists the extended commands (bumble-peer --extended-controller): rawble's host scans and connects with them, and hr gets every value")
+    func extendedController() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--extended-controller"])
+        defer { peer.stop() }
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-ext-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let result = try await CLI.run(["hr", "--json", "--count", "4", "--transport", peer.transport, "--btsnoop", capture])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Self.raws(try Self.events(result)) == (try peer.sentHeartRateValues()).prefix(4).map { Hex.encode($0) })
+        let records = try await CLI.run(["decode", "btsnoop", capture, "--json"])
+        let sent = try records.stdoutLines.map(CLI.jsonObject)
+            .filter { $0["direction"] as? String == "sent" && $0["type"] as? String == "command" }
+            .compactMap { $0["opcode"] as? Int }
+        #expect(sent.contains(0x2041) && sent.contains(0x2042), "LE Set Extended Scan Parameters and Enable: \(sent)")
+        #expect(sent.contains(0x2043), "LE Extended Create Connection: \(sent)")
+        #expect(!sent.contains(0x200B) && !sent.contains(0x200C) && !sent.contains(0x200D), "no legacy scan or connect: \(sent)")
+    }
+
     @Test("--csv and --jsonl get every measurement, one line each, appended")
     func logFiles() async throws {
         let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02"])

@@ -157,6 +157,23 @@ struct KernelPathVMTests {
         #expect(missing.stderr.count == 1 && missing.stderr.first?.contains("hci0, hci1") == true, "\(missing.stderr)")
     }
 
+    @Test("a controller with the extended commands (Bluetooth 5): rawble scans with them on hci0, the kernel connects with LE Extended Create Connection, hr gets its values")
+    func extendedController() async throws {
+        let (steps, result) = try await Self.boot(#"""
+            step hr "$r" hr --count 3 --timeout 15 --json --btsnoop /tmp/hr.log
+            step commands sh -c "\"$r\" decode btsnoop /tmp/hr.log --json | grep '\"direction\":\"sent\",\"type\":\"command\"'"
+            """#, peerArguments: ["--extended-controller"])
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+        let hr = try #require(steps["hr"], "\(result.stdout)\n\(result.stderr)")
+        #expect(hr.status == 0, "\(hr.stderr)")
+        #expect(Self.objects(hr.stdout).filter { $0["event"] as? String == "measurement" }.count == 3, "\(hr.stdout)")
+        // The monitor capture holds every command on hci0: rawble's and the kernel's.
+        let sent = Self.objects(try #require(steps["commands"]).stdout).compactMap { $0["opcode"] as? Int }
+        #expect(sent.contains(0x2041) && sent.contains(0x2042), "extended scanning: \(sent)")
+        #expect(sent.contains(0x2043), "the kernel's LE Extended Create Connection: \(sent)")
+        #expect(!sent.contains(0x200B) && !sent.contains(0x200C), "no legacy scan command (Command Disallowed on a real Bluetooth 5 controller): \(sent)")
+    }
+
     @Test("a controller without LE Extended Advertising: legacy scanning; hr reconnects after the strap drops the link; the adapter removed mid-hr ends it in one line")
     func legacyControllerReconnectionAndRemoval() async throws {
         let (steps, result) = try await Self.boot(#"""
