@@ -21,7 +21,10 @@ import SystemPackage
 /// (``PacketWriteSerializer``). A link loss ends ``pdus`` with ``BearerError/disconnected(reason:)``
 /// carrying the kernel's errno and what it means (``KernelLinkLoss``).
 public final class KernelATTBearer: ATTBearer {
-    public let pdus: AsyncThrowingStream<[UInt8], any Error>
+    /// Every PDU from the peer, in order (see ``deliverPDUs(to:)`` for the fast path).
+    public var pdus: AsyncThrowingStream<[UInt8], any Error> { inbox.stream() }
+    /// How many PDUs were dropped because the reader was `receiveBufferLimit` PDUs behind.
+    public var droppedPDUCount: Int { state.droppedPDUCount }
     /// The kernel's send MTU on the channel (BT_SNDMTU): a longer PDU is refused with
     /// ``BearerError/pduTooLong(length:maximum:)`` before it reaches the socket.
     public let maximumPDULength: Int
@@ -30,6 +33,7 @@ public final class KernelATTBearer: ATTBearer {
     /// The peer this bearer is connected to.
     public let peer: BluetoothAddress
 
+    private let inbox: ATTInbox
     private let channel: any Channel
     private let descriptor: SystemPackage.FileDescriptor
     private let state: BearerState
@@ -45,10 +49,10 @@ public final class KernelATTBearer: ATTBearer {
     private let logger = Logger(label: "rawble.kernel")
 
     private init(
-        pdus: AsyncThrowingStream<[UInt8], any Error>, channel: any Channel, descriptor: SystemPackage.FileDescriptor,
+        inbox: ATTInbox, channel: any Channel, descriptor: SystemPackage.FileDescriptor,
         state: BearerState, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration
     ) {
-        self.pdus = pdus
+        self.inbox = inbox
         self.channel = channel
         self.descriptor = descriptor
         self.state = state
@@ -70,7 +74,9 @@ public final class KernelATTBearer: ATTBearer {
     /// Connects to `peer` (its LE address `type`) through the kernel, from the adapter at
     /// `local` (its address; `.any` lets the kernel choose), with the stack's own `timeout`
     /// (a blocking connect to an absent peer would return only after ~40 s), and asks for
-    /// `receiveMTU` (BT_RCVMTU, default the ATT maximum, 517).
+    /// `receiveMTU` (BT_RCVMTU, default the ATT maximum, 517). At most `receiveBufferLimit`
+    /// PDUs wait for a reader that is behind; newer ones are dropped and counted
+    /// (``droppedPDUCount``): a notification flood cannot exhaust memory.
     ///
     /// Throws ``KernelError/connectTimeout(peer:seconds:)``, ``KernelError/connectFailed(peer:errno:reason:)``
     /// (the kernel's reason), ``KernelError/noBluetoothInKernel`` or
@@ -78,7 +84,7 @@ public final class KernelATTBearer: ATTBearer {
     public static func connect(
         to peer: BluetoothAddress, type: LEAddressType, local: BluetoothAddress = .any,
         receiveMTU: UInt16 = 517, timeout: Duration = .seconds(10), sendTimeout: Duration = .seconds(30),
-        on eventLoop: (any EventLoop)? = nil
+        receiveBufferLimit: Int = 8192, on eventLoop: (any EventLoop)? = nil
     ) async throws(KernelError) -> KernelATTBearer {
         let fd = try L2CAPATTSocket.open(local: local, receiveMTU: receiveMTU, peer: peer.description)
         do {
@@ -91,18 +97,18 @@ public final class KernelATTBearer: ATTBearer {
         let acceptedMTU = Int((try? L2CAPATTSocket.receiveMTU(fd)) ?? receiveMTU)
         return try await adopt(
             fd, peer: peer, sendMTU: sendMTU > 0 ? sendMTU : minimumATTMTU, receiveMTU: acceptedMTU, sendTimeout: sendTimeout,
-            on: eventLoop)
+            receiveBufferLimit: receiveBufferLimit, on: eventLoop)
     }
 
     /// Hands a connected packet socket carrying one ATT PDU per read and write to NIO; the
     /// bearer owns it from now on (also what the tests use, over a unix SOCK_SEQPACKET pair).
     static func adopt(
         _ fd: SystemPackage.FileDescriptor, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration,
-        on eventLoop: (any EventLoop)? = nil
+        receiveBufferLimit: Int = 8192, on eventLoop: (any EventLoop)? = nil
     ) async throws(KernelError) -> KernelATTBearer {
         let state = BearerState()
-        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
-        let bridge = PDUBridge(continuation: continuation, state: state)
+        let inbox = ATTInbox(limit: receiveBufferLimit)
+        let bridge = PDUBridge(inbox: inbox, state: state)
         let channel: any Channel
         do {
             channel = try await NIOPipeBootstrap(group: eventLoop ?? MultiThreadedEventLoopGroup.singleton.next())
@@ -120,12 +126,8 @@ public final class KernelATTBearer: ATTBearer {
                 operation: "registering the L2CAP socket for \(peer)",
                 errno: (error as? IOError).map { Errno(rawValue: $0.errnoCode) } ?? .ioError)
         }
-        continuation.onTermination = { @Sendable _ in
-            state.markClosing()
-            channel.close(promise: nil)
-        }
         return KernelATTBearer(
-            pdus: stream, channel: channel, descriptor: fd, state: state, peer: peer,
+            inbox: inbox, channel: channel, descriptor: fd, state: state, peer: peer,
             sendMTU: sendMTU, receiveMTU: receiveMTU, sendTimeout: sendTimeout)
     }
 
@@ -154,6 +156,12 @@ public final class KernelATTBearer: ATTBearer {
             }
             throw state.end ?? (state.isClosing ? .closed : PDUBridge.end(for: error))
         }
+    }
+
+    /// The fast path: each PDU goes to `receiver` on the socket's event loop as it is read (no
+    /// stream, no task hop). `false` once ``pdus`` was read.
+    public func deliverPDUs(to receiver: any ATTPDUReceiver) -> Bool {
+        inbox.install(receiver)
     }
 
     public func close() async {
@@ -311,6 +319,10 @@ final class BearerState: Sendable {
     var end: BearerError? { state.withLock { $0.end } }
     func markClosing() { state.withLock { $0.closing = true } }
 
+    private let dropped = Atomic<Int>(0)
+    var droppedPDUCount: Int { dropped.load(ordering: .relaxed) }
+    func countDroppedPDU() { dropped.add(1, ordering: .relaxed) }
+
     /// Records the end (the first wins) and returns it.
     func finish(_ end: BearerError) -> BearerError {
         state.withLock { state in
@@ -320,23 +332,26 @@ final class BearerState: Sendable {
     }
 }
 
-/// The pipeline's handler: each read is one whole ATT PDU, yielded in order; the channel's end
-/// finishes the stream with the kernel's reason.
+/// The pipeline's handler: each read is one whole ATT PDU, handed to the inbox in order (to the
+/// stream, or on this loop to the ATT client's receiver); the channel's end ends the inbox with
+/// the kernel's reason.
 final class PDUBridge: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
 
-    private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    private let inbox: ATTInbox
     private let state: BearerState
     /// The first error the channel reported (on the loop only).
     private let failure = Mutex<(any Error)?>(nil)
 
-    init(continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation, state: BearerState) {
-        self.continuation = continuation
+    init(inbox: ATTInbox, state: BearerState) {
+        self.inbox = inbox
         self.state = state
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        continuation.yield(Array(unwrapInboundIn(data).readableBytesView))
+        // One copy through the buffer's bytes (a `ByteBufferView` copies byte by byte).
+        let pdu = unwrapInboundIn(data).withUnsafeReadableBytes { Array($0) }
+        if !inbox.deliver(pdu[...]) { state.countDroppedPDU() }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -347,7 +362,7 @@ final class PDUBridge: ChannelInboundHandler, Sendable {
     func channelInactive(context: ChannelHandlerContext) {
         let error = failure.withLock { $0 }
         let end = state.finish(error.map(Self.end(for:)) ?? .disconnected(reason: KernelLinkLoss.reason(for: .socketNotConnected)))
-        continuation.finish(throwing: end)
+        inbox.finish(end)
         context.fireChannelInactive()
     }
 

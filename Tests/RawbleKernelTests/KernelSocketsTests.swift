@@ -8,6 +8,7 @@ import RawbleBearer
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire
+import Synchronization
 import SystemPackage
 import Testing
 
@@ -149,6 +150,59 @@ import Testing
         await bearer.close()
     }
 
+    /// The ATT client's fast path: PDUs read before the receiver came and every later one go to
+    /// it in order, on the socket's loop, then the end; `pdus` is then not a second reader.
+    @Test func theFastPathGetsEveryPDUInOrderThenTheEnd() async throws {
+        let (ours, peer) = try seqpacketPair()
+        let bearer = try await KernelATTBearer.adopt(
+            FileDescriptor(rawValue: ours), peer: .any, sendMTU: 23, receiveMTU: 23, sendTimeout: .seconds(30))
+        let pdus: [[UInt8]] = (0..<6).map { [0x1B, 0x10, 0x00, UInt8($0)] }
+        for pdu in pdus.prefix(3) { _ = pdu.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, 0) } }
+        // Let the first three reach the bearer before the receiver does.
+        try await within(seconds: 30) {
+            while true {
+                var pending: Int32 = 0
+                _ = ioctl(peer, UInt(TIOCOUTQ), &pending)
+                if pending == 0 { break }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        let receiver = RecordingReceiver()
+        #expect(bearer.deliverPDUs(to: receiver))
+        for pdu in pdus.suffix(3) { _ = pdu.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, 0) } }
+        try await within(seconds: 30) { while receiver.received.count < 6 { try await Task.sleep(for: .milliseconds(5)) } }
+        close(peer)
+        try await within(seconds: 30) { while receiver.end == nil { try await Task.sleep(for: .milliseconds(5)) } }
+        #expect(receiver.received == pdus)
+        if case .disconnected = receiver.end {} else { Issue.record("ended with \(String(describing: receiver.end))") }
+        #expect(!bearer.deliverPDUs(to: RecordingReceiver()), "one reader")
+        await bearer.close()
+    }
+
+    /// A peer that floods while nobody reads: at most the limit waits, the rest is counted as
+    /// dropped, and what waits comes out first, in order.
+    @Test func aFloodWithNoReaderIsBoundedAndCounted() async throws {
+        let (ours, peer) = try seqpacketPair()
+        defer { close(peer) }
+        let bearer = try await KernelATTBearer.adopt(
+            FileDescriptor(rawValue: ours), peer: .any, sendMTU: 23, receiveMTU: 23, sendTimeout: .seconds(30),
+            receiveBufferLimit: 4)
+        let pdus: [[UInt8]] = (0..<10).map { [0x1B, 0x10, 0x00, UInt8($0)] }
+        for pdu in pdus { _ = pdu.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, 0) } }
+        try await within(seconds: 30) { while bearer.droppedPDUCount < 6 { try await Task.sleep(for: .milliseconds(5)) } }
+        #expect(bearer.droppedPDUCount == 6)
+        let kept = try await within(seconds: 30) { () -> [[UInt8]] in
+            var kept: [[UInt8]] = []
+            for try await pdu in bearer.pdus {
+                kept.append(pdu)
+                if kept.count == 4 { break }
+            }
+            return kept
+        }
+        #expect(kept == Array(pdus.prefix(4)))
+        await bearer.close()
+    }
+
     @Test func closingEndsThePDUsWithClosed() async throws {
         let (ours, peer) = try seqpacketPair()
         defer { close(peer) }
@@ -184,4 +238,13 @@ import Testing
             _ = try await within(seconds: 30) { try await KernelATTBearer.connect(to: absent, type: .random, timeout: .seconds(2)) }
         }
     }
+}
+
+/// An ATT client's receiver as the fast path sees it: what arrived, and the end.
+private final class RecordingReceiver: ATTPDUReceiver {
+    private let state = Mutex<(received: [[UInt8]], end: BearerError?)>(([], nil))
+    var received: [[UInt8]] { state.withLock { $0.received } }
+    var end: BearerError? { state.withLock { $0.end } }
+    func receive(_ pdu: ArraySlice<UInt8>) { state.withLock { $0.received.append(Array(pdu)) } }
+    func bearerEnded(_ error: BearerError) { state.withLock { $0.end = error } }
 }
