@@ -28,11 +28,22 @@ public enum TestRequirements {
     public static func tshark(
         searchPath: String = ProcessInfo.processInfo.environment["PATH"] ?? ""
     ) throws(MissingTool) -> String {
+        try tool("tshark", searchPath: searchPath)
+    }
+
+    /// BlueZ's `btmon` (Debian's `bluez`), the other reader people open captures with; as ``tshark(searchPath:)``.
+    public static func btmon(
+        searchPath: String = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    ) throws(MissingTool) -> String {
+        try tool("btmon", searchPath: searchPath)
+    }
+
+    private static func tool(_ name: String, searchPath: String) throws(MissingTool) -> String {
         for directory in searchPath.split(separator: ":").map(String.init) where !directory.isEmpty {
-            let candidate = directory + "/tshark"
+            let candidate = directory + "/" + name
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        throw MissingTool(name: "tshark")
+        throw MissingTool(name: name)
     }
 }
 

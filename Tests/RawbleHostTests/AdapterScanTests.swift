@@ -259,6 +259,37 @@ struct AdapterForeignScanStopTests {
         await adapter.close()
     }
 
+    @Test("a stop that comes while the scan is being switched on again still leaves the controller not scanning")
+    func stopDuringTheResume() async throws {
+        // The resume's Set Scan Parameters is held unanswered until the stop has begun.
+        let parametersSeen = Mutex(0)
+        let controller = ScriptedController { command in
+            switch command {
+            case .readBDADDR: return [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
+            case .leSetScanParameters:
+                let count = parametersSeen.withLock { $0 += 1; return $0 }
+                return count == 2 ? [] : [ScriptedController.complete(command.opcode)]
+            default: return ScriptedController.minimal(command)
+            }
+        }
+        _ = controller.run()
+        var configuration = configuration()
+        configuration.owner = .kernel
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        let devices = try await adapter.scan(ScanOptions(active: true))
+        controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
+        try await within(seconds: 30) { while parametersSeen.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(1)) } }
+        let stop = Task { try await adapter.stopScanning() }
+        // The stop has begun once the scan's sequence ends (it finishes it first).
+        try await within(seconds: 30) { for try await _ in devices {} }
+        for _ in 0..<50 { await Task.yield() }
+        controller.transport.inject(ScriptedController.complete(.leSetScanParameters))
+        try await within(seconds: 30) { try await stop.value }
+        let enables = controller.commands.filter { if case .leSetScanEnable = $0 { true } else { false } }
+        #expect(enables.last == .leSetScanEnable(enable: false, filterDuplicates: false), "\(enables)")
+        await adapter.close()
+    }
+
     @Test("with no scan running, or on rawble's own host, another program's scan disable is left alone")
     func nothingToResume() async throws {
         for owner in [ControllerOwner.kernel, .host] {

@@ -41,7 +41,10 @@ func aclPacket(_ number: Int, length: Int) -> H4Packet {
         // A small send buffer: a few messages fill it, the rest queue in NIO.
         var size: Int32 = 1
         setsockopt(ours, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let transport = H4StreamTransport.adoptPacketSocket(ours, maximumPacketLength: 1 + 4 + 65_535, name: "test socket")
+        // The write-stall bound is the 60 s hang guard: a loaded full run once kept the reader
+        // away longer than the default 10 s, and the stall is not what this test is about.
+        let transport = H4StreamTransport.adoptPacketSocket(
+            ours, maximumPacketLength: 1 + 4 + 65_535, name: "test socket", writeStallTimeout: .seconds(60))
         let count = 120
         let packets = (0..<count).map { aclPacket($0, length: 200) }
         let sends = Task {

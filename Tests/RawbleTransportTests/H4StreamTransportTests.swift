@@ -247,7 +247,9 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
     @Test func concurrentSendsDoNotInterleave() async throws {
         let peer = try Peer()
         async let accepted = peer.accept()
-        let transport = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: peer.port)
+        // The write-stall bound is the 60 s hang guard here: a loaded full run (the VM tests take
+        // a core) once kept the reader thread away longer than the default 10 s.
+        let transport = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: peer.port, writeStallTimeout: .seconds(60))
         let connection = try await accepted
         let big = H4Packet(type: .acl, bytes: [0x01, 0x00, 0xFF, 0xFF] + [UInt8](repeating: 0xAB, count: 0xFFFF))
         let count = 8

@@ -38,9 +38,11 @@ extension Adapter {
     public func stopScanning() async throws(HostError) {
         if let session = scanner.end() {
             session.finish()
-            let extended = session.usesExtendedCommands
             // Its own task: the caller's cancellation must not keep the controller scanning.
             scanStop = Task { () -> Result<Void, HostError> in
+                // A resume under way sends its enable first; the disable comes after it.
+                if let resume = self.scanResume { await resume.value }
+                let extended = session.usesExtendedCommands
                 do throws(HostError) {
                     try await self.setScanEnabled(false, extended: extended, filterDuplicates: false)
                     return .success(())
@@ -66,11 +68,10 @@ extension Adapter {
         default: false
         }
         guard disabled, let session = scanner.current, !session.consumerEnded.isSet, scanStop == nil,
-              !session.resuming else { return }
+              scanResume == nil else { return }
         logger.notice("another program on the adapter (the kernel?) stopped scanning: scanning again")
-        session.resuming = true
-        Task {
-            defer { session.resuming = false }
+        scanResume = Task {
+            defer { self.scanResume = nil }
             guard self.scanner.current === session, !session.consumerEnded.isSet, self.scanStop == nil else { return }
             do {
                 try await self.enableScanning(session)

@@ -80,6 +80,9 @@ public actor Adapter {
     let scanner = Scanner()
     /// The Set Scan Enable (off) on its way to the controller, if any: ``close()`` waits for it.
     var scanStop: Task<Result<Void, HostError>, Never>?
+    /// Scanning being switched on again after another program stopped it (kernel-owned
+    /// controllers); a stop waits for it, so its enable never comes after the stop's disable.
+    var scanResume: Task<Void, Never>?
     var connecting: PendingConnection?
     /// Connection attempts waiting for the current one to end, by id.
     var connectTurnWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]

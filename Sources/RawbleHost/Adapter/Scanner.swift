@@ -28,8 +28,6 @@ final class ScanSession {
     var aggregator: ScanAggregator
     let output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation
     var usesExtendedCommands = false
-    /// Scanning is being switched on again after another program stopped it.
-    var resuming = false
     /// Set (from any thread) when the consumer stops reading: the scan is as good as stopped.
     let consumerEnded = AtomicFlag()
 
