@@ -22,6 +22,7 @@ Errors: {"error": why}, exit 1. Imports count in the measured time, as a Swift b
 import argparse
 import asyncio
 import json
+import os
 import struct
 import sys
 
@@ -35,6 +36,16 @@ HEART_RATE = UUID.from_16_bits(0x180D)
 MEASUREMENT = UUID.from_16_bits(0x2A37)
 
 
+PHASES = os.environ.get("KERNEL_BENCH_PHASES") == "1"
+
+
+def phase(name):
+    """With KERNEL_BENCH_PHASES=1 (Scripts/benchmark-kernel's breakdown run): a line on stderr."""
+    if PHASES:
+        sys.stderr.write(f"phase {name}\n")
+        sys.stderr.flush()
+
+
 def emit(fields):
     sys.stdout.write(json.dumps(fields, separators=(",", ":")) + "\n")
     sys.stdout.flush()
@@ -43,9 +54,11 @@ def emit(fields):
 async def run(args):
     wanted = args.address.upper()
     transport = await open_transport(args.transport)
+    phase("transport open")
     try:
         device = Device.with_hci("bumble-uc", hci.Address(OWN_ADDRESS), transport.source, transport.sink)
         await device.power_on()
+        phase("powered on (Reset and initialization)")
         found = asyncio.get_running_loop().create_future()
 
         def on_advertisement(advertisement):
@@ -54,6 +67,7 @@ async def run(args):
 
         device.on("advertisement", on_advertisement)
         await device.start_scanning(active=False)
+        phase("scan enabled")
         advertisement = await found
         if args.mode == "scan":
             emit({"event": "report", "address": wanted, "rssi": advertisement.rssi,
@@ -63,6 +77,7 @@ async def run(args):
         await device.stop_scanning()
         connection = await device.connect(advertisement.address, own_address_type=hci.OwnAddressType.RANDOM,
                                           timeout=10)
+        phase("connected")
         peer = Peer(connection)
         services = await peer.discover_service(HEART_RATE)
         if not services:
@@ -72,6 +87,7 @@ async def run(args):
         if not characteristics:
             emit({"error": "no Heart Rate Measurement"})
             return 1
+        phase("discovered")
         first = asyncio.get_running_loop().create_future()
 
         def on_value(value):
@@ -79,6 +95,7 @@ async def run(args):
                 first.set_result(bytes(value))
 
         await peer.subscribe(characteristics[0], on_value)
+        phase("subscribed")
         raw = await first
         bpm = struct.unpack_from("<H", raw, 1)[0] if raw[0] & 1 and len(raw) >= 3 else raw[1]
         emit({"event": "measurement", "address": wanted, "bpm": bpm, "raw": raw.hex()})
@@ -98,6 +115,7 @@ def main():
     parser.add_argument("--address", default="C0:B1:E0:00:00:01")
     parser.add_argument("--timeout", type=float, default=30)
     args = parser.parse_args()
+    phase("imported")
 
     async def bounded():
         try:

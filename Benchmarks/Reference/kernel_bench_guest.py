@@ -23,8 +23,14 @@ bare process starts (exec -> exit):
 `rawble --version`, `python3 -c pass` and `python3 -c 'import bumble.device, bumble.transport'`.
 
 Output, one JSON line per run on stdout (the host checks and summarizes them):
-  {"flow", "program", "round" (-1: warm-up), "ms" (start -> first line), "status", "line",
-   "marks": {event: ms}, "stderr": tail when it failed}
+  {"flow", "program", "round" (-1: warm-up), "ms" (start -> the first line for scan, the
+   measurement line for hr), "status", "line", "lines", "marks": {event: ms}, "stderr": tail
+   when it failed, "clock": s since the first run}
+and {"guest": kernel, clocksource, ...} first, {"baseline": {...}} per timed round, and with
+--stamp {"clock_check": guest s between the two stamp files}. The guest's clock must be a real
+one: under TCG the kernel cannot calibrate the TSC without ACPI (vm-test boots acpi=off) and
+falls back to refined-jiffies, 4 ms steps that lose ticks when the host is loaded (seen: 7.4 s
+measured for 9.5 s); Scripts/benchmark-kernel boots with tsc_early_khz= the host's TSC rate.
 """
 
 import argparse
@@ -38,6 +44,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -105,13 +112,21 @@ def programs(args):
     return {name: table[name] for name in args.programs.split(",")}
 
 
-def run(command, first_event, exits, timeout=40.0):
+def run(command, first_event, exits, timeout=40.0, phases=None):
     """(ms to the `first_event` line, or to the first line when None; lines, marks, status,
     stderr tail). A program that does not exit by itself (`exits` False: rawble scan) gets
-    SIGINT right after that line (rawble disables the scan and exits); the others 10 s."""
+    SIGINT right after that line (rawble disables the scan and exits); the others 10 s.
+    `phases`, a list: stderr is read live instead, each line appended as (ms of arrival, text)."""
     errors = open("/tmp/bench.err", "w+b")
     start = time.monotonic_ns()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                               stderr=errors if phases is None else subprocess.PIPE)
+    if phases is not None:
+        def read_stderr():
+            for text in process.stderr:
+                phases.append(((time.monotonic_ns() - start) / 1e6, text.decode(errors="replace").rstrip()[:160]))
+        reader = threading.Thread(target=read_stderr, daemon=True)
+        reader.start()
     buffer, lines, marks, first = b"", [], {}, None
     deadline = time.monotonic() + timeout
     done = False
@@ -145,6 +160,8 @@ def run(command, first_event, exits, timeout=40.0):
     except subprocess.TimeoutExpired:
         process.kill()
         status = process.wait()
+    if phases is not None:
+        reader.join(5)
     errors.seek(0)
     tail = errors.read()[-600:].decode(errors="replace")
     errors.close()
@@ -172,6 +189,11 @@ def main():
     parser.add_argument("--programs", default="rawble,socket,bumble")
     parser.add_argument("--address", default="C0:B1:E0:00:00:01")
     parser.add_argument("--venv", required=True, help="Bumble's venv (its python needs AF_BLUETOOTH)")
+    parser.add_argument("--phases", action="store_true",
+                        help="after the rounds, one more run of each program with its log on stderr read live: "
+                             "rawble -vv, the Python scripts with KERNEL_BENCH_PHASES=1")
+    parser.add_argument("--stamp", help="a directory shared read-write with the host: files written at the "
+                        "start and the end, whose host mtimes check this guest's clock")
     parser.add_argument("--baselines", type=int, default=0, help="time the bare process starts in this many rounds")
     args = parser.parse_args()
     table = programs(args)
@@ -186,6 +208,9 @@ def main():
                     "clocksource": open(clocksource).read().strip() if os.path.exists(clocksource) else None,
                     "resolution_ns": time.clock_getres(time.CLOCK_MONOTONIC) * 1e9,
                     "cpus": os.cpu_count(), "programs": names}})
+    if args.stamp:
+        with open(os.path.join(args.stamp, "start"), "w") as f:
+            f.write("start\n")
     began = time.monotonic()
     for flow in args.flows.split(","):
         first_event = "measurement" if flow == "hr" else None
@@ -202,7 +227,23 @@ def main():
                       "clock": round(time.monotonic() - began, 1)})
             if 0 <= n < args.baselines and flow == args.flows.split(",")[0]:
                 emit({"baseline": baseline(args), "round": n})
+    if args.phases:
+        os.environ["KERNEL_BENCH_PHASES"] = "1"
+        for flow in args.flows.split(","):
+            for name in names:
+                up, commands = table[name]
+                command = commands[flow] + (["-vv"] if name.startswith("rawble") else [])
+                prepare(up)
+                log = []
+                ms, lines, marks, status, tail = run(command, "measurement" if flow == "hr" else None,
+                                                     flow == "hr" or not name.startswith("rawble"), phases=log)
+                emit({"phases": log, "flow": flow, "program": name, "ms": ms, "marks": marks, "status": status})
     control(HCIDEVDOWN)
+    if args.stamp:
+        elapsed = time.monotonic() - began
+        with open(os.path.join(args.stamp, "end"), "w") as f:
+            f.write("end\n")
+        emit({"clock_check": elapsed})
     return 0
 
 

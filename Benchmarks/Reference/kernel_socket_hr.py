@@ -49,6 +49,16 @@ class Failure(Exception):
     pass
 
 
+PHASES = os.environ.get("KERNEL_BENCH_PHASES") == "1"
+
+
+def phase(name):
+    """With KERNEL_BENCH_PHASES=1 (Scripts/benchmark-kernel's breakdown run): a line on stderr."""
+    if PHASES:
+        sys.stderr.write(f"phase {name}\n")
+        sys.stderr.flush()
+
+
 def emit(fields):
     sys.stdout.write(json.dumps(fields, separators=(",", ":")) + "\n")
     sys.stdout.flush()
@@ -106,9 +116,11 @@ def text(address):
 def scan(index, wanted, deadline):
     """Passive legacy scan until the first LE Advertising Report from `wanted`: (rssi, data)."""
     raise_adapter(index)
+    phase("adapter up")
     sock = hci_socket(index)
     command(sock, LE_SET_SCAN_PARAMETERS, struct.pack("<BHHBB", 0, 0x0010, 0x0010, 0, 0), deadline)
     command(sock, LE_SET_SCAN_ENABLE, bytes([1, 0]), deadline)
+    phase("scan enabled")
     found = None
     try:
         for code, body in events(sock, deadline):
@@ -241,6 +253,7 @@ def main():
     parser.add_argument("--address", default="C0:B1:E0:00:00:01")
     parser.add_argument("--timeout", type=float, default=30)
     args = parser.parse_args()
+    phase("imported")
     deadline = time.monotonic() + args.timeout
     wanted = args.address.upper()
     try:
@@ -250,10 +263,14 @@ def main():
         if args.mode == "scan":
             emit({"event": "report", "address": wanted, "rssi": rssi, "data": data.hex()})
             return 0
+        phase("scan disabled")
         att = ATT(wanted, deadline)
+        phase("connected")
         value, cccd = heart_rate(att)
+        phase("discovered")
         if att.request(struct.pack("<BHH", 0x12, cccd, 0x0001), 0x13) is None:
             raise Failure("the CCCD write was refused")
+        phase("subscribed")
         while True:
             pdu = att.notification()
             if len(pdu) >= 5 and struct.unpack_from("<H", pdu, 1)[0] == value:
