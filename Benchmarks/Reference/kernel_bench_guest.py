@@ -5,8 +5,9 @@ by the guest's /usr/bin/python3 as root, with hci0 backed by one Bumble peer (th
                                 --venv DIR [--baselines N] [--address ADDR]
 
 For each flow (scan: start -> first advertising report of the strap; hr: start -> first Heart
-Rate notification) it runs one untimed warm-up of every program (the first start reads its files
-over 9p: reported as "cold"), then N rounds of every program, the order rotated each round.
+Rate notification) it runs N rounds of every program (before the first flow, one warm-up run of
+each, not counted: the first start reads its files over 9p; reported as "cold"), the order
+rotated each round.
 A run's time is CLOCK_MONOTONIC from just before fork/exec to the moment this timer reads the
 program's first stdout line (the program's own flush: every program here writes and flushes one
 JSON line at the event); tear-down is not timed. Before each run the adapter is put in the state
@@ -20,7 +21,8 @@ bumble (bumble_user_channel_hr.py, Bumble's host on hci-socket:0), rawble-user (
 --transport user:hci0), rawble-down and socket-down (the raw-channel programs started with the
 adapter down: raising it is then timed). --baselines N also times, in the first N rounds, the
 bare process starts (exec -> exit):
-`rawble --version`, `python3 -c pass` and `python3 -c 'import bumble.device, bumble.transport'`.
+`rawble --version`, `rawble adapters --json` (also opens an HCI socket and asks the kernel for
+its adapters), `python3 -c pass` and `python3 -c 'import bumble.device, bumble.transport'`.
 
 Output, one JSON line per run on stdout (the host checks and summarizes them):
   {"flow", "program", "round" (-1: warm-up), "ms" (start -> the first line for scan, the
@@ -172,6 +174,7 @@ def baseline(args):
     """Bare process starts, ms: exec -> exit."""
     out = {}
     for name, command in [("rawble --version", [args.rawble, "--version"]),
+                          ("rawble adapters --json", [args.rawble, "adapters", "--json"]),
                           ("python3 -c pass", [sys.executable, "-c", "pass"]),
                           ("python3 import bumble", [os.path.join(args.venv, "bin", "python"), "-c",
                                                      "import bumble.device, bumble.transport"])]:
@@ -214,7 +217,8 @@ def main():
     began = time.monotonic()
     for flow in args.flows.split(","):
         first_event = "measurement" if flow == "hr" else None
-        for n in range(-1, args.rounds):
+        # The warm-up only before the first flow: the files are in the guest's page cache after it.
+        for n in range(-1 if flow == args.flows.split(",")[0] else 0, args.rounds):
             order = names if n < 0 else names[n % len(names):] + names[:n % len(names)]
             for name in order:
                 up, commands = table[name]
