@@ -117,12 +117,18 @@ struct KernelPathVMTests {
         #expect(absent.stderr.count == 1, "\(absent.stderr)")
     }
 
-    @Test("no capability: one line with the exact setcap command, status 77; exactly CAP_NET_RAW + CAP_NET_ADMIN: the scan works")
+    @Test("no capability: one line with the exact setcap command, status 77; CAP_NET_RAW alone and the adapter down: one line, 77; exactly CAP_NET_RAW + CAP_NET_ADMIN: the scan works; no adapter left: one line, 69")
     func capabilities() async throws {
         let (steps, result) = try await Self.boot(#"""
             nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+            # hci0 powers itself off ~2 s after it appears when nobody raises it.
+            i=0; while [ $i -lt 50 ] && "$r" adapters --json | grep -q '"up":true'; do sleep 0.2; i=$((i+1)); done
+            step rawonly $nobody --inh-caps=+net_raw --ambient-caps=+net_raw -- "$r" scan --duration 2
             step bare $nobody --inh-caps=-all --bounding-set=-all -- "$r" scan --duration 2
             step granted $nobody --inh-caps=+net_raw,+net_admin --ambient-caps=+net_raw,+net_admin -- "$r" scan --duration 4 --json
+            kill "$(cat /run/rawble-vm/hci0.pid)"
+            i=0; while [ $i -lt 50 ] && "$r" adapters --json | grep -q hci0; do sleep 0.2; i=$((i+1)); done
+            step none "$r" scan --duration 1
             """#)
         #expect(result.status == 0, "vm-test: \(result.stderr)")
         let bare = try #require(steps["bare"], "\(result.stdout)\n\(result.stderr)")
@@ -132,6 +138,15 @@ struct KernelPathVMTests {
         let granted = try #require(steps["granted"])
         #expect(granted.status == 0, "\(granted.stderr)")
         #expect(Self.objects(granted.stdout).contains { $0["address"] as? String == Self.strap })
+        // CAP_NET_RAW alone cannot bring a down adapter up: one line saying so, with the fix.
+        let rawOnly = try #require(steps["rawonly"])
+        #expect(rawOnly.status == 77, "\(rawOnly.stderr)")
+        #expect(rawOnly.stderr.count == 1 && rawOnly.stderr.first?.contains("hci0") == true
+                && rawOnly.stderr.first?.contains("down") == true, "\(rawOnly.stderr)")
+        // A kernel with Bluetooth and no adapter at all.
+        let none = try #require(steps["none"])
+        #expect(none.status == 69, "\(none.stderr)")
+        #expect(none.stderr.count == 1 && none.stderr.first?.contains("no Bluetooth adapter found") == true, "\(none.stderr)")
     }
 
     @Test("two adapters: adapters lists both; --transport hci1 picks the second by name; a name that does not exist is one line listing those that do")
