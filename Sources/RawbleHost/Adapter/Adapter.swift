@@ -135,7 +135,11 @@ public actor Adapter {
 
     private func closeNow() async {
         if failure == nil {
-            try? await stopScanning()
+            do {
+                try await stopScanning()
+            } catch {
+                logger.warning("closing: scanning may still be on, its stop failed: \(error)")
+            }
             for handle in links.handles {
                 try? await disconnect(handle: handle, reason: .remoteUserTerminatedConnection, timeout: .seconds(2))
             }
