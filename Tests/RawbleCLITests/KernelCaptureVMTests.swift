@@ -109,15 +109,18 @@ struct KernelCaptureVMTests {
         let enables = scanPackets.map(\.1).filter { $0.type == .command && $0.bytes.starts(with: [0x0C, 0x20]) }
         let states = enables.compactMap { $0.bytes.dropFirst(3).first }  // LE Set Scan Enable: 1 on, 0 off
         #expect(states.first == 1, "rawble's enable first: \(states)")
-        // rawble's own stop went through (its Command Complete came back: the controller is not
-        // scanning), and the capture ends with that disable. Twice on a fresh clone with every
-        // suite running at once, the capture held rawble's enable alone ([1]); with the monitor's
-        // receive buffer now 8 MiB (a kernel drop for a slow reader is the likeliest cause, not
-        // confirmed: a starved rawble in the VM kept every record), it stays a known issue
-        // until seen again, reported but not failing the run.
-        #expect(!scan.stderr.contains { $0.contains("its stop failed") }, "\(scan.stderr)")
-        withKnownIssue("the monitor capture lost its tail on a loaded machine (states [1])", isIntermittent: true) {
+        // rawble's stop went through and the capture ends with its disable. On a loaded fresh
+        // clone (every suite at once, load ~10) the virtual controller (Bumble, in Python on
+        // the host) once took longer than the 3 s command timeout to answer that disable: rawble
+        // said so in one warning and exited, and the kernel sent the queued command only after
+        // the capture had closed (the capture held rawble's enable alone). That case, and only
+        // that one, is a known issue of the environment, reported but not failing the run.
+        let controllerTooSlow = scan.stderr.contains { $0.contains("did not answer LE Set Scan Enable") }
+        withKnownIssue("the virtual controller answered the closing disable after the 3 s timeout", isIntermittent: true) {
+            #expect(!scan.stderr.contains { $0.contains("its stop failed") }, "\(scan.stderr)")
             #expect(states.last == 0, "the disable on the way out: \(states); rawble said: \(scan.stderr)")
+        } when: {
+            controllerTooSlow
         }
         // The kernel stops scanning ~1.5 s after gatt's link is gone, under rawble's scan: every
         // stop before rawble's own is followed by rawble's enable, and reports come after it.
