@@ -161,6 +161,7 @@ let package = Package(
                 "RawbleKernel", "CBluetooth", "RawbleTransport", "RawbleTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -46,12 +46,13 @@ public final class KernelATTBearer: ATTBearer {
     /// since the kernel refuses sends (ENOTCONN) until then.
     private let pendingSecurity = Mutex<Task<Bool, Never>?>(nil)
     /// Where the security decisions (raised, or why not) are logged.
-    private let logger = Logger(label: "rawble.kernel")
+    private let logger: Logger
 
     private init(
         inbox: ATTInbox, channel: any Channel, descriptor: SystemPackage.FileDescriptor,
-        state: BearerState, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration
+        state: BearerState, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration, logger: Logger
     ) {
+        self.logger = logger
         self.inbox = inbox
         self.channel = channel
         self.descriptor = descriptor
@@ -104,11 +105,11 @@ public final class KernelATTBearer: ATTBearer {
     /// bearer owns it from now on (also what the tests use, over a unix SOCK_SEQPACKET pair).
     static func adopt(
         _ fd: SystemPackage.FileDescriptor, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration,
-        receiveBufferLimit: Int = 8192, on eventLoop: (any EventLoop)? = nil
+        receiveBufferLimit: Int = 8192, logger: Logger = Logger(label: "rawble.kernel"), on eventLoop: (any EventLoop)? = nil
     ) async throws(KernelError) -> KernelATTBearer {
         let state = BearerState()
         let inbox = ATTInbox(limit: receiveBufferLimit)
-        let bridge = PDUBridge(inbox: inbox, state: state)
+        let bridge = PDUBridge(inbox: inbox, state: state, peer: peer, logger: logger)
         let channel: any Channel
         do {
             channel = try await NIOPipeBootstrap(group: eventLoop ?? MultiThreadedEventLoopGroup.singleton.next())
@@ -128,7 +129,7 @@ public final class KernelATTBearer: ATTBearer {
         }
         return KernelATTBearer(
             inbox: inbox, channel: channel, descriptor: fd, state: state, peer: peer,
-            sendMTU: sendMTU, receiveMTU: receiveMTU, sendTimeout: sendTimeout)
+            sendMTU: sendMTU, receiveMTU: receiveMTU, sendTimeout: sendTimeout, logger: logger)
     }
 
     // MARK: ATTBearer
@@ -321,7 +322,8 @@ final class BearerState: Sendable {
 
     private let dropped = Atomic<Int>(0)
     var droppedPDUCount: Int { dropped.load(ordering: .relaxed) }
-    func countDroppedPDU() { dropped.add(1, ordering: .relaxed) }
+    /// Counts one dropped PDU and returns how many were dropped so far.
+    func countDroppedPDU() -> Int { dropped.add(1, ordering: .relaxed).newValue }
 
     /// Records the end (the first wins) and returns it.
     func finish(_ end: BearerError) -> BearerError {
@@ -340,18 +342,29 @@ final class PDUBridge: ChannelInboundHandler, Sendable {
 
     private let inbox: ATTInbox
     private let state: BearerState
+    private let peer: BluetoothAddress
+    private let logger: Logger
     /// The first error the channel reported (on the loop only).
     private let failure = Mutex<(any Error)?>(nil)
 
-    init(inbox: ATTInbox, state: BearerState) {
+    init(inbox: ATTInbox, state: BearerState, peer: BluetoothAddress, logger: Logger) {
         self.inbox = inbox
         self.state = state
+        self.peer = peer
+        self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // One copy through the buffer's bytes (a `ByteBufferView` copies byte by byte).
         let pdu = unwrapInboundIn(data).withUnsafeReadableBytes { Array($0) }
-        if !inbox.deliver(pdu[...]) { state.countDroppedPDU() }
+        // Dropped PDUs are counted and reported (at 1, 2, 4, 8 … so a flood is not a log flood),
+        // as the host's bearer does.
+        if !inbox.deliver(pdu[...]) {
+            let dropped = state.countDroppedPDU()
+            if dropped.nonzeroBitCount == 1 {
+                logger.warning("\(dropped) ATT PDUs from \(peer) dropped: the reader is too far behind")
+            }
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

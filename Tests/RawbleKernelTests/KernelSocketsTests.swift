@@ -8,6 +8,7 @@ import RawbleBearer
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire
+import Logging
 import Synchronization
 import SystemPackage
 import Testing
@@ -180,17 +181,21 @@ import Testing
     }
 
     /// A peer that floods while nobody reads: at most the limit waits, the rest is counted as
-    /// dropped, and what waits comes out first, in order.
+    /// dropped and reported, and what waits comes out first, in order.
     @Test func aFloodWithNoReaderIsBoundedAndCounted() async throws {
         let (ours, peer) = try seqpacketPair()
         defer { close(peer) }
+        let warnings = RecordingLog()
         let bearer = try await KernelATTBearer.adopt(
             FileDescriptor(rawValue: ours), peer: .any, sendMTU: 23, receiveMTU: 23, sendTimeout: .seconds(30),
-            receiveBufferLimit: 4)
+            receiveBufferLimit: 4, logger: Logger(label: "test") { _ in warnings })
         let pdus: [[UInt8]] = (0..<10).map { [0x1B, 0x10, 0x00, UInt8($0)] }
         for pdu in pdus { _ = pdu.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, 0) } }
         try await within(seconds: 30) { while bearer.droppedPDUCount < 6 { try await Task.sleep(for: .milliseconds(5)) } }
         #expect(bearer.droppedPDUCount == 6)
+        // Reported, at 1, 2 and 4 dropped: not a line per PDU.
+        #expect(warnings.lines.map { $0.prefix(18) } == ["1 ATT PDUs from 00", "2 ATT PDUs from 00", "4 ATT PDUs from 00"],
+                "\(warnings.lines)")
         let kept = try await within(seconds: 30) { () -> [[UInt8]] in
             var kept: [[UInt8]] = []
             for try await pdu in bearer.pdus {
@@ -247,4 +252,20 @@ private final class RecordingReceiver: ATTPDUReceiver {
     var end: BearerError? { state.withLock { $0.end } }
     func receive(_ pdu: ArraySlice<UInt8>) { state.withLock { $0.received.append(Array(pdu)) } }
     func bearerEnded(_ error: BearerError) { state.withLock { $0.end = error } }
+}
+
+/// A log handler that keeps the warnings it is given.
+private struct RecordingLog: LogHandler {
+    private final class Lines: Sendable { let value = Mutex<[String]>([]) }
+    private let box = Lines()
+    var lines: [String] { box.value.withLock { $0 } }
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .warning
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        box.value.withLock { $0.append("\(event.message)") }
+    }
 }
