@@ -113,8 +113,13 @@ enum CLI {
             if !reachedReady { kill(pid, SIGKILL) }
         }
         if group.wait(timeout: .now() + limit.dispatch) == .timedOut {
-            kill(pid, SIGKILL)
-            group.wait()
+            // SIGTERM first: a launcher (vm-test) stops what it started, and says so.
+            kill(pid, SIGTERM)
+            if group.wait(timeout: .now() + 5) == .timedOut {
+                kill(pid, SIGKILL)
+                // A grandchild may still hold a pipe: what was read so far is the result.
+                _ = group.wait(timeout: .now() + 5)
+            }
         }
         process.waitUntilExit()
         let (stdout, stderr) = output.text

@@ -27,8 +27,30 @@ struct KernelPathVMTests {
     /// `step NAME CMD...` records a step); returns the steps by name and the whole result.
     /// `controllers`: the public addresses of the peers' controllers, one peer (and adapter,
     /// hci0, hci1, …) each; `peerArguments`: more bumble-peer options for every peer.
+    /// How long one step may run in the guest before it is stopped (and reported as such):
+    /// every command bounds its own waits; this catches one that does not, so the other steps
+    /// still run and the hung one is named.
+    static let stepLimit = 100
+    /// How long vm-test lets a whole boot run, boot included.
+    static let vmLimit = 300
+
     static func boot(_ script: String, controllers: [String] = [controllerAddress],
                      peerArguments: [String] = []) async throws -> (steps: [String: Step], result: CLIResult) {
+        // One VM at a time in the whole run: two or three guests under TCG at once on a 2-core
+        // machine, beside the other suites' peers, ran slowly enough to meet the timeout.
+        await VMQueue.shared.enter()
+        do {
+            let booted = try await bootNow(script, controllers: controllers, peerArguments: peerArguments)
+            await VMQueue.shared.leave()
+            return booted
+        } catch {
+            await VMQueue.shared.leave()
+            throw error
+        }
+    }
+
+    private static func bootNow(_ script: String, controllers: [String],
+                                peerArguments: [String]) async throws -> (steps: [String: Step], result: CLIResult) {
         var peers: [BumblePeer] = []
         defer { for peer in peers { peer.stop() } }
         for address in controllers {
@@ -37,12 +59,19 @@ struct KernelPathVMTests {
         let vmTest = CLIReferenceTests.root.appendingPathComponent("Scripts/vm-test").path
         let prelude = #"""
             r="$1"; shift
-            step() { name="$1"; shift; "$@" >/tmp/step.out 2>/tmp/step.err; s=$?; echo "@@@ $name $s"; cat /tmp/step.out; echo "@@@ stderr"; cat /tmp/step.err; }
+            step() {
+              name="$1"; shift
+              timeout -k 5 \#(stepLimit) "$@" >/tmp/step.out 2>/tmp/step.err; s=$?
+              [ $s -eq 124 ] && echo "step $name: still running after \#(stepLimit) s, stopped (timeout)" >>/tmp/step.err
+              echo "@@@ $name $s"; cat /tmp/step.out; echo "@@@ stderr"; cat /tmp/step.err
+            }
             """#
-        let launcher = [vmTest, "--timeout", "200"] + peers.flatMap { ["--controller", $0.transport] }
+        let launcher = [vmTest, "--timeout", "\(vmLimit)"] + peers.flatMap { ["--controller", $0.transport] }
             + ["--", "sh", "-c", prelude + "\n" + script, "sh"]
         // Bounded by vm-test's own --timeout (it kills the VM by PID); the runner's a bit above.
-        let result = try await onOwnThread { try CLI.runBlocking([], launcher: launcher, limit: .seconds(260)) }
+        let result = try await onOwnThread {
+            try CLI.runBlocking([], launcher: launcher, limit: .seconds(vmLimit + 60))
+        }
         var steps: [String: Step] = [:]
         var current: String?
         var inStderr = false
