@@ -67,13 +67,14 @@ public struct HeartRateMeasurement: Hashable, Sendable {
         self.rrIntervals = rrIntervals
     }
 
-    /// Builds the smallest valid value: a u8 heart rate when `bpm <= 255`, fields only when given.
+    /// Builds the smallest valid value: a u8 heart rate when `bpm <= 255` (unless
+    /// `uses16BitHeartRate`, as some straps always send u16), fields only when given.
     public init(
         bpm: UInt16, contact: SensorContact = .unsupported, energyExpended: UInt16? = nil,
-        rrIntervals: some Sequence<RRInterval> = [RRInterval]()
+        rrIntervals: some Sequence<RRInterval> = [RRInterval](), uses16BitHeartRate: Bool = false
     ) {
         var flags: Flags = []
-        if bpm > 255 { flags.insert(.heartRateIsUInt16) }
+        if bpm > 255 || uses16BitHeartRate { flags.insert(.heartRateIsUInt16) }
         switch contact {
         case .unsupported: break
         case .notDetected: flags.insert(.sensorContactSupported)
