@@ -107,9 +107,21 @@ enum L2CAPATTSocket {
     /// with a dispatch write source: no thread blocks, and task cancellation ends the wait.
     /// `closingWhenDone`: `fd` is closed once the wait no longer watches it.
     static func waitWritable(_ fd: FileDescriptor, timeout: Duration, closingWhenDone: Bool = false) async -> Wait {
-        let queue = DispatchQueue(label: "rawble.l2cap.connect")
+        await wait(for: fd, readable: false, timeout: timeout, closingWhenDone: closingWhenDone)
+    }
+
+    /// Waits for `fd` to become readable (a listening socket: a central connected), as
+    /// ``waitWritable(_:timeout:closingWhenDone:)`` does for writability.
+    static func waitReadable(_ fd: FileDescriptor, timeout: Duration) async -> Wait {
+        await wait(for: fd, readable: true, timeout: timeout, closingWhenDone: false)
+    }
+
+    private static func wait(for fd: FileDescriptor, readable: Bool, timeout: Duration, closingWhenDone: Bool) async -> Wait {
+        let queue = DispatchQueue(label: "rawble.l2cap.wait")
         // Only touched on `queue` (its handlers, and the cancel hopped there).
-        nonisolated(unsafe) let source = DispatchSource.makeWriteSource(fileDescriptor: fd.rawValue, queue: queue)
+        nonisolated(unsafe) let source: any DispatchSourceProtocol = readable
+            ? DispatchSource.makeReadSource(fileDescriptor: fd.rawValue, queue: queue)
+            : DispatchSource.makeWriteSource(fileDescriptor: fd.rawValue, queue: queue)
         if closingWhenDone { source.setCancelHandler { try? fd.close() } }
         let state = Mutex<(done: Bool, continuation: CheckedContinuation<Wait, Never>?)>((false, nil))
         @Sendable func finish(_ result: Wait) {
