@@ -61,7 +61,17 @@ static address and its own Bumble host and controller:
   --strap-only   of the standard four, only the strap (Scripts/sim-strap uses it, with
                  --announce: a how-to-connect line on stderr, and --ignore-stdin).
 
+Several hosts on one link (`--ports N`): N served controllers on the same LocalLink, each for its
+own outside host (the first on `--port`/`--unix`, the others on free TCP ports or PATH.2, PATH.3
+...), each with its own public address (`--controller-address`, repeated in port order; default
+52:41:57:42:4C:0k with N > 1).  A host on one port sees what a host on another advertises, and
+connects to it: rawble's peripheral on one port, rawble's central on another.  The standard
+devices stay on the link unless `--no-standard`.  A served controller's legacy advertising is
+sent on the link for every undirected type (stock Bumble sends only ADV_IND), and reported to
+scanners as what it is, scan response data included.
+
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
+"transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
 "devices": [...]}: what each device advertises); logs go to stderr.  It exits after
 `--lifetime` s, when stdin reaches EOF (its parent died) and on SIGTERM/SIGINT.
 
@@ -96,7 +106,7 @@ import sys
 import time
 
 from bumble import att, gatt, hci, ll
-from bumble.controller import Controller
+from bumble.controller import Controller, LegacyAdvertiser
 from bumble.core import UUID, AdvertisingData, PhysicalTransport
 from bumble.device import AdvertisingType, Device
 from bumble.host import Host
@@ -195,15 +205,49 @@ class ScannerLink(LocalLink):
             super().send_advertising_pdu(sender_controller, packet)
 
     def advertising_set_of(self, address):
+        """The enabled advertiser (an extended advertising set, or a served controller's legacy
+        advertiser) whose PDUs come from `address`: its `parameters` and `scan_response_data`."""
         found = self._sets.get(address)
         if found is not None and found.enabled:
             return found
         self._sets = {}
         for c in self.controllers:
             for s in c.advertising_sets.values():
-                if s.enabled and s.random_address is not None:
-                    self._sets[s.random_address] = s
+                if s.enabled and s.parameters is not None and s.address is not None:
+                    self._sets[s.address] = s
+            legacy = c.le_legacy_advertiser
+            if isinstance(legacy, ReportedLegacyAdvertiser) and legacy.enabled:
+                self._sets[legacy.address] = legacy
         return self._sets.get(address)
+
+
+# Legacy advertising type (LE Set Advertising Parameters) -> the extended event properties a
+# scanner reports for it (bit 0 connectable, 1 scannable, 2 directed, 3 high duty, 4 legacy).
+LEGACY_EVENT_PROPERTIES = {0: 0x13, 1: 0x1D, 2: 0x12, 3: 0x10, 4: 0x15}
+
+
+class ReportedLegacyAdvertiser(LegacyAdvertiser):
+    """A served controller's legacy advertiser: it sends a PDU on the link for every advertising
+    type (stock Bumble sends only ADV_IND, so a host advertising non-connectable or scannable
+    with the legacy commands was never seen), and ScannerController reports what it really is
+    (`parameters.advertising_event_properties`, its scan response data)."""
+
+    class Parameters:
+        def __init__(self, advertiser):
+            self.advertiser = advertiser
+
+        @property
+        def advertising_event_properties(self):
+            return LEGACY_EVENT_PROPERTIES.get(self.advertiser.advertising_type, 0x10)
+
+    @property
+    def parameters(self):
+        return ReportedLegacyAdvertiser.Parameters(self)
+
+    def send_advertising_data(self):
+        if self.enabled:
+            self.controller.send_advertising_pdu(ll.AdvInd(advertiser_address=self.address,
+                                                           data=self.advertising_data))
 
 
 class ScannerController(Controller):
@@ -211,6 +255,10 @@ class ScannerController(Controller):
 
     stock_reports = False
     extended_scan = False
+
+    def __init__(self, *arguments, **keywords):
+        super().__init__(*arguments, **keywords)
+        self.le_legacy_advertiser = ReportedLegacyAdvertiser(self)
 
     def on_hci_le_set_scan_enable_command(self, command):
         self.extended_scan = False
@@ -227,7 +275,7 @@ class ScannerController(Controller):
 
     def on_advertising_pdu(self, pdu):
         adv_set = None
-        if not self.stock_reports and isinstance(pdu, ll.AdvExtInd):
+        if not self.stock_reports and isinstance(pdu, (ll.AdvExtInd, ll.AdvInd)):
             adv_set = self.link.advertising_set_of(pdu.advertiser_address)
         if adv_set is None or adv_set.parameters is None:
             return super().on_advertising_pdu(pdu)
@@ -825,13 +873,15 @@ def describe(device, connectable, scannable, **fields):
     return entry
 
 
-async def run(args):
-    link = ScannerLink()
+async def serve_controller(args, link, index, public_address):
+    """The index-th controller served to an outside host (0 = `--port`/`--unix`; the others on
+    free TCP ports, or `--unix` PATH.2, PATH.3 ...): (transport, its name, the controller)."""
     if args.unix:
-        if os.path.exists(args.unix):
-            os.unlink(args.unix)
-        transport = await open_transport(f"unix-server:{args.unix}")
-        transport_name = f"unix:{args.unix}"
+        path = args.unix if index == 0 else f"{args.unix}.{index + 1}"
+        if os.path.exists(path):
+            os.unlink(path)
+        transport = await open_transport(f"unix-server:{path}")
+        transport_name = f"unix:{path}"
     else:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -839,11 +889,11 @@ async def run(args):
         # proto 0, and with Nagle on, a response written right after an event waits for the
         # host's delayed ACK: every ATT round trip took ~44 ms instead of ~2 ms.
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(("127.0.0.1", args.port))
+        sock.bind(("127.0.0.1", args.port if index == 0 else 0))
         transport = await open_tcp_server_transport_with_socket(sock)
         transport_name = f"tcp:127.0.0.1:{sock.getsockname()[1]}"
-    scanner = ScannerController("host", host_source=transport.source, host_sink=transport.sink,
-                                link=link, public_address=args.controller_address)
+    scanner = ScannerController("host" if index == 0 else f"host{index + 1}", host_source=transport.source,
+                                host_sink=transport.sink, link=link, public_address=public_address)
     scanner.stock_reports = args.stock_reports
     if args.extended_controller:
         # Bumble's controller implements the extended scanning and connection commands but does
@@ -855,6 +905,28 @@ async def run(args):
         scanner.le_features = scanner.le_features & ~hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
         scanner.supported_commands = {op for op in scanner.supported_commands if not 0x2036 <= op <= 0x2043}
     link.scanners.append(scanner)
+    return transport, transport_name, scanner
+
+
+def controller_addresses(args):
+    """The public address of each served controller: `--controller-address` in order, then the
+    defaults (one port: Bumble's 00:00:00:00:00:00; several: 52:41:57:42:4C:0k, distinct, so a
+    host advertising or connecting from its public address is found on the link)."""
+    given = args.controller_address or []
+    if args.ports == 1:
+        return [given[0] if given else None]
+    return [given[k] if k < len(given) else "52:41:57:42:4C:%02X" % (k + 1) for k in range(args.ports)]
+
+
+async def run(args):
+    link = ScannerLink()
+    transports, names, served = [], [], []
+    for index, address in enumerate(controller_addresses(args)):
+        transport, transport_name, scanner = await serve_controller(args, link, index, address)
+        transports.append(transport)
+        names.append(transport_name)
+        served.append(scanner)
+    transport_name = names[0]
 
     devices, described, keep = [], [], []
     if not args.no_standard or args.strap_only:
@@ -955,8 +1027,10 @@ async def run(args):
             described.append(describe(d, True, True, name=name, advertisedName=name, completeName=True,
                                       advertisingData=data.hex(), scanResponseData=""))
 
-    ready = {"ready": True, "transport": transport_name, "pid": os.getpid(),
-             "log": args.log, "devices": described}
+    ready = {"ready": True, "transport": transport_name, "transports": names,
+             "controllers": [{"transport": name, "publicAddress": str(c.public_address).split("/")[0]}
+                             for name, c in zip(names, served)],
+             "pid": os.getpid(), "log": args.log, "devices": described}
     if args.lab:
         ready["writeLog"] = args.write_log or args.log
         ready["streamLog"] = args.stream_log or args.log
@@ -970,7 +1044,7 @@ async def run(args):
             f"{transport_name}. Connect with:\n    rawble hr --transport {transport_name}\n"
             "Stop it with Ctrl-C.\n")
         sys.stderr.flush()
-    return transport, devices, keep
+    return transports, devices, keep
 
 
 def main():
@@ -979,9 +1053,14 @@ def main():
     where.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = any free)")
     where.add_argument("--unix", help="unix socket path to serve H4 on")
     parser.add_argument("--log", help="append each Heart Rate value sent as a JSON line")
-    parser.add_argument("--controller-address", metavar="XX:XX:XX:XX:XX:XX",
-                        help="public address of the controller the host drives (default "
-                             "00:00:00:00:00:00, Bumble's: the Linux kernel refuses to raise an adapter with it)")
+    parser.add_argument("--ports", type=int, default=1, metavar="N",
+                        help="serve N controllers on the one link, each to its own host: the first on --port "
+                             "(or --unix PATH), the others on free TCP ports (or PATH.2, PATH.3 ...); the ready "
+                             "line's \"transports\" lists them in order")
+    parser.add_argument("--controller-address", metavar="XX:XX:XX:XX:XX:XX", action="append",
+                        help="public address of the controller the host drives; repeat for the second, "
+                             "third ... port (default with one port 00:00:00:00:00:00, Bumble's: the Linux "
+                             "kernel refuses to raise an adapter with it; with several 52:41:57:42:4C:0k)")
     parser.add_argument("--extended-controller", action="store_true",
                         help="the host's controller lists the LE extended scanning and connection "
                              "commands it implements (a Bluetooth 5 controller: hosts use them)")
@@ -1032,10 +1111,14 @@ def main():
         parser.error("--hr-disconnects, --hr-count and --hr-interval cannot be negative")
     if args.extended_controller and args.legacy_controller:
         parser.error("--extended-controller and --legacy-controller exclude each other")
-    if args.controller_address is not None:
-        parts = args.controller_address.split(":")
+    if not 1 <= args.ports <= 16:
+        parser.error("--ports must be between 1 and 16")
+    for address in args.controller_address or []:
+        parts = address.split(":")
         if len(parts) != 6 or not all(len(p) == 2 and all(c in "0123456789abcdefABCDEF" for c in p) for p in parts):
-            parser.error(f"--controller-address {args.controller_address}: expected six hex bytes, e.g. 00:1B:DC:00:00:01")
+            parser.error(f"--controller-address {address}: expected six hex bytes, e.g. 00:1B:DC:00:00:01")
+    if len(args.controller_address or []) > args.ports:
+        parser.error(f"{len(args.controller_address)} --controller-address for {args.ports} port(s)")
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="bumble-peer %(levelname)s %(name)s: %(message)s")
     log.setLevel(logging.INFO)
@@ -1069,8 +1152,10 @@ def main():
             sys.stderr.write(f"bumble-peer: cannot serve H4: {error} (another peer running? pick another --port)\n")
             return 1
         await done
-        if args.unix and os.path.exists(args.unix):
-            os.unlink(args.unix)
+        if args.unix:
+            for path in [args.unix] + [f"{args.unix}.{k}" for k in range(2, args.ports + 1)]:
+                if os.path.exists(path):
+                    os.unlink(path)
         return 0
 
     return asyncio.run(body())
