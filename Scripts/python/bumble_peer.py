@@ -115,6 +115,8 @@ from bumble.transport import open_transport
 from bumble.transport.common import AsyncPipeSink
 from bumble.transport.tcp_server import open_tcp_server_transport_with_socket
 
+import bumble_central
+
 log = logging.getLogger("bumble-peer")
 
 THERMO_SERVICE_128 = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"  # a vendor 128-bit UUID
@@ -918,7 +920,7 @@ def controller_addresses(args):
     return [given[k] if k < len(given) else "52:41:57:42:4C:%02X" % (k + 1) for k in range(args.ports)]
 
 
-async def run(args):
+async def run(args, finish, holder):
     link = ScannerLink()
     transports, names, served = [], [], []
     for index, address in enumerate(controller_addresses(args)):
@@ -1027,6 +1029,15 @@ async def run(args):
             described.append(describe(d, True, True, name=name, advertisedName=name, completeName=True,
                                       advertisingData=data.hex(), scanResponseData=""))
 
+    central_device = None
+    if args.central is not None:
+        # Bumble's GATT client (bumble_central.py) on its own controller of the link.
+        controller = ScannerController("central", link=link)
+        link.scanners.append(controller)
+        central_device = Device(name="bumble-central", address=hci.Address(args.central_address),
+                                host=Host(controller, AsyncPipeSink(controller)))
+        await central_device.power_on()
+
     ready = {"ready": True, "transport": transport_name, "transports": names,
              "controllers": [{"transport": name, "publicAddress": str(c.public_address).split("/")[0]}
                              for name, c in zip(names, served)],
@@ -1037,6 +1048,9 @@ async def run(args):
     sys.stdout.write(json.dumps(ready) + "\n")
     sys.stdout.flush()
     log.info("ready: %d devices on %s", len(described), transport_name)
+    if central_device is not None:
+        holder["central"] = bumble_central.Central(central_device, args, finish)
+        keep.append(asyncio.ensure_future(holder["central"].run()))
     if args.announce:
         strap_address = static_address(1)
         sys.stderr.write(
@@ -1047,7 +1061,7 @@ async def run(args):
     return transports, devices, keep
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(prog="bumble-peer", description="Bumble virtual controller + LE peripherals for rawble tests", allow_abbrev=False)
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = any free)")
@@ -1104,7 +1118,9 @@ def main():
                         help="lab: log only the per-run summary line, not every stream value")
     parser.add_argument("--service-changed-after", type=float,
                         help="lab: S s after a connection, append a service and indicate Service Changed")
-    args = parser.parse_args()
+    bumble_central.add_arguments(parser)
+    args = parser.parse_args(argv)
+    bumble_central.check_arguments(parser, args)
     if args.hr_disconnect_after is not None and args.hr_disconnect_after < 1:
         parser.error("--hr-disconnect-after must be at least 1")
     if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
@@ -1134,14 +1150,32 @@ def main():
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, finish, signal.Signals(sig).name)
+        holder = {"central": None}  # the running Central, once ready (gets stdin's request lines)
+        pending = bytearray()
+
+        def on_stdin():
+            data = os.read(sys.stdin.fileno(), 4096)
+            if not data:
+                finish("stdin EOF")
+                return
+            if args.central is None:
+                return
+            pending.extend(data)
+            while b"\n" in pending:
+                line, _, rest = bytes(pending).partition(b"\n")
+                pending[:] = rest
+                if line.strip() and holder["central"] is not None:
+                    holder["central"].request(line.decode("utf-8", "replace"))
+            del pending[65536:]  # a line without end is bounded
+
         try:
             if args.ignore_stdin:
                 raise ValueError("stdin ignored")
-            loop.add_reader(sys.stdin.fileno(), lambda: os.read(sys.stdin.fileno(), 4096) or finish("stdin EOF"))
+            loop.add_reader(sys.stdin.fileno(), on_stdin)
         except (OSError, ValueError, NotImplementedError):
             pass
         loop.call_later(args.lifetime, finish, "lifetime over")
-        setup = asyncio.ensure_future(run(args))
+        setup = asyncio.ensure_future(run(args, finish, holder))
         await asyncio.wait([setup, done], return_when=asyncio.FIRST_COMPLETED)
         if not setup.done():
             setup.cancel()
@@ -1152,11 +1186,12 @@ def main():
             sys.stderr.write(f"bumble-peer: cannot serve H4: {error} (another peer running? pick another --port)\n")
             return 1
         await done
+        central = holder["central"]
         if args.unix:
             for path in [args.unix] + [f"{args.unix}.{k}" for k in range(2, args.ports + 1)]:
                 if os.path.exists(path):
                     os.unlink(path)
-        return 0
+        return 1 if central is not None and central.failed else 0
 
     return asyncio.run(body())
 

@@ -496,6 +496,40 @@ public final class BumblePeer: Sendable {
         return (peer, child.stdoutFD)
     }
 
+    /// Writes `line` and a newline to the peer's stdin (requests to `--central`); false once
+    /// the peer is stopped or its stdin is closed.
+    func writeInputLine(_ line: String) -> Bool {
+        state.withLock { state in
+            guard !state.stopped else { return false }
+            // A peer that has exited makes the write fail with EPIPE and raise SIGPIPE, which
+            // would end the test process: blocked on this thread for the write, a pending one
+            // taken back before the mask is restored.
+            var pipeSignal = sigset_t()
+            var previous = sigset_t()
+            sigemptyset(&pipeSignal)
+            sigaddset(&pipeSignal, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+            defer {
+                var pending = sigset_t()
+                sigpending(&pending)
+                if sigismember(&pending, SIGPIPE) == 1 && sigismember(&previous, SIGPIPE) == 0 {
+                    var zero = timespec(tv_sec: 0, tv_nsec: 0)
+                    _ = sigtimedwait(&pipeSignal, nil, &zero)
+                }
+                pthread_sigmask(SIG_SETMASK, &previous, nil)
+            }
+            let bytes = Array((line + "\n").utf8)
+            var written = 0
+            while written < bytes.count {
+                let count = bytes[written...].withUnsafeBytes { write(state.stdinFD, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                written += count
+            }
+            return true
+        }
+    }
+
     /// Stops the peer: SIGTERM, at most 3 s for it to exit, then SIGKILL; reaps it. Idempotent.
     public func stop() {
         let stdinFD: Int32? = state.withLock { state in
@@ -843,7 +877,7 @@ public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .scriptNotFound(let path):
-            "bumble-peer launcher not found (or not executable) at \(path): set RAWBLE_BUMBLE_PEER or run from the rawble checkout"
+            "bumble-peer launcher not found (or not executable) at \(path): set RAWBLE_BUMBLE_PEER (RAWBLE_BUMBLE_CENTRAL for bumble-central) or run from the rawble checkout"
         case .bumbleNotInstalled:
             "bumble 0.0.236 is not installed in the project's Python environment (RAWBLE_VENV, default .build/venv): run Scripts/bootstrap, or set \(TestRequirements.withoutBumbleVariable)=1 to deselect the Bumble-backed tests"
         case .launchFailed(let code):

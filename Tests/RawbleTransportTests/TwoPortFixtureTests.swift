@@ -224,9 +224,29 @@ final class LinkHost: Sendable {
     }
 
     func acl() async throws -> ACLPacket {
-        try await collector.first(from: 0) { packet in
+        try await acl(from: 0).packet
+    }
+
+    /// The first ACL packet at or after position `from` of everything received (nil: a
+    /// Disconnection Complete came first), and the position after it.
+    func aclOrDisconnection(from: Int, seconds: Double = 10) async throws -> (packet: ACLPacket?, next: Int) {
+        let (index, packet) = try await collector.firstIndexed(from: from, seconds: seconds) { packet -> ACLPacket?? in
+            if packet.type == .acl { return try? ACLPacket.decode(packet.bytes[...]) }
+            if packet.type == .event, case .disconnectionComplete = try? HCIEvent.decode(packet.bytes) {
+                return .some(nil)
+            }
+            return nil
+        }
+        return (packet, index + 1)
+    }
+
+    /// The first ACL packet at or after position `from` of everything received, and the
+    /// position after it (for the next call).
+    func acl(from: Int, seconds: Double = 10) async throws -> (packet: ACLPacket, next: Int) {
+        let (index, packet) = try await collector.firstIndexed(from: from, seconds: seconds) { packet in
             packet.type == .acl ? try? ACLPacket.decode(packet.bytes[...]) : nil
         }
+        return (packet, index + 1)
     }
 }
 
@@ -279,10 +299,16 @@ final class PacketCollector: HCIPacketReceiver {
     /// The first packet at or after `from` that `transform` maps to a value (within 10 s).
     func first<T: Sendable>(from: Int, seconds: Double = 10,
                             _ transform: @escaping @Sendable (H4Packet) -> T?) async throws -> T {
+        try await firstIndexed(from: from, seconds: seconds, transform).value
+    }
+
+    /// ``first(from:seconds:_:)`` with the packet's position.
+    func firstIndexed<T: Sendable>(from: Int, seconds: Double = 10,
+                                   _ transform: @escaping @Sendable (H4Packet) -> T?) async throws -> (index: Int, value: T) {
         let index = try await within(seconds: seconds) { try await self.index(from: from) { transform($0) != nil } }
         let packet = state.withLock { $0.packets[index] }
         guard let value = transform(packet) else { throw TestTimeout() }
-        return value
+        return (index, value)
     }
 
     private func index(from: Int, where match: @escaping @Sendable (H4Packet) -> Bool) async throws -> Int {
