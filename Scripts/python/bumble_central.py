@@ -121,8 +121,11 @@ class Central:
 
     @staticmethod
     def emit(event, **fields):
-        sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
+            sys.stdout.flush()
+        except (BrokenPipeError, ValueError):  # nobody reads stdout any more: the run goes on, unseen
+            pass
 
     def error(self, during, error, **fields):
         entry = {"during": during, "message": str(error) or type(error).__name__}

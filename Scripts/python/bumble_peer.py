@@ -70,6 +70,11 @@ devices stay on the link unless `--no-standard`.  A served controller's legacy a
 sent on the link for every undirected type (stock Bumble sends only ADV_IND), and reported to
 scanners as what it is, scan response data included.
 
+Bumble's own GATT client on the link (`--central TARGET`, or Scripts/bumble-central TARGET):
+after the ready line a Bumble central on its own controller finds TARGET, connects, discovers,
+reads, subscribes and writes, each step one JSON line on stdout, then the process exits; see
+bumble_central.py for its options and events.
+
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
 "transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
 "devices": [...]}: what each device advertises); logs go to stderr.  It exits after
