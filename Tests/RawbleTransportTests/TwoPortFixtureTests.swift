@@ -126,6 +126,52 @@ struct TwoPortFixtureTests {
         await scanner.close()
         await advertiser.close()
     }
+
+    /// A host advertising with the extended commands from its public address (as rawble's
+    /// peripheral may on a Bluetooth 5 controller) is reported with its real event properties
+    /// and scan response, to a legacy and an extended scan. Stock reporting, which this fixture
+    /// used for any set without a random address, said connectable and repeated the advertising
+    /// data as the scan response.
+    @Test(arguments: [
+        (UInt16(0x0013), true, "legacy"), (UInt16(0x0012), false, "legacy"),
+        (UInt16(0x0013), true, "extended"), (UInt16(0x0010), false, "extended"),
+    ])
+    func anExtendedAdvertisingSetFromAPublicAddressIsReportedAsItIs(
+        properties: UInt16, connectable: Bool, scan: String
+    ) async throws {
+        let peer = try await BumblePeer.start(arguments: ["--no-standard"], ports: 2)
+        defer { peer.stop() }
+        let advertiser = try await LinkHost.open(peer.controllers[0])
+        let scanner = try await LinkHost.open(peer.controllers[1])
+        let address = peer.controllers[0].publicAddress
+        let data: [UInt8] = [0x02, 0x01, 0x06, 0x04, 0x09, 0x65, 0x78, 0x74]
+        let response: [UInt8] = [0x04, 0xFF, 0x59, 0x00, 0x2A]
+        try await advertiser.advertiseExtended(properties: properties, data: data, scanResponse: response)
+        if scan == "extended" {
+            // LE Set Extended Scan Parameters: own random, no filter, 1M only, active, 10 ms/10 ms.
+            try await scanner.expectSuccess(try raw(0x2041, [0x01, 0x00, 0x01, 0x01, 0x10, 0x00, 0x10, 0x00]))
+            // LE Set Extended Scan Enable: on, no duplicate filter, no duration, no period.
+            try await scanner.expectSuccess(try raw(0x2042, [0x01, 0x00, 0x00, 0x00, 0x00, 0x00]))
+        } else {
+            try await scanner.startScanning(active: true)
+        }
+        let report = try await scanner.report(from: address, scanResponse: false)
+        #expect(Array(report.data) == data)
+        #expect(report.isConnectable == connectable)
+        #expect(report.addressType == .public)
+        #expect(report.isScannable == (properties & 0x02 != 0))
+        if properties & 0x02 != 0 {
+            let scanResponse = try await scanner.report(from: address, scanResponse: true)
+            #expect(Array(scanResponse.data) == response)
+        }
+        await scanner.close()
+        await advertiser.close()
+    }
+}
+
+/// An HCI command the wire layer has no case for, from its opcode and parameters.
+func raw(_ opcode: UInt16, _ parameters: [UInt8]) throws -> HCICommand {
+    .other(try #require(HCICommand.RawCommand(opcode: HCIOpcode(opcode), parameters: parameters)))
 }
 
 /// One host's side of a served controller: plain HCI commands, and every packet received kept
@@ -188,6 +234,24 @@ final class LinkHost: Sendable {
         try await expectSuccess(.leSetAdvertisingData(try #require(.init(data))))
         try await expectSuccess(.leSetScanResponseData(try #require(.init(scanResponse))))
         try await expectSuccess(.leSetAdvertisingEnable(true))
+    }
+
+    /// Extended advertising set 0 from the controller's public address, with the given event
+    /// properties (0x13 legacy connectable scannable, 0x12 legacy scannable, 0x10 legacy
+    /// non-connectable), 20 ms apart.
+    func advertiseExtended(properties: UInt16, data: [UInt8], scanResponse: [UInt8]) async throws {
+        // LE Set Extended Advertising Parameters: handle 0, properties, intervals 0x20 (3 bytes
+        // each), all channels, own public, peer public 00.., no filter, no TX power preference,
+        // 1M primary, no skip, 1M secondary, SID 0, no scan request notifications.
+        var parameters: [UInt8] = [0x00, UInt8(properties & 0xFF), UInt8(properties >> 8),
+                                   0x20, 0x00, 0x00, 0x20, 0x00, 0x00, 0x07, 0x00, 0x00]
+        parameters += [UInt8](repeating: 0, count: 6) + [0x00, 0x7F, 0x01, 0x00, 0x01, 0x00, 0x00]
+        try await expectSuccess(try raw(0x2036, parameters))
+        // LE Set Extended Advertising Data / Scan Response Data: handle 0, complete, no fragmenting.
+        try await expectSuccess(try raw(0x2037, [0x00, 0x03, 0x01, UInt8(data.count)] + data))
+        try await expectSuccess(try raw(0x2038, [0x00, 0x03, 0x01, UInt8(scanResponse.count)] + scanResponse))
+        // LE Set Extended Advertising Enable: on, one set: handle 0, no duration, no event limit.
+        try await expectSuccess(try raw(0x2039, [0x01, 0x01, 0x00, 0x00, 0x00, 0x00]))
     }
 
     func startScanning(active: Bool) async throws {
