@@ -10,7 +10,9 @@ mode of bumble-peer: `bumble-peer --central TARGET ...`, or this file run as a p
      name (complete or shortened, advertising data or scan response);
   2. connects (own random static address `--central-address`), exchanges MTU (`--central-mtu`,
      0 = not);
-  3. discovers every service (includes), characteristic and descriptor;
+  3. discovers every primary service, the secondary services they include, and every include,
+     characteristic and descriptor (includes by its own Read By Type, so a 128-bit included
+     service, whose UUID is read from its declaration, works: Bumble's own client fails there);
   4. reads every readable characteristic value and every descriptor;
   5. subscribes to every characteristic that notifies or indicates (notifications when it does
      both, unless `--central-indicate`) and prints each value received;
@@ -29,7 +31,8 @@ Every step is one JSON line on stdout after the ready line (bumble-peer's logs g
   {"event": "found", "address": A, "addressType": "public"|"random", "name": N}
   {"event": "connected", "address": A, "handle": H}
   {"event": "mtu", "mtu": M}
-  {"event": "discovered", "services": [...]}   (the layout of bumble-peer's ready line "gatt")
+  {"event": "discovered", "services": [...]}   (the layout of bumble-peer's ready line "gatt";
+      primaries first, then the secondary services found through includes)
   {"event": "read", "uuid": U, "handle": H, "value": HEX, "descriptor": false|true}
   {"event": "subscribed", "uuid": U, "handle": H, "mode": "notification"|"indication"}
   {"event": "notification"|"indication", "uuid": U, "handle": H, "value": HEX, "index": i}
@@ -43,13 +46,14 @@ Every step is one JSON line on stdout after the ready line (bumble-peer's logs g
 
 import asyncio
 import json
+import struct
 import sys
-import time
 
 from bumble import att, hci
 from bumble.core import UUID, AdvertisingData
 from bumble.device import Peer
-from bumble.gatt import (GATT_CLIENT_CHARACTERISTIC_CONFIGURATION_DESCRIPTOR, Characteristic)
+from bumble.gatt import GATT_INCLUDE_ATTRIBUTE_TYPE, Characteristic
+from bumble.gatt_client import ServiceProxy
 
 DEFAULT_CENTRAL_ADDRESS = "F0:CE:17:4A:00:01"
 
@@ -250,21 +254,30 @@ class Central:
             serving.cancel()
 
     async def discover(self):
-        """Every service, include, characteristic and descriptor, as bumble-peer's ready line lays them out."""
+        """Every primary service, then every secondary service they include, each with its
+        includes, characteristics and descriptors, laid out as bumble-peer's ready line "gatt"."""
         layout = []
         await self.peer.discover_services()
-        for service in self.peer.services:
+        services = [(service, True) for service in self.peer.services]
+        seen = {service.handle for service in self.peer.services}
+        index = 0
+        while index < len(services) and index < 256:  # bounded: a hostile database cannot loop it
+            service, primary = services[index]
+            index += 1
             try:
-                includes = await self.peer.discover_included_services(service)
-            except Exception as error:  # e.g. Bumble 0.0.236 cannot read a 128-bit included service's UUID
+                includes = await self.discover_includes(service)
+            except Exception as error:
                 self.error("discover", error, handle=service.handle, uuid=uuid_text(service.uuid))
                 includes = []
+            for _, start, end, uuid in includes:
+                if start not in seen:
+                    seen.add(start)
+                    services.append((ServiceProxy(self.peer.gatt_client, start, end, uuid, False), False))
             characteristics = await self.peer.discover_characteristics(service=service)
-            entry = {"uuid": uuid_text(service.uuid), "primary": True, "start": service.handle,
+            entry = {"uuid": uuid_text(service.uuid), "primary": primary, "start": service.handle,
                      "end": service.end_group_handle,
-                     # Bumble's client keeps no include declaration's handle: 0.
-                     "includes": [{"handle": 0, "start": s.handle, "end": s.end_group_handle,
-                                   "uuid": uuid_text(s.uuid)} for s in includes],
+                     "includes": [{"handle": handle, "start": start, "end": end, "uuid": uuid_text(uuid)}
+                                  for handle, start, end, uuid in includes],
                      "characteristics": []}
             for characteristic in characteristics:
                 descriptors = await self.peer.discover_descriptors(characteristic)
@@ -277,6 +290,41 @@ class Central:
                     "descriptors": [{"uuid": uuid_text(d.type), "handle": d.handle} for d in descriptors]})
             layout.append(entry)
         return layout
+
+    async def discover_includes(self, service):
+        """(declaration handle, start, end, UUID) of each include of `service` (Core Vol 3 Part G
+        4.5.1), reading the included service's declaration for its UUID when the include carries
+        none (a 128-bit service): Bumble 0.0.236's own discover_included_services fails on those
+        and keeps no declaration handle."""
+        client, found = self.peer.gatt_client, []
+        start, end = service.handle, service.end_group_handle
+        while start <= end and len(found) < 256:
+            response = await client.send_request(att.ATT_Read_By_Type_Request(
+                starting_handle=start, ending_handle=end, attribute_type=GATT_INCLUDE_ATTRIBUTE_TYPE))
+            if response is None:
+                raise TimeoutError("no answer to Read By Type (includes)")
+            if response.op_code == att.Opcode.ATT_ERROR_RESPONSE:
+                if response.error_code == att.ATT_ATTRIBUTE_NOT_FOUND_ERROR:
+                    break
+                raise att.ATT_Error(error_code=response.error_code, message="Read By Type (includes)")
+            if not response.attributes:
+                break
+            for handle, value in response.attributes:
+                value = bytes(value)
+                if handle < start or len(value) not in (4, 6):
+                    raise ValueError(f"include declaration at 0x{handle:04X}: {value.hex()} is malformed")
+                included_start, included_end = struct.unpack_from("<HH", value)
+                if len(value) == 6:
+                    uuid = UUID.from_bytes(value[4:])
+                else:
+                    declaration = bytes(await self.peer.read_value(included_start))
+                    if len(declaration) != 16:
+                        raise ValueError(f"included service declaration at 0x{included_start:04X}: "
+                                         f"{declaration.hex()} is not a 128-bit UUID")
+                    uuid = UUID.from_bytes(declaration)
+                found.append((handle, included_start, included_end, uuid))
+            start = response.attributes[-1][0] + 1
+        return found
 
     def find(self, target):
         """The characteristic (or descriptor) named by a UUID or a handle."""

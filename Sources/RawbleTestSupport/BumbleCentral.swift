@@ -48,7 +48,7 @@ public final class BumbleCentral: Sendable {
         public var index: Int?
         /// `write`: a Write Request (true) or a Write Command (false).
         public var withResponse: Bool?
-        /// `discovered`: the server's database as discovered (include declarations' handles are 0).
+        /// `discovered`: the server's database as discovered: primary services, then the secondary ones they include.
         public var services: [BumblePeer.ServiceLayout]?
         /// `found`/`connected`: the peer's address; `found`: its address type and local name.
         public var address: String?

@@ -89,6 +89,22 @@ struct BumbleCentralTests {
         let services = try #require(events.first { $0.event == "discovered" }?.services)
         let labService = try #require(services.first { $0.uuid == "72617762-6C65-4C61-6200-000000000001" })
         #expect(labService.includes.map(\.uuid) == ["180F"])
+        // The whole database as discovered is the one the lab laid out (static values aside).
+        let laidOut = try #require(lab.gatt).map { service in
+            var service = service
+            service.characteristics = service.characteristics.map { characteristic in
+                var characteristic = characteristic
+                characteristic.data = nil
+                characteristic.descriptors = characteristic.descriptors.map { descriptor in
+                    var descriptor = descriptor
+                    descriptor.data = nil
+                    return descriptor
+                }
+                return characteristic
+            }
+            return service
+        }
+        #expect(services == laidOut)
         let userDescriptions = events.filter { $0.event == "read" && $0.descriptor == true && $0.uuid == "2901" }
         #expect(Set(userDescriptions.compactMap(\.bytes)) == [Array("lab write".utf8), Array("lab stream".utf8)])
     }
@@ -139,25 +155,7 @@ struct BumbleCentralTests {
         #expect(connection.role == .peripheral)
         #expect(connection.peerAddress.description == "F0:CE:17:4A:00:01")
 
-        var cursor = 0
-        var requests: [[UInt8]] = []
-        while true {
-            let next = try await host.aclOrDisconnection(from: cursor, seconds: 20)
-            guard let packet = next.packet else { break }  // the central is done and left
-            cursor = next.next
-            let payload = Array(packet.payload)
-            guard payload.count >= 5, payload[2] == 0x04, payload[3] == 0x00 else { continue }  // ATT, CID 4
-            let pdu = Array(payload[4...])
-            requests.append(pdu)
-            let answer: [UInt8]
-            switch pdu[0] {
-            case 0x02: answer = [0x03, 0x17, 0x00]  // Exchange MTU: 23
-            case 0x52, 0x12, 0x1E: continue  // commands and confirmations: no answer
-            default: answer = [0x01, pdu[0], pdu.count >= 3 ? pdu[1] : 0, pdu.count >= 3 ? pdu[2] : 0, 0x0A]
-            }
-            try await host.sendACL(handle: connection.connectionHandle,
-                                   payload: [UInt8(answer.count), 0x00, 0x04, 0x00] + answer)
-        }
+        let requests = try await HandServer(attributes: []).serve(host, connection: connection.connectionHandle)
         let done = try await central.finished()
         #expect(done.doneReason == "complete")
         #expect(requests.first == [0x02, 0x05, 0x02])  // Exchange MTU Request, 517
@@ -165,5 +163,108 @@ struct BumbleCentralTests {
         #expect(central.events.first { $0.event == "mtu" }?.mtu == 23)
         #expect(central.events.first { $0.event == "discovered" }?.services == [])
         await host.close()
+    }
+
+    /// A 128-bit secondary service included by a primary one: the include declaration carries
+    /// no UUID (Core Vol 3 Part G 3.2), so the central reads the included service's declaration;
+    /// Bumble 0.0.236's own include discovery fails there.
+    @Test func theCentralDiscoversA128BitSecondaryServiceThroughItsIncludeAndReadsItsCharacteristic() async throws {
+        let central = try await BumbleCentral.start(target: "fixture-include", arguments: ["--no-standard"], ports: 2,
+                                                    timeout: 20, mtu: 0)
+        defer { central.stop() }
+        let served = central.peer.controllers[1]
+        let host = try await LinkHost.open(served)
+        let name = Array("fixture-include".utf8)
+        try await host.advertise(type: .connectableUndirected,
+                                 data: [0x02, 0x01, 0x06, UInt8(name.count + 1), 0x09] + name, scanResponse: [])
+        let connection = try await host.connectionComplete()
+        // 72617762-6C65-5345-4300-0000000000AA, little-endian on the wire.
+        let secondary: [UInt8] = [0xAA, 0, 0, 0, 0, 0, 0, 0x43, 0x45, 0x53, 0x65, 0x6C, 0x62, 0x77, 0x61, 0x72]
+        let server = HandServer(attributes: [
+            .init(handle: 1, type: 0x2801, value: secondary),                 // secondary service
+            .init(handle: 2, type: 0x2803, value: [0x02, 0x03, 0x00, 0x19, 0x2A]),  // read, value 3, 2A19
+            .init(handle: 3, type: 0x2A19, value: [0x42]),
+            .init(handle: 4, type: 0x2800, value: [0x0F, 0x18]),              // primary 180F
+            .init(handle: 5, type: 0x2802, value: [0x01, 0x00, 0x03, 0x00]),  // includes 1...3, no UUID
+        ])
+        _ = try await server.serve(host, connection: connection.connectionHandle)
+        let done = try await central.finished()
+        #expect(done.doneReason == "complete")
+        let services = try #require(central.events.first { $0.event == "discovered" }?.services)
+        #expect(services.map(\.uuid) == ["180F", "72617762-6C65-5345-4300-0000000000AA"])
+        #expect(services.map(\.primary) == [true, false])
+        let include = try #require(services.first?.includes.first)
+        #expect(services.first?.includes.count == 1)
+        #expect(include.handle == 5 && include.start == 1 && include.end == 3)
+        #expect(include.uuid == "72617762-6C65-5345-4300-0000000000AA")
+        #expect(services.last?.characteristics.map(\.value) == [3])
+        #expect(central.events.contains { $0.event == "read" && $0.uuid == "2A19" && $0.bytes == [0x42] })
+        #expect(!central.events.contains { $0.event == "error" })
+        await host.close()
+    }
+}
+
+/// A GATT server played by hand over a served port's ACL (16-bit attribute types, MTU 23, one
+/// entry per response): enough for a central's discovery and reads, as rawble's server will be.
+struct HandServer {
+    struct Attribute {
+        var handle: UInt16
+        var type: UInt16
+        var value: [UInt8]
+    }
+
+    var attributes: [Attribute]
+
+    /// Answers every ATT request on `connection` until the central disconnects; the requests.
+    func serve(_ host: LinkHost, connection: UInt16) async throws -> [[UInt8]] {
+        var cursor = 0
+        var requests: [[UInt8]] = []
+        while true {
+            let next = try await host.aclOrDisconnection(from: cursor, seconds: 20)
+            guard let packet = next.packet else { return requests }  // the central is done and left
+            cursor = next.next
+            let payload = Array(packet.payload)
+            guard payload.count >= 5, payload[2] == 0x04, payload[3] == 0x00 else { continue }  // ATT, CID 4
+            let pdu = Array(payload[4...])
+            requests.append(pdu)
+            guard let answer = answer(pdu) else { continue }
+            try await host.sendACL(handle: connection, payload: [UInt8(answer.count), 0x00, 0x04, 0x00] + answer)
+        }
+    }
+
+    /// The response to `pdu`, nil for commands and confirmations.
+    func answer(_ pdu: [UInt8]) -> [UInt8]? {
+        func u16(_ at: Int) -> UInt16 { at + 1 < pdu.count ? UInt16(pdu[at]) | UInt16(pdu[at + 1]) << 8 : 0 }
+        func le(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
+        func error(_ code: UInt8, _ handle: UInt16) -> [UInt8] { [0x01, pdu[0]] + le(handle) + [code] }
+        let range = u16(1)...max(u16(1), u16(3))
+        switch pdu.first {
+        case 0x02?:  // Exchange MTU
+            return [0x03, 0x17, 0x00]
+        case 0x10?:  // Read By Group Type
+            guard let found = attributes.first(where: { range.contains($0.handle) && $0.type == u16(5) }) else {
+                return error(0x0A, u16(1))
+            }
+            let end = (attributes.first { $0.handle > found.handle && ($0.type == 0x2800 || $0.type == 0x2801) }?.handle)
+                .map { $0 - 1 } ?? (attributes.last?.handle ?? found.handle)
+            return [0x11, UInt8(4 + found.value.count)] + le(found.handle) + le(end) + found.value
+        case 0x08?:  // Read By Type
+            guard let found = attributes.first(where: { range.contains($0.handle) && $0.type == u16(5) }) else {
+                return error(0x0A, u16(1))
+            }
+            return [0x09, UInt8(2 + found.value.count)] + le(found.handle) + found.value
+        case 0x04?:  // Find Information
+            guard let found = attributes.first(where: { range.contains($0.handle) }) else { return error(0x0A, u16(1)) }
+            return [0x05, 0x01] + le(found.handle) + le(found.type)
+        case 0x0A?:  // Read
+            guard let found = attributes.first(where: { $0.handle == u16(1) }) else { return error(0x01, u16(1)) }
+            return [0x0B] + found.value
+        case 0x12?:  // Write Request: nothing here is writable
+            return error(0x03, u16(1))
+        case 0x52?, 0xD2?, 0x1E?, nil:  // Write Command, Signed Write Command, Confirmation
+            return nil
+        default:
+            return error(0x06, 0)
+        }
     }
 }
