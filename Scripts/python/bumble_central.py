@@ -20,11 +20,12 @@ mode of bumble-peer: `bumble-peer --central TARGET ...`, or this file run as a p
      TARGET=HEX` (without), in order, TARGET a UUID (4 hex digits or the 36-character form)
      or a handle (0x0012); more requests come on stdin as JSON lines at any time after
      discovery: {"write": TARGET, "value": HEX, "withResponse": true}, {"read": TARGET},
-     {"disconnect": true}, {"end": true} (ends the run);
+     {"unsubscribe": TARGET}, {"disconnect": true}, {"end": true} (ends the run);
   7. ends once `--central-count` values were received (0: right after step 6 and the stdin
      requests already queued; with `--central-wait`, only at {"end": true}), the link dropped,
-     or `--central-timeout` s passed since the ready line: disconnects, prints "done" and the process exits (status 0 when it ended by
-     count or completion, 1 otherwise).
+     or `--central-timeout` s passed since the ready line; then it unsubscribes from everything
+     (`--central-unsubscribe`), disconnects, prints "done" and the process exits (status 0 when
+     it ended by count or completion, 1 otherwise).
 
 Every step is one JSON line on stdout after the ready line (bumble-peer's logs go to stderr):
   {"event": "scanning", "target": T}
@@ -35,8 +36,9 @@ Every step is one JSON line on stdout after the ready line (bumble-peer's logs g
       primaries first, then the secondary services found through includes)
   {"event": "read", "uuid": U, "handle": H, "value": HEX, "descriptor": false|true}
   {"event": "subscribed", "uuid": U, "handle": H, "mode": "notification"|"indication"}
-  {"event": "notification"|"indication", "uuid": U, "handle": H, "value": HEX, "index": i}
-      (i counts every value received, both kinds, from 0)
+  {"event": "notification"|"indication", "uuid": U, "handle": H, "value": HEX, "index": i, "time": t}
+      (i counts every value received, both kinds, from 0; t: seconds since 1970 at reception)
+  {"event": "unsubscribed", "uuid": U, "handle": H}
   {"event": "write", "uuid": U, "handle": H, "value": HEX, "withResponse": B}
   {"event": "error", "during": "scan"|"connect"|"mtu"|"discover"|"read"|"subscribe"|"write"|"request",
    "message": M, "attError": code (ATT errors only), "uuid", "handle" (when known)}
@@ -48,6 +50,7 @@ import asyncio
 import json
 import struct
 import sys
+import time
 
 from bumble import att, hci
 from bumble.core import UUID, AdvertisingData
@@ -75,6 +78,8 @@ def add_arguments(parser):
     group.add_argument("--central-wait", action="store_true",
                        help="after the writes, keep serving stdin requests until {\"end\": true}, the count, the "
                             "link's end or the timeout")
+    group.add_argument("--central-unsubscribe", action="store_true",
+                       help="at the end, unsubscribe from everything (CCCDs written back to 0) before disconnecting")
     group.add_argument("--central-mtu", type=int, default=517, metavar="MTU", help="Exchange MTU (0 = do not)")
     group.add_argument("--central-address", default=DEFAULT_CENTRAL_ADDRESS, metavar="XX:XX:XX:XX:XX:XX",
                        help="the central's random static address")
@@ -121,6 +126,7 @@ class Central:
         self.peer = None
         self.characteristics = []
         self.descriptors = []
+        self.subscriptions = {}  # value handle -> (characteristic, subscriber)
         self.failed = False
 
     @staticmethod
@@ -168,6 +174,12 @@ class Central:
             raise
         except Exception as error:  # a step failed: reported, the run ends
             self.error(getattr(error, "during", "central"), error)
+        if self.connection is not None and reason != "disconnected" and self.args.central_unsubscribe:
+            for handle in list(self.subscriptions):
+                try:
+                    await asyncio.wait_for(self.unsubscribe(handle), 5)
+                except Exception as error:
+                    self.error("unsubscribe", error, handle=handle)
         if self.connection is not None and reason != "disconnected":
             try:
                 await asyncio.wait_for(self.connection.disconnect(), 5)
@@ -352,7 +364,8 @@ class Central:
         uuid = uuid_text(characteristic.uuid)
 
         def on_value(value):
-            self.emit(mode, uuid=uuid, handle=characteristic.handle, value=bytes(value).hex(), index=self.values)
+            self.emit(mode, uuid=uuid, handle=characteristic.handle, value=bytes(value).hex(), index=self.values,
+                      time=time.time())
             self.values += 1
             if self.args.central_count and self.values >= self.args.central_count:
                 self.end("count")
@@ -360,9 +373,16 @@ class Central:
         # Bumble's client calls a subscriber per value (the proxy's decode is the identity here).
         try:
             await characteristic.subscribe(on_value, prefer_notify=notify)
+            self.subscriptions[characteristic.handle] = (characteristic, on_value)
             self.emit("subscribed", uuid=uuid, handle=characteristic.handle, mode=mode)
         except Exception as error:
             self.error("subscribe", error, uuid=uuid, handle=characteristic.handle)
+
+    async def unsubscribe(self, handle):
+        """Writes the CCCD of the characteristic at `handle` back to 0 (Bumble's unsubscribe)."""
+        characteristic, subscriber = self.subscriptions.pop(handle)
+        await characteristic.unsubscribe(subscriber, force=True)
+        self.emit("unsubscribed", uuid=uuid_text(characteristic.uuid), handle=handle)
 
     async def write(self, target, value, with_response):
         attribute = self.find(target)
@@ -389,6 +409,12 @@ class Central:
                         self.error("read", f"no characteristic or descriptor {request['read']}")
                     else:
                         await self.read(attribute, descriptor=not hasattr(attribute, "uuid"))
+                elif "unsubscribe" in request:
+                    attribute = self.find(str(request["unsubscribe"]))
+                    if attribute is None or attribute.handle not in self.subscriptions:
+                        self.error("unsubscribe", f"no subscription to {request['unsubscribe']}")
+                    else:
+                        await self.unsubscribe(attribute.handle)
                 elif request.get("end"):
                     self.end("complete")
                 elif request.get("disconnect"):

@@ -32,7 +32,7 @@ public final class BumbleCentral: Sendable {
     /// One line the central printed. Fields absent from a kind of event are nil.
     public struct Event: Hashable, Sendable, Decodable {
         /// `scanning`, `found`, `connected`, `mtu`, `discovered`, `read`, `subscribed`,
-        /// `notification`, `indication`, `write`, `error`, `disconnected` or `done`.
+        /// `notification`, `indication`, `unsubscribed`, `write`, `error`, `disconnected` or `done`.
         public var event: String
         /// The attribute's UUID: 4 hex digits, or the upper-case 36-character form.
         public var uuid: String?
@@ -46,6 +46,8 @@ public final class BumbleCentral: Sendable {
         public var mode: String?
         /// `notification`/`indication`: the value's place among all values received, from 0.
         public var index: Int?
+        /// `notification`/`indication`: when the central received it, seconds since 1970.
+        public var time: Double?
         /// `write`: a Write Request (true) or a Write Command (false).
         public var withResponse: Bool?
         /// `discovered`: the server's database as discovered: primary services, then the secondary ones they include.
@@ -59,7 +61,7 @@ public final class BumbleCentral: Sendable {
         /// `mtu`: the ATT MTU after the exchange.
         public var mtu: Int?
         /// `error`: the step (`scan`, `connect`, `mtu`, `discover`, `read`, `subscribe`,
-        /// `write`, `request`), the message, and the ATT error code when the server sent one.
+        /// `unsubscribe`, `write`, `request`), the message, and the ATT error code when the server sent one.
         public var during: String?
         public var message: String?
         public var attError: UInt8?
@@ -133,11 +135,12 @@ public final class BumbleCentral: Sendable {
     /// looking for `target` (an address or a local name). The central ends after `count` values
     /// notified or indicated (0: once everything is read, subscribed and written; `wait`: only
     /// at ``end()``), when the link drops, or after `timeout` seconds. `indicate` subscribes
-    /// with indications where a characteristic offers both. Returns once the link is ready
+    /// with indications where a characteristic offers both; `unsubscribe` writes every CCCD back
+    /// to 0 at the end, before disconnecting. Returns once the link is ready
     /// (its ready line read); the central is then scanning.
     public static func start(
         target: String, arguments: [String] = [], ports: Int = 1, count: Int = 0, timeout: Double = 30,
-        indicate: Bool = false, wait: Bool = false, writes: [Write] = [], mtu: Int? = nil,
+        indicate: Bool = false, wait: Bool = false, unsubscribe: Bool = false, writes: [Write] = [], mtu: Int? = nil,
         environment: [String: String] = [:], readyTimeout: Duration = .seconds(30)
     ) async throws -> BumbleCentral {
         var options = [target] + arguments
@@ -145,6 +148,7 @@ public final class BumbleCentral: Sendable {
         options += ["--central-count", "\(count)", "--central-timeout", "\(timeout)"]
         if indicate { options.append("--central-indicate") }
         if wait { options.append("--central-wait") }
+        if unsubscribe { options.append("--central-unsubscribe") }
         if let mtu { options += ["--central-mtu", "\(mtu)"] }
         for write in writes {
             options += [write.withResponse ? "--central-write" : "--central-write-command", write.argument]
@@ -192,6 +196,10 @@ public final class BumbleCentral: Sendable {
     /// Asks the central to read `target` (UUID or `0x` handle) now (after discovery).
     @discardableResult
     public func read(_ target: String) -> Bool { request(["read": .string(target)]) }
+
+    /// Asks the central to unsubscribe from `target` (UUID or `0x` handle): its CCCD written to 0.
+    @discardableResult
+    public func unsubscribe(_ target: String) -> Bool { request(["unsubscribe": .string(target)]) }
 
     /// Asks the central to disconnect (the run then ends with reason `disconnected`).
     @discardableResult

@@ -129,6 +129,33 @@ struct BumbleCentralTests {
         #expect(done.doneReason == "complete")
     }
 
+    @Test func theCentralUnsubscribesAtTheEndWhenAskedAndTheStrapSeesItsCCCDWrittenBackToZero() async throws {
+        let central = try await BumbleCentral.start(
+            target: "rawble-strap", arguments: ["--strap-only", "--hr-count", "50", "--hr-interval", "0.05"],
+            count: 2, unsubscribe: true)
+        defer { central.stop() }
+        let done = try await central.finished()
+        #expect(done.doneReason == "count")
+        #expect(central.events.contains { $0.event == "unsubscribed" && $0.uuid == "2A37" })
+        let subscriptions = try central.peer.heartRateLog().compactMap { entry -> Bool? in
+            if case .subscription(_, let notify, _) = entry { notify } else { nil }
+        }
+        #expect(subscriptions == [true, false])
+        #expect(central.receivedValues.allSatisfy { $0.time != nil })
+    }
+
+    @Test func aDisconnectRequestEndsTheRunWithReasonDisconnected() async throws {
+        let central = try await BumbleCentral.start(target: "rawble-strap", arguments: ["--strap-only"], wait: true)
+        defer { central.stop() }
+        _ = try await central.event { $0.event == "subscribed" && $0.uuid == "2A37" }
+        #expect(central.unsubscribe("2A37"))
+        _ = try await central.event { $0.event == "unsubscribed" && $0.uuid == "2A37" }
+        #expect(central.disconnect())
+        let done = try await central.finished()
+        #expect(done.doneReason == "disconnected")
+        #expect(central.events.contains { $0.event == "disconnected" && $0.disconnectReason != nil })
+    }
+
     @Test func aTargetNobodyAdvertisesEndsTheRunAtTheTimeoutWithoutAConnection() async throws {
         let central = try await BumbleCentral.start(target: "nobody-here", arguments: ["--strap-only"], timeout: 1.5)
         defer { central.stop() }
