@@ -23,11 +23,16 @@ mode of bumble-peer: `bumble-peer --central TARGET ...`, or this file run as a p
      {"unsubscribe": TARGET}, {"disconnect": true}, {"end": true} (ends the run);
   7. ends once `--central-count` values were received (0: right after step 6 and the stdin
      requests already queued; with `--central-wait`, only at {"end": true}), the link dropped,
-     or `--central-timeout` s passed since the ready line; then it unsubscribes from everything
+     or `--central-timeout` s passed since it started scanning; then it unsubscribes from everything
      (`--central-unsubscribe`), disconnects, prints "done" and the process exits (status 0 when
      it ended by count or completion, 1 otherwise).
 
-Every step is one JSON line on stdout after the ready line (bumble-peer's logs go to stderr):
+Several centrals (`--centrals N`): each on its own controller (addresses `--central-address`,
+then its last byte + 1 ...), all for TARGET, the next one scanning once the previous has
+connected; a stdin request names its central ("central": k, default 1).
+
+Every step is one JSON line on stdout after the ready line (bumble-peer's logs go to stderr),
+each with "central": k (1 to N) besides the fields below:
   {"event": "scanning", "target": T}
   {"event": "found", "address": A, "addressType": "public"|"random", "name": N}
   {"event": "connected", "address": A, "handle": H}
@@ -65,10 +70,13 @@ def add_arguments(parser):
     """The `--central*` options of bumble-peer."""
     group = parser.add_argument_group("central (Bumble's GATT client on the link, see bumble_central.py)")
     group.add_argument("--central", metavar="TARGET", help="run the central against TARGET (address or local name)")
+    group.add_argument("--centrals", type=int, default=1, metavar="N",
+                       help="N centrals, each on its own controller, for the same TARGET: central k+1 starts "
+                            "scanning once central k has connected (every event names its \"central\", 1 to N)")
     group.add_argument("--central-count", type=int, default=0, metavar="N",
                        help="end after N notified or indicated values (0: once everything was read and written)")
     group.add_argument("--central-timeout", type=float, default=30.0, metavar="S",
-                       help="end after S s (from the ready line) whatever happened")
+                       help="end after S s (from the start of the scan) whatever happened")
     group.add_argument("--central-indicate", action="store_true",
                        help="subscribe with indications where a characteristic offers both")
     group.add_argument("--central-write", action="append", default=[], metavar="TARGET=HEX",
@@ -93,6 +101,8 @@ def check_arguments(parser, args):
             parse_write(spec)
         except ValueError as error:
             parser.error(f"--central-write {spec}: {error}")
+    if not 1 <= args.centrals <= 8:
+        parser.error("--centrals must be between 1 and 8")
     if args.central_count < 0 or args.central_timeout <= 0:
         parser.error("--central-count cannot be negative and --central-timeout must be positive")
 
@@ -117,10 +127,11 @@ def address_text(address):
 class Central:
     """One run of the central (see the module docstring). `emit` prints one event line."""
 
-    def __init__(self, device, args, finish):
-        self.device, self.args, self.finish = device, args, finish
+    def __init__(self, device, args, finish, number=1):
+        self.device, self.args, self.finish, self.number = device, args, finish, number
         self.values = 0
         self.ended = asyncio.get_running_loop().create_future()
+        self.started = asyncio.get_running_loop().create_future()  # connected, or the run ended
         self.requests = asyncio.Queue()
         self.connection = None
         self.peer = None
@@ -129,10 +140,9 @@ class Central:
         self.subscriptions = {}  # value handle -> (characteristic, subscriber)
         self.failed = False
 
-    @staticmethod
-    def emit(event, **fields):
+    def emit(self, event, **fields):
         try:
-            sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
+            sys.stdout.write(json.dumps({"event": event, "central": self.number, **fields}) + "\n")
             sys.stdout.flush()
         except (BrokenPipeError, ValueError):  # nobody reads stdout any more: the run goes on, unseen
             pass
@@ -153,15 +163,8 @@ class Central:
         if not self.ended.done():
             self.ended.set_result(reason)
 
-    def request(self, line):
-        """A stdin line: a JSON request, handled in order once discovery is done."""
-        try:
-            request = json.loads(line)
-            if not isinstance(request, dict):
-                raise ValueError("not a JSON object")
-        except ValueError as error:
-            self.error("request", f"unreadable request {line[:100]!r}: {error}")
-            return
+    def request(self, request):
+        """A request (a JSON object from stdin), handled in order once discovery is done."""
         self.requests.put_nowait(request)
 
     async def run(self):
@@ -187,6 +190,8 @@ class Central:
                 pass
         self.failed = reason not in ("count", "complete")
         self.emit("done", reason=reason, values=self.values)
+        if not self.started.done():
+            self.started.set_result(None)
         self.finish("central done")
 
     async def steps(self):
@@ -221,6 +226,7 @@ class Central:
         self.connection.on("disconnection", lambda reason: (self.emit("disconnected", reason=int(reason)),
                                                           self.end("disconnected")))
         self.emit("connected", address=address_text(address), handle=self.connection.handle)
+        self.started.set_result(None)
         self.peer = Peer(self.connection)
 
         if self.args.central_mtu:
@@ -425,6 +431,58 @@ class Central:
                 self.error("request", error)
             finally:
                 self.requests.task_done()
+
+
+class Centrals:
+    """`--centrals N` Centrals, each on its own controller of the link, one after another:
+    central k+1 starts scanning once central k has connected (or ended), so no two ever connect
+    on the same advertisement (Bumble's virtual controller would complete both connections,
+    and the advertiser would know only one).  A stdin request goes to its "central" (1 to N,
+    default 1).  The process ends when every central has."""
+
+    def __init__(self, devices, args, finish):
+        self.finish = finish
+        self.members = [Central(device, args, self.member_finished, number=k + 1)
+                        for k, device in enumerate(devices)]
+        self.remaining = len(self.members)
+
+    @property
+    def failed(self):
+        return any(member.failed for member in self.members)
+
+    def member_finished(self, why):
+        self.remaining -= 1
+        if self.remaining == 0:
+            self.finish(why if len(self.members) == 1 else "centrals done")
+
+    def request(self, line):
+        """A stdin line: a JSON request for one central."""
+        first = self.members[0]
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict):
+                raise ValueError("not a JSON object")
+            number = request.pop("central", 1)
+            if not isinstance(number, int) or not 1 <= number <= len(self.members):
+                raise ValueError(f"no central {number!r}")
+        except ValueError as error:
+            first.error("request", f"unreadable request {line[:100]!r}: {error}")
+            return
+        self.members[number - 1].request(request)
+
+    async def run(self):
+        tasks = []
+        for member in self.members:
+            tasks.append(asyncio.ensure_future(member.run()))
+            await member.started
+        await asyncio.gather(*tasks)
+
+
+def central_addresses(args):
+    """The random static address of each central: `--central-address`, then its last byte + 1, + 2 ..."""
+    base = hci.Address(args.central_address)
+    text = address_text(base)
+    return [text[:-2] + "%02X" % ((int(text[-2:], 16) + k) & 0xFF) for k in range(args.centrals)]
 
 
 def main():

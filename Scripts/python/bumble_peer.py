@@ -1034,14 +1034,16 @@ async def run(args, finish, holder):
             described.append(describe(d, True, True, name=name, advertisedName=name, completeName=True,
                                       advertisingData=data.hex(), scanResponseData=""))
 
-    central_device = None
+    central_devices = []
     if args.central is not None:
-        # Bumble's GATT client (bumble_central.py) on its own controller of the link.
-        controller = ScannerController("central", link=link)
-        link.scanners.append(controller)
-        central_device = Device(name="bumble-central", address=hci.Address(args.central_address),
-                                host=Host(controller, AsyncPipeSink(controller)))
-        await central_device.power_on()
+        # Bumble's GATT client (bumble_central.py), each central on its own controller of the link.
+        for number, address in enumerate(bumble_central.central_addresses(args), start=1):
+            controller = ScannerController(f"central{number}", link=link)
+            link.scanners.append(controller)
+            device = Device(name=f"bumble-central-{number}", address=hci.Address(address),
+                            host=Host(controller, AsyncPipeSink(controller)))
+            await device.power_on()
+            central_devices.append(device)
 
     ready = {"ready": True, "transport": transport_name, "transports": names,
              "controllers": [{"transport": name, "publicAddress": str(c.public_address).split("/")[0]}
@@ -1053,8 +1055,8 @@ async def run(args, finish, holder):
     sys.stdout.write(json.dumps(ready) + "\n")
     sys.stdout.flush()
     log.info("ready: %d devices on %s", len(described), transport_name)
-    if central_device is not None:
-        holder["central"] = bumble_central.Central(central_device, args, finish)
+    if central_devices:
+        holder["central"] = bumble_central.Centrals(central_devices, args, finish)
         keep.append(asyncio.ensure_future(holder["central"].run()))
     if args.announce:
         strap_address = static_address(1)

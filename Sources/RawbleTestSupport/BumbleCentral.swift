@@ -34,6 +34,8 @@ public final class BumbleCentral: Sendable {
         /// `scanning`, `found`, `connected`, `mtu`, `discovered`, `read`, `subscribed`,
         /// `notification`, `indication`, `unsubscribed`, `write`, `error`, `disconnected` or `done`.
         public var event: String
+        /// Which central printed it, 1 to `centrals` (nil from a script older than `--centrals`).
+        public var central: Int?
         /// The attribute's UUID: 4 hex digits, or the upper-case 36-character form.
         public var uuid: String?
         /// The attribute's handle (a characteristic's value handle).
@@ -137,15 +139,19 @@ public final class BumbleCentral: Sendable {
     /// at ``end()``), when the link drops, or after `timeout` seconds. `indicate` subscribes
     /// with indications where a characteristic offers both; `unsubscribe` writes every CCCD back
     /// to 0 at the end, before disconnecting. Returns once the link is ready
-    /// (its ready line read); the central is then scanning.
+    /// (its ready line read); the central is then scanning. `centrals` > 1 runs that many, each
+    /// on its own controller (random static F0:CE:17:4A:00:01, :02 ...), central k+1 scanning
+    /// once central k has connected (or ended); every count and timeout is per central.
     public static func start(
-        target: String, arguments: [String] = [], ports: Int = 1, count: Int = 0, timeout: Double = 30,
+        target: String, arguments: [String] = [], ports: Int = 1, centrals: Int = 1, count: Int = 0,
+        timeout: Double = 30,
         indicate: Bool = false, wait: Bool = false, unsubscribe: Bool = false, writes: [Write] = [], mtu: Int? = nil,
         environment: [String: String] = [:], readyTimeout: Duration = .seconds(30)
     ) async throws -> BumbleCentral {
         var options = [target] + arguments
         if ports > 1 { options += ["--ports", "\(ports)"] }
         options += ["--central-count", "\(count)", "--central-timeout", "\(timeout)"]
+        if centrals > 1 { options += ["--centrals", "\(centrals)"] }
         if indicate { options.append("--central-indicate") }
         if wait { options.append("--central-wait") }
         if unsubscribe { options.append("--central-unsubscribe") }
@@ -176,9 +182,9 @@ public final class BumbleCentral: Sendable {
         try await within(seconds: seconds) { try await self.firstEvent(where: match) }
     }
 
-    /// The `done` event: the run's end (waiting at most `seconds`).
-    public func finished(within seconds: Double = 60) async throws -> Event {
-        try await event(within: seconds) { $0.event == "done" }
+    /// The `done` event of `central` (1 to `centrals`): its run's end (waiting at most `seconds`).
+    public func finished(central: Int = 1, within seconds: Double = 60) async throws -> Event {
+        try await event(within: seconds) { $0.event == "done" && ($0.central ?? 1) == central }
     }
 
     /// The values received by notification and indication so far, in order.
@@ -186,28 +192,32 @@ public final class BumbleCentral: Sendable {
         events.filter { $0.event == "notification" || $0.event == "indication" }
     }
 
-    /// Asks the central to write `value` to `target` (UUID or `0x` handle) now (after discovery).
+    /// Asks `central` to write `value` to `target` (UUID or `0x` handle) now (after discovery).
     @discardableResult
-    public func write(_ target: String, value: [UInt8], withResponse: Bool = true) -> Bool {
+    public func write(_ target: String, value: [UInt8], withResponse: Bool = true, central: Int = 1) -> Bool {
         request(["write": .string(target), "value": .string(value.map { String(format: "%02x", $0) }.joined()),
-                 "withResponse": .bool(withResponse)])
+                 "withResponse": .bool(withResponse)], central: central)
     }
 
-    /// Asks the central to read `target` (UUID or `0x` handle) now (after discovery).
+    /// Asks `central` to read `target` (UUID or `0x` handle) now (after discovery).
     @discardableResult
-    public func read(_ target: String) -> Bool { request(["read": .string(target)]) }
+    public func read(_ target: String, central: Int = 1) -> Bool {
+        request(["read": .string(target)], central: central)
+    }
 
-    /// Asks the central to unsubscribe from `target` (UUID or `0x` handle): its CCCD written to 0.
+    /// Asks `central` to unsubscribe from `target` (UUID or `0x` handle): its CCCD written to 0.
     @discardableResult
-    public func unsubscribe(_ target: String) -> Bool { request(["unsubscribe": .string(target)]) }
+    public func unsubscribe(_ target: String, central: Int = 1) -> Bool {
+        request(["unsubscribe": .string(target)], central: central)
+    }
 
-    /// Asks the central to disconnect (the run then ends with reason `disconnected`).
+    /// Asks `central` to disconnect (its run then ends with reason `disconnected`).
     @discardableResult
-    public func disconnect() -> Bool { request(["disconnect": .bool(true)]) }
+    public func disconnect(central: Int = 1) -> Bool { request(["disconnect": .bool(true)], central: central) }
 
-    /// Ends a run started with `wait`: reason `complete`.
+    /// Ends `central`'s run started with `wait`: reason `complete`.
     @discardableResult
-    public func end() -> Bool { request(["end": .bool(true)]) }
+    public func end(central: Int = 1) -> Bool { request(["end": .bool(true)], central: central) }
 
     /// Stops the process (the link and the central with it). Idempotent.
     public func stop() { peer.stop() }
@@ -215,17 +225,21 @@ public final class BumbleCentral: Sendable {
     private enum RequestValue: Encodable {
         case string(String)
         case bool(Bool)
+        case int(Int)
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             switch self {
             case .string(let text): try container.encode(text)
             case .bool(let flag): try container.encode(flag)
+            case .int(let number): try container.encode(number)
             }
         }
     }
 
-    private func request(_ fields: [String: RequestValue]) -> Bool {
+    private func request(_ fields: [String: RequestValue], central: Int) -> Bool {
+        var fields = fields
+        fields["central"] = .int(central)
         guard let data = try? JSONEncoder().encode(fields) else { return false }
         return peer.writeInputLine(String(decoding: data, as: UTF8.self))
     }

@@ -129,6 +129,36 @@ struct BumbleCentralTests {
         #expect(done.doneReason == "complete")
     }
 
+    /// Two centrals connected at once to one host on a served port (it advertises again after
+    /// the first connection, as rawble's peripheral will to accept a second central).
+    @Test func twoCentralsConnectToOneHostAtOnceAndEachDiscoversItsDatabase() async throws {
+        let central = try await BumbleCentral.start(target: "fixture-two", arguments: ["--no-standard"], ports: 2,
+                                                    centrals: 2, timeout: 20, mtu: 0)
+        defer { central.stop() }
+        let host = try await LinkHost.open(central.peer.controllers[1])
+        let name = Array("fixture-two".utf8)
+        let data = [0x02, 0x01, 0x06, UInt8(name.count + 1), 0x09] + name
+        try await host.advertise(type: .connectableUndirected, data: data, scanResponse: [])
+        let first = try await host.connectionComplete(from: 0)
+        try await host.expectSuccess(.leSetAdvertisingEnable(true))  // Bumble stopped it at the connection
+        let second = try await host.connectionComplete(from: first.next)
+        #expect(first.event.peerAddress.description == "F0:CE:17:4A:00:01")
+        #expect(second.event.peerAddress.description == "F0:CE:17:4A:00:02")
+        #expect(first.event.connectionHandle != second.event.connectionHandle)
+        // Both links are up before the server answers anything: central 1 is still discovering.
+        #expect(!central.events.contains { $0.event == "discovered" })
+
+        let server = HandServer(attributes: [.init(handle: 1, type: 0x2800, value: [0x0F, 0x18])])
+        _ = try await server.serve(host, connections: 2)
+        for number in 1...2 {
+            let done = try await central.finished(central: number)
+            #expect(done.doneReason == "complete", "central \(number)")
+            let discovered = central.events.first { $0.event == "discovered" && $0.central == number }
+            #expect(discovered?.services?.map(\.uuid) == ["180F"], "central \(number)")
+        }
+        await host.close()
+    }
+
     @Test func theCentralUnsubscribesAtTheEndWhenAskedAndTheStrapSeesItsCCCDWrittenBackToZero() async throws {
         let central = try await BumbleCentral.start(
             target: "rawble-strap", arguments: ["--strap-only", "--hr-count", "50", "--hr-interval", "0.05"],
@@ -182,7 +212,7 @@ struct BumbleCentralTests {
         #expect(connection.role == .peripheral)
         #expect(connection.peerAddress.description == "F0:CE:17:4A:00:01")
 
-        let requests = try await HandServer(attributes: []).serve(host, connection: connection.connectionHandle)
+        let requests = try await HandServer(attributes: []).serve(host)
         let done = try await central.finished()
         #expect(done.doneReason == "complete")
         #expect(requests.first == [0x02, 0x05, 0x02])  // Exchange MTU Request, 517
@@ -204,7 +234,7 @@ struct BumbleCentralTests {
         let name = Array("fixture-include".utf8)
         try await host.advertise(type: .connectableUndirected,
                                  data: [0x02, 0x01, 0x06, UInt8(name.count + 1), 0x09] + name, scanResponse: [])
-        let connection = try await host.connectionComplete()
+        #expect(try await host.connectionComplete().role == .peripheral)
         // 72617762-6C65-5345-4300-0000000000AA, little-endian on the wire.
         let secondary: [UInt8] = [0xAA, 0, 0, 0, 0, 0, 0, 0x43, 0x45, 0x53, 0x65, 0x6C, 0x62, 0x77, 0x61, 0x72]
         let server = HandServer(attributes: [
@@ -214,7 +244,7 @@ struct BumbleCentralTests {
             .init(handle: 4, type: 0x2800, value: [0x0F, 0x18]),              // primary 180F
             .init(handle: 5, type: 0x2802, value: [0x01, 0x00, 0x03, 0x00]),  // includes 1...3, no UUID
         ])
-        _ = try await server.serve(host, connection: connection.connectionHandle)
+        _ = try await server.serve(host)
         let done = try await central.finished()
         #expect(done.doneReason == "complete")
         let services = try #require(central.events.first { $0.event == "discovered" }?.services)
@@ -242,20 +272,26 @@ struct HandServer {
 
     var attributes: [Attribute]
 
-    /// Answers every ATT request on `connection` until the central disconnects; the requests.
-    func serve(_ host: LinkHost, connection: UInt16) async throws -> [[UInt8]] {
+    /// Answers every ATT request, on the connection it came on, until `connections` centrals
+    /// have disconnected; the requests.
+    func serve(_ host: LinkHost, connections: Int = 1) async throws -> [[UInt8]] {
         var cursor = 0
         var requests: [[UInt8]] = []
+        var left = 0
         while true {
             let next = try await host.aclOrDisconnection(from: cursor, seconds: 20)
-            guard let packet = next.packet else { return requests }  // the central is done and left
             cursor = next.next
+            guard let packet = next.packet else {  // a central is done and left
+                left += 1
+                if left == connections { return requests }
+                continue
+            }
             let payload = Array(packet.payload)
             guard payload.count >= 5, payload[2] == 0x04, payload[3] == 0x00 else { continue }  // ATT, CID 4
             let pdu = Array(payload[4...])
             requests.append(pdu)
             guard let answer = answer(pdu) else { continue }
-            try await host.sendACL(handle: connection, payload: [UInt8(answer.count), 0x00, 0x04, 0x00] + answer)
+            try await host.sendACL(handle: packet.handle, payload: [UInt8(answer.count), 0x00, 0x04, 0x00] + answer)
         }
     }
 

@@ -274,11 +274,17 @@ final class LinkHost: Sendable {
     }
 
     func connectionComplete() async throws -> LEConnectionComplete {
-        try await collector.first(from: 0) { packet in
+        try await connectionComplete(from: 0).event
+    }
+
+    /// The first LE Connection Complete at or after position `from`, and the position after it.
+    func connectionComplete(from: Int) async throws -> (event: LEConnectionComplete, next: Int) {
+        let (index, complete) = try await collector.firstIndexed(from: from) { packet -> LEConnectionComplete? in
             guard packet.type == .event, case .le(.connectionComplete(let complete)) = try? HCIEvent.decode(packet.bytes)
             else { return nil }
             return complete
         }
+        return (complete, index + 1)
     }
 
     func sendACL(handle: UInt16, payload: [UInt8]) async throws {
