@@ -80,6 +80,11 @@ When everything advertises it prints ONE JSON line on stdout ({"ready": true, "t
 "devices": [...]}: what each device advertises); logs go to stderr.  It exits after
 `--lifetime` s, when stdin reaches EOF (its parent died) and on SIGTERM/SIGINT.
 
+Reset and LE Create Connection Cancel on a served controller do what the specification says
+(stock Bumble 0.0.236 answered both with success and changed nothing): Reset stops advertising
+and scanning, forgets a pending connection attempt and drops every connection (the peers see
+reason 0x08); Cancel ends the pending attempt with LE Connection Complete, status 0x02.
+
 Reports to the host: stock Bumble 0.0.236 reports every advertisement as connectable, twice
 (the second "scan response" repeating the advertising data), and never sends scan response
 data.  This fixture's served controller (ScannerController below) reports what the advertiser
@@ -270,6 +275,38 @@ class ScannerController(Controller):
     def on_hci_le_set_scan_enable_command(self, command):
         self.extended_scan = False
         return super().on_hci_le_set_scan_enable_command(command)
+
+    def on_hci_reset_command(self, command):
+        """Reset as a controller does it (Core Vol 4 Part E 7.3.2): advertising, scanning, a
+        pending connection attempt and every connection end; each peer sees its link time out
+        (reason 0x08), the host is told nothing.  Stock Bumble 0.0.236 kept them all, so a host
+        that restarted on the same port stayed connected and its peer stopped advertising."""
+        self.le_legacy_advertiser.stop()
+        for advertising_set in self.advertising_sets.values():
+            advertising_set.stop()
+        self.advertising_sets.clear()
+        self.le_scan_enable = False
+        self.pending_le_connection = None
+        for connection in list(self.le_connections.values()):
+            connection.send_ll_control_pdu(ll.TerminateInd(hci.HCI_ErrorCode.CONNECTION_TIMEOUT_ERROR))
+        self.le_connections.clear()
+        return super().on_hci_reset_command(command)
+
+    def on_hci_le_create_connection_cancel_command(self, command):
+        """LE Create Connection Cancel (Core Vol 4 Part E 7.8.13): the pending attempt ends with
+        LE Connection Complete, status Unknown Connection Identifier (0x02), after the Command
+        Complete; Command Disallowed without one.  Stock Bumble 0.0.236 answered success and
+        kept the attempt, so the host's next LE Create Connection was disallowed."""
+        pending = self.pending_le_connection
+        if pending is None:
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+        self.pending_le_connection = None
+        asyncio.get_running_loop().call_soon(self.send_hci_packet, hci.HCI_LE_Connection_Complete_Event(
+            status=hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR, connection_handle=0,
+            role=hci.Role.CENTRAL, peer_address_type=pending.peer_address_type,
+            peer_address=pending.peer_address, connection_interval=0, peripheral_latency=0,
+            supervision_timeout=0, central_clock_accuracy=0))
+        return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
 
     def on_hci_le_set_extended_scan_parameters_command(self, command):
         if command.scan_types:

@@ -169,6 +169,63 @@ struct TwoPortFixtureTests {
     }
 }
 
+/// A served controller's Reset and LE Create Connection Cancel, as the specification has them
+/// (stock Bumble 0.0.236 answered both with success and changed nothing).
+@Suite("Fixture: Reset and Create Connection Cancel", .serialized,
+       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+struct FixtureControllerStateTests {
+    static func connect(_ host: LinkHost, to address: BluetoothAddress, type: LEAddressType = .public) async throws
+        -> (status: HCIStatus, returnParameters: ArraySlice<UInt8>)
+    {
+        try await host.run(.leCreateConnection(.init(
+            scanInterval: 0x10, scanWindow: 0x10, peerAddressType: type, peerAddress: address, ownAddressType: .random,
+            connection: .init(intervalMin: 24, intervalMax: 40, maxLatency: 0, supervisionTimeout: 200))))
+    }
+
+    @Test func cancellingAnAttemptEndsItWithConnectionCompleteUnknownConnectionIdentifierAndAllowsTheNext() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--no-standard"])
+        defer { peer.stop() }
+        let host = try await LinkHost.open(peer.controllers[0])
+        try await host.expectSuccess(.leSetRandomAddress(BluetoothAddress(0xC0_11_22_33_44_66)))
+        let absent = BluetoothAddress(0xC0_DE_AD_00_00_01)
+        #expect(try await Self.connect(host, to: absent, type: .random).status == .success)
+        #expect(try await host.run(.leCreateConnectionCancel).status == .success)
+        let ended = try await host.connectionComplete()
+        #expect(ended.status == .unknownConnectionIdentifier)
+        #expect(ended.peerAddress == absent)
+        // The attempt is over: a new one is accepted, and a Cancel without one is disallowed.
+        #expect(try await Self.connect(host, to: absent, type: .random).status == .success)
+        #expect(try await host.run(.leCreateConnectionCancel).status == .success)
+        #expect(try await host.run(.leCreateConnectionCancel).status == .commandDisallowed)
+        await host.close()
+    }
+
+    @Test func resetDropsTheConnectionsThePeerSeesATimeoutAndTheHostCanAdvertiseAndBeConnectedAgain() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--no-standard"], ports: 2)
+        defer { peer.stop() }
+        let peripheral = try await LinkHost.open(peer.controllers[0])
+        let central = try await LinkHost.open(peer.controllers[1])
+        let peripheralAddress = try #require(BluetoothAddress(peer.controllers[0].publicAddress))
+        try await central.expectSuccess(.leSetRandomAddress(BluetoothAddress(0xC0_11_22_33_44_77)))
+        try await peripheral.advertise(type: .connectableUndirected, data: [0x02, 0x01, 0x06], scanResponse: [])
+        #expect(try await Self.connect(central, to: peripheralAddress).status == .success)
+        let first = try await central.connectionComplete(from: 0)
+        #expect(first.event.status == .success)
+
+        try await peripheral.expectSuccess(.reset)
+        let dropped = try await central.disconnection()
+        #expect(dropped.handle == first.event.connectionHandle)
+        #expect(dropped.reason == .connectionTimeout)
+
+        try await peripheral.advertise(type: .connectableUndirected, data: [0x02, 0x01, 0x06], scanResponse: [])
+        #expect(try await Self.connect(central, to: peripheralAddress).status == .success)
+        let second = try await central.connectionComplete(from: first.next)
+        #expect(second.event.status == .success)
+        await central.close()
+        await peripheral.close()
+    }
+}
+
 /// An HCI command the wire layer has no case for, from its opcode and parameters.
 func raw(_ opcode: UInt16, _ parameters: [UInt8]) throws -> HCICommand {
     .other(try #require(HCICommand.RawCommand(opcode: HCIOpcode(opcode), parameters: parameters)))
@@ -285,6 +342,15 @@ final class LinkHost: Sendable {
             return complete
         }
         return (complete, index + 1)
+    }
+
+    /// The first Disconnection Complete received: its handle and reason.
+    func disconnection() async throws -> (handle: UInt16, reason: HCIStatus) {
+        try await collector.first(from: 0) { packet -> (UInt16, HCIStatus)? in
+            guard packet.type == .event, case .disconnectionComplete(let event) = try? HCIEvent.decode(packet.bytes)
+            else { return nil }
+            return (event.connectionHandle, event.reason)
+        }
     }
 
     func sendACL(handle: UInt16, payload: [UInt8]) async throws {
