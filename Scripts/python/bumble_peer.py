@@ -78,7 +78,8 @@ bumble_central.py for its options and events.
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
 "transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
 "devices": [...]}: what each device advertises); logs go to stderr.  It exits after
-`--lifetime` s, when stdin reaches EOF (its parent died) and on SIGTERM/SIGINT.
+`--lifetime` s, when stdin reaches EOF (its parent died; with --central, when the central's run
+ends instead) and on SIGTERM/SIGINT.
 
 Reset and LE Create Connection Cancel on a served controller do what the specification says
 (stock Bumble 0.0.236 answered both with success and changed nothing): Reset stops advertising
@@ -1200,6 +1201,11 @@ def main(argv=None):
         def on_stdin():
             data = os.read(sys.stdin.fileno(), 4096)
             if not data:
+                if args.central is not None:
+                    # The central's run ends the process (bounded by its timeout and --lifetime):
+                    # `bumble-central ... < /dev/null` runs it whole.
+                    loop.remove_reader(sys.stdin.fileno())
+                    return
                 finish("stdin EOF")
                 return
             if args.central is None:

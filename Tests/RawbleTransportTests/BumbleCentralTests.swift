@@ -186,6 +186,35 @@ struct BumbleCentralTests {
         #expect(central.events.contains { $0.event == "disconnected" && $0.disconnectReason != nil })
     }
 
+    /// Run from a script whose stdin is an empty pipe: the central's run, not stdin's end, ends
+    /// the process, and its status says how the run ended.
+    @Test func theLauncherRunsTheCentralWholeWithStdinAtEndOfFileAndExitsZeroByCount() async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BumbleCentral.scriptPath)
+        process.arguments = ["rawble-strap", "--strap-only", "--central-count", "2", "--hr-interval", "0.05",
+                             "--lifetime", "60"]
+        // A pipe at its end (as from `true | bumble-central ...`); /dev/null cannot be polled,
+        // so the peer never watched it.
+        let input = Pipe()
+        process.standardInput = input
+        process.standardError = FileHandle.nullDevice
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        try input.fileHandleForWriting.close()
+        defer { if process.isRunning { process.terminate() } }
+        let reader = output.fileHandleForReading
+        let data = try await within(seconds: 60) { await Task.detached { reader.readDataToEndOfFile() }.value }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        let done = try lines.compactMap { line -> BumbleCentral.Event? in
+            guard line.contains("\"event\"") else { return nil }
+            return try JSONDecoder().decode(BumbleCentral.Event.self, from: Data(line.utf8))
+        }.last
+        #expect(done?.event == "done" && done?.doneReason == "count" && done?.values == 2)
+        try await within(seconds: 10) { await Task.detached { process.waitUntilExit() }.value }
+        #expect(process.terminationStatus == 0)
+    }
+
     @Test func aTargetNobodyAdvertisesEndsTheRunAtTheTimeoutWithoutAConnection() async throws {
         let central = try await BumbleCentral.start(target: "nobody-here", arguments: ["--strap-only"], timeout: 1.5)
         defer { central.stop() }
