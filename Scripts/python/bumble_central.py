@@ -177,6 +177,11 @@ class Central:
             raise
         except Exception as error:  # a step failed: reported, the run ends
             self.error(getattr(error, "during", "central"), error)
+        if self.device.is_scanning:  # ended while scanning (the timeout): the next central scans alone
+            try:
+                await asyncio.wait_for(self.device.stop_scanning(), 5)
+            except Exception as error:
+                self.error("scan", error)
         if self.connection is not None and reason != "disconnected" and self.args.central_unsubscribe:
             for handle in list(self.subscriptions):
                 try:
