@@ -61,9 +61,30 @@ static address and its own Bumble host and controller:
   --strap-only   of the standard four, only the strap (Scripts/sim-strap uses it, with
                  --announce: a how-to-connect line on stderr, and --ignore-stdin).
 
+Several hosts on one link (`--ports N`): N served controllers on the same LocalLink, each for its
+own outside host (the first on `--port`/`--unix`, the others on free TCP ports or PATH.2, PATH.3
+...), each with its own public address (`--controller-address`, repeated in port order; default
+52:41:57:42:4C:0k with N > 1).  A host on one port sees what a host on another advertises, and
+connects to it: rawble's peripheral on one port, rawble's central on another.  The standard
+devices stay on the link unless `--no-standard`.  A served controller's legacy advertising is
+sent on the link for every undirected type (stock Bumble sends only ADV_IND), and reported to
+scanners as what it is, scan response data included.
+
+Bumble's own GATT client on the link (`--central TARGET`, or Scripts/bumble-central TARGET):
+after the ready line a Bumble central on its own controller finds TARGET, connects, discovers,
+reads, subscribes and writes, each step one JSON line on stdout, then the process exits; see
+bumble_central.py for its options and events.
+
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
+"transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
 "devices": [...]}: what each device advertises); logs go to stderr.  It exits after
-`--lifetime` s, when stdin reaches EOF (its parent died) and on SIGTERM/SIGINT.
+`--lifetime` s, when stdin reaches EOF (its parent died; with --central, when the central's run
+ends instead) and on SIGTERM/SIGINT.
+
+Reset and LE Create Connection Cancel on a served controller do what the specification says
+(stock Bumble 0.0.236 answered both with success and changed nothing): Reset stops advertising
+and scanning, forgets a pending connection attempt and drops every connection (the peers see
+reason 0x08); Cancel ends the pending attempt with LE Connection Complete, status 0x02.
 
 Reports to the host: stock Bumble 0.0.236 reports every advertisement as connectable, twice
 (the second "scan response" repeating the advertising data), and never sends scan response
@@ -96,7 +117,7 @@ import sys
 import time
 
 from bumble import att, gatt, hci, ll
-from bumble.controller import Controller
+from bumble.controller import Controller, LegacyAdvertiser
 from bumble.core import UUID, AdvertisingData, PhysicalTransport
 from bumble.device import AdvertisingType, Device
 from bumble.host import Host
@@ -104,6 +125,8 @@ from bumble.link import LocalLink
 from bumble.transport import open_transport
 from bumble.transport.common import AsyncPipeSink
 from bumble.transport.tcp_server import open_tcp_server_transport_with_socket
+
+import bumble_central
 
 log = logging.getLogger("bumble-peer")
 
@@ -195,15 +218,49 @@ class ScannerLink(LocalLink):
             super().send_advertising_pdu(sender_controller, packet)
 
     def advertising_set_of(self, address):
+        """The enabled advertiser (an extended advertising set, or a served controller's legacy
+        advertiser) whose PDUs come from `address`: its `parameters` and `scan_response_data`."""
         found = self._sets.get(address)
         if found is not None and found.enabled:
             return found
         self._sets = {}
         for c in self.controllers:
             for s in c.advertising_sets.values():
-                if s.enabled and s.random_address is not None:
-                    self._sets[s.random_address] = s
+                if s.enabled and s.parameters is not None and s.address is not None:
+                    self._sets[s.address] = s
+            legacy = c.le_legacy_advertiser
+            if isinstance(legacy, ReportedLegacyAdvertiser) and legacy.enabled:
+                self._sets[legacy.address] = legacy
         return self._sets.get(address)
+
+
+# Legacy advertising type (LE Set Advertising Parameters) -> the extended event properties a
+# scanner reports for it (bit 0 connectable, 1 scannable, 2 directed, 3 high duty, 4 legacy).
+LEGACY_EVENT_PROPERTIES = {0: 0x13, 1: 0x1D, 2: 0x12, 3: 0x10, 4: 0x15}
+
+
+class ReportedLegacyAdvertiser(LegacyAdvertiser):
+    """A served controller's legacy advertiser: it sends a PDU on the link for every advertising
+    type (stock Bumble sends only ADV_IND, so a host advertising non-connectable or scannable
+    with the legacy commands was never seen), and ScannerController reports what it really is
+    (`parameters.advertising_event_properties`, its scan response data)."""
+
+    class Parameters:
+        def __init__(self, advertiser):
+            self.advertiser = advertiser
+
+        @property
+        def advertising_event_properties(self):
+            return LEGACY_EVENT_PROPERTIES.get(self.advertiser.advertising_type, 0x10)
+
+    @property
+    def parameters(self):
+        return ReportedLegacyAdvertiser.Parameters(self)
+
+    def send_advertising_data(self):
+        if self.enabled:
+            self.controller.send_advertising_pdu(ll.AdvInd(advertiser_address=self.address,
+                                                           data=self.advertising_data))
 
 
 class ScannerController(Controller):
@@ -212,9 +269,45 @@ class ScannerController(Controller):
     stock_reports = False
     extended_scan = False
 
+    def __init__(self, *arguments, **keywords):
+        super().__init__(*arguments, **keywords)
+        self.le_legacy_advertiser = ReportedLegacyAdvertiser(self)
+
     def on_hci_le_set_scan_enable_command(self, command):
         self.extended_scan = False
         return super().on_hci_le_set_scan_enable_command(command)
+
+    def on_hci_reset_command(self, command):
+        """Reset as a controller does it (Core Vol 4 Part E 7.3.2): advertising, scanning, a
+        pending connection attempt and every connection end; each peer sees its link time out
+        (reason 0x08), the host is told nothing.  Stock Bumble 0.0.236 kept them all, so a host
+        that restarted on the same port stayed connected and its peer stopped advertising."""
+        self.le_legacy_advertiser.stop()
+        for advertising_set in self.advertising_sets.values():
+            advertising_set.stop()
+        self.advertising_sets.clear()
+        self.le_scan_enable = False
+        self.pending_le_connection = None
+        for connection in list(self.le_connections.values()):
+            connection.send_ll_control_pdu(ll.TerminateInd(hci.HCI_ErrorCode.CONNECTION_TIMEOUT_ERROR))
+        self.le_connections.clear()
+        return super().on_hci_reset_command(command)
+
+    def on_hci_le_create_connection_cancel_command(self, command):
+        """LE Create Connection Cancel (Core Vol 4 Part E 7.8.13): the pending attempt ends with
+        LE Connection Complete, status Unknown Connection Identifier (0x02), after the Command
+        Complete; Command Disallowed without one.  Stock Bumble 0.0.236 answered success and
+        kept the attempt, so the host's next LE Create Connection was disallowed."""
+        pending = self.pending_le_connection
+        if pending is None:
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+        self.pending_le_connection = None
+        asyncio.get_running_loop().call_soon(self.send_hci_packet, hci.HCI_LE_Connection_Complete_Event(
+            status=hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR, connection_handle=0,
+            role=hci.Role.CENTRAL, peer_address_type=pending.peer_address_type,
+            peer_address=pending.peer_address, connection_interval=0, peripheral_latency=0,
+            supervision_timeout=0, central_clock_accuracy=0))
+        return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
 
     def on_hci_le_set_extended_scan_parameters_command(self, command):
         if command.scan_types:
@@ -227,7 +320,7 @@ class ScannerController(Controller):
 
     def on_advertising_pdu(self, pdu):
         adv_set = None
-        if not self.stock_reports and isinstance(pdu, ll.AdvExtInd):
+        if not self.stock_reports and isinstance(pdu, (ll.AdvExtInd, ll.AdvInd)):
             adv_set = self.link.advertising_set_of(pdu.advertiser_address)
         if adv_set is None or adv_set.parameters is None:
             return super().on_advertising_pdu(pdu)
@@ -825,13 +918,15 @@ def describe(device, connectable, scannable, **fields):
     return entry
 
 
-async def run(args):
-    link = ScannerLink()
+async def serve_controller(args, link, index, public_address):
+    """The index-th controller served to an outside host (0 = `--port`/`--unix`; the others on
+    free TCP ports, or `--unix` PATH.2, PATH.3 ...): (transport, its name, the controller)."""
     if args.unix:
-        if os.path.exists(args.unix):
-            os.unlink(args.unix)
-        transport = await open_transport(f"unix-server:{args.unix}")
-        transport_name = f"unix:{args.unix}"
+        path = args.unix if index == 0 else f"{args.unix}.{index + 1}"
+        if os.path.exists(path):
+            os.unlink(path)
+        transport = await open_transport(f"unix-server:{path}")
+        transport_name = f"unix:{path}"
     else:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -839,11 +934,11 @@ async def run(args):
         # proto 0, and with Nagle on, a response written right after an event waits for the
         # host's delayed ACK: every ATT round trip took ~44 ms instead of ~2 ms.
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(("127.0.0.1", args.port))
+        sock.bind(("127.0.0.1", args.port if index == 0 else 0))
         transport = await open_tcp_server_transport_with_socket(sock)
         transport_name = f"tcp:127.0.0.1:{sock.getsockname()[1]}"
-    scanner = ScannerController("host", host_source=transport.source, host_sink=transport.sink,
-                                link=link, public_address=args.controller_address)
+    scanner = ScannerController("host" if index == 0 else f"host{index + 1}", host_source=transport.source,
+                                host_sink=transport.sink, link=link, public_address=public_address)
     scanner.stock_reports = args.stock_reports
     if args.extended_controller:
         # Bumble's controller implements the extended scanning and connection commands but does
@@ -855,6 +950,28 @@ async def run(args):
         scanner.le_features = scanner.le_features & ~hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
         scanner.supported_commands = {op for op in scanner.supported_commands if not 0x2036 <= op <= 0x2043}
     link.scanners.append(scanner)
+    return transport, transport_name, scanner
+
+
+def controller_addresses(args):
+    """The public address of each served controller: `--controller-address` in order, then the
+    defaults (one port: Bumble's 00:00:00:00:00:00; several: 52:41:57:42:4C:0k, distinct, so a
+    host advertising or connecting from its public address is found on the link)."""
+    given = args.controller_address or []
+    if args.ports == 1:
+        return [given[0] if given else None]
+    return [given[k] if k < len(given) else "52:41:57:42:4C:%02X" % (k + 1) for k in range(args.ports)]
+
+
+async def run(args, finish, holder):
+    link = ScannerLink()
+    transports, names, served = [], [], []
+    for index, address in enumerate(controller_addresses(args)):
+        transport, transport_name, scanner = await serve_controller(args, link, index, address)
+        transports.append(transport)
+        names.append(transport_name)
+        served.append(scanner)
+    transport_name = names[0]
 
     devices, described, keep = [], [], []
     if not args.no_standard or args.strap_only:
@@ -955,14 +1072,30 @@ async def run(args):
             described.append(describe(d, True, True, name=name, advertisedName=name, completeName=True,
                                       advertisingData=data.hex(), scanResponseData=""))
 
-    ready = {"ready": True, "transport": transport_name, "pid": os.getpid(),
-             "log": args.log, "devices": described}
+    central_devices = []
+    if args.central is not None:
+        # Bumble's GATT client (bumble_central.py), each central on its own controller of the link.
+        for number, address in enumerate(bumble_central.central_addresses(args), start=1):
+            controller = ScannerController(f"central{number}", link=link)
+            link.scanners.append(controller)
+            device = Device(name=f"bumble-central-{number}", address=hci.Address(address),
+                            host=Host(controller, AsyncPipeSink(controller)))
+            await device.power_on()
+            central_devices.append(device)
+
+    ready = {"ready": True, "transport": transport_name, "transports": names,
+             "controllers": [{"transport": name, "publicAddress": str(c.public_address).split("/")[0]}
+                             for name, c in zip(names, served)],
+             "pid": os.getpid(), "log": args.log, "devices": described}
     if args.lab:
         ready["writeLog"] = args.write_log or args.log
         ready["streamLog"] = args.stream_log or args.log
     sys.stdout.write(json.dumps(ready) + "\n")
     sys.stdout.flush()
     log.info("ready: %d devices on %s", len(described), transport_name)
+    if central_devices:
+        holder["central"] = bumble_central.Centrals(central_devices, args, finish)
+        keep.append(asyncio.ensure_future(holder["central"].run()))
     if args.announce:
         strap_address = static_address(1)
         sys.stderr.write(
@@ -970,18 +1103,23 @@ async def run(args):
             f"{transport_name}. Connect with:\n    rawble hr --transport {transport_name}\n"
             "Stop it with Ctrl-C.\n")
         sys.stderr.flush()
-    return transport, devices, keep
+    return transports, devices, keep
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(prog="bumble-peer", description="Bumble virtual controller + LE peripherals for rawble tests", allow_abbrev=False)
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = any free)")
     where.add_argument("--unix", help="unix socket path to serve H4 on")
     parser.add_argument("--log", help="append each Heart Rate value sent as a JSON line")
-    parser.add_argument("--controller-address", metavar="XX:XX:XX:XX:XX:XX",
-                        help="public address of the controller the host drives (default "
-                             "00:00:00:00:00:00, Bumble's: the Linux kernel refuses to raise an adapter with it)")
+    parser.add_argument("--ports", type=int, default=1, metavar="N",
+                        help="serve N controllers on the one link, each to its own host: the first on --port "
+                             "(or --unix PATH), the others on free TCP ports (or PATH.2, PATH.3 ...); the ready "
+                             "line's \"transports\" lists them in order")
+    parser.add_argument("--controller-address", metavar="XX:XX:XX:XX:XX:XX", action="append",
+                        help="public address of the controller the host drives; repeat for the second, "
+                             "third ... port (default with one port 00:00:00:00:00:00, Bumble's: the Linux "
+                             "kernel refuses to raise an adapter with it; with several 52:41:57:42:4C:0k)")
     parser.add_argument("--extended-controller", action="store_true",
                         help="the host's controller lists the LE extended scanning and connection "
                              "commands it implements (a Bluetooth 5 controller: hosts use them)")
@@ -1025,17 +1163,23 @@ def main():
                         help="lab: log only the per-run summary line, not every stream value")
     parser.add_argument("--service-changed-after", type=float,
                         help="lab: S s after a connection, append a service and indicate Service Changed")
-    args = parser.parse_args()
+    bumble_central.add_arguments(parser)
+    args = parser.parse_args(argv)
+    bumble_central.check_arguments(parser, args)
     if args.hr_disconnect_after is not None and args.hr_disconnect_after < 1:
         parser.error("--hr-disconnect-after must be at least 1")
     if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
         parser.error("--hr-disconnects, --hr-count and --hr-interval cannot be negative")
     if args.extended_controller and args.legacy_controller:
         parser.error("--extended-controller and --legacy-controller exclude each other")
-    if args.controller_address is not None:
-        parts = args.controller_address.split(":")
+    if not 1 <= args.ports <= 16:
+        parser.error("--ports must be between 1 and 16")
+    for address in args.controller_address or []:
+        parts = address.split(":")
         if len(parts) != 6 or not all(len(p) == 2 and all(c in "0123456789abcdefABCDEF" for c in p) for p in parts):
-            parser.error(f"--controller-address {args.controller_address}: expected six hex bytes, e.g. 00:1B:DC:00:00:01")
+            parser.error(f"--controller-address {address}: expected six hex bytes, e.g. 00:1B:DC:00:00:01")
+    if len(args.controller_address or []) > args.ports:
+        parser.error(f"{len(args.controller_address)} --controller-address for {args.ports} port(s)")
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="bumble-peer %(levelname)s %(name)s: %(message)s")
     log.setLevel(logging.INFO)
@@ -1051,14 +1195,37 @@ def main():
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, finish, signal.Signals(sig).name)
+        holder = {"central": None}  # the running Central, once ready (gets stdin's request lines)
+        pending = bytearray()
+
+        def on_stdin():
+            data = os.read(sys.stdin.fileno(), 4096)
+            if not data:
+                if args.central is not None:
+                    # The central's run ends the process (bounded by its timeout and --lifetime):
+                    # `bumble-central ... < /dev/null` runs it whole.
+                    loop.remove_reader(sys.stdin.fileno())
+                    return
+                finish("stdin EOF")
+                return
+            if args.central is None:
+                return
+            pending.extend(data)
+            while b"\n" in pending:
+                line, _, rest = bytes(pending).partition(b"\n")
+                pending[:] = rest
+                if line.strip() and holder["central"] is not None:
+                    holder["central"].request(line.decode("utf-8", "replace"))
+            del pending[65536:]  # a line without end is bounded
+
         try:
             if args.ignore_stdin:
                 raise ValueError("stdin ignored")
-            loop.add_reader(sys.stdin.fileno(), lambda: os.read(sys.stdin.fileno(), 4096) or finish("stdin EOF"))
+            loop.add_reader(sys.stdin.fileno(), on_stdin)
         except (OSError, ValueError, NotImplementedError):
             pass
         loop.call_later(args.lifetime, finish, "lifetime over")
-        setup = asyncio.ensure_future(run(args))
+        setup = asyncio.ensure_future(run(args, finish, holder))
         await asyncio.wait([setup, done], return_when=asyncio.FIRST_COMPLETED)
         if not setup.done():
             setup.cancel()
@@ -1069,9 +1236,12 @@ def main():
             sys.stderr.write(f"bumble-peer: cannot serve H4: {error} (another peer running? pick another --port)\n")
             return 1
         await done
-        if args.unix and os.path.exists(args.unix):
-            os.unlink(args.unix)
-        return 0
+        central = holder["central"]
+        if args.unix:
+            for path in [args.unix] + [f"{args.unix}.{k}" for k in range(2, args.ports + 1)]:
+                if os.path.exists(path):
+                    os.unlink(path)
+        return 1 if central is not None and central.failed else 0
 
     return asyncio.run(body())
 

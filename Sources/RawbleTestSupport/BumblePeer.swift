@@ -15,6 +15,11 @@ public final class BumblePeer: Sendable {
     public let port: UInt16?
     /// The unix socket path, for a `unix:` transport.
     public let socketPath: String?
+    /// Every controller served on the peer's one link, in port order (`ports:` of ``start``):
+    /// the first is ``transport``. Each is driven by its own host, and all see the same link.
+    public let controllers: [ServedController]
+    /// Every served controller's transport string (`tcp:127.0.0.1:PORT` or `unix:PATH`), in order.
+    public var transports: [String] { controllers.map(\.transport) }
     /// What each peripheral advertises, from the ready line.
     public let devices: [Device]
     /// The peer process.
@@ -33,6 +38,36 @@ public final class BumblePeer: Sendable {
     private struct State {
         var stdinFD: Int32
         var stopped = false
+    }
+
+    /// One controller the peer serves as H4 to an outside host, and its public address.
+    public struct ServedController: Hashable, Sendable, Decodable {
+        /// `tcp:HOST:PORT` or `unix:PATH`.
+        public var transport: String
+        /// The controller's public address (Read BD_ADDR), `AA:BB:CC:DD:EE:FF`.
+        public var publicAddress: String
+
+        public init(transport: String, publicAddress: String) {
+            self.transport = transport
+            self.publicAddress = publicAddress
+        }
+
+        /// The TCP host, for a `tcp:` transport.
+        public var host: String? {
+            guard transport.hasPrefix("tcp:"), let colon = transport.lastIndex(of: ":") else { return nil }
+            return String(transport[transport.index(transport.startIndex, offsetBy: 4)..<colon])
+        }
+
+        /// The TCP port, for a `tcp:` transport.
+        public var port: UInt16? {
+            guard transport.hasPrefix("tcp:"), let colon = transport.lastIndex(of: ":") else { return nil }
+            return UInt16(transport[transport.index(after: colon)...])
+        }
+
+        /// The unix socket path, for a `unix:` transport.
+        public var socketPath: String? {
+            transport.hasPrefix("unix:") ? String(transport.dropFirst(5)) : nil
+        }
     }
 
     /// One advertiser on the peer's link, as the ready line describes it.
@@ -322,9 +357,11 @@ public final class BumblePeer: Sendable {
         public var bytes: [UInt8] { BumblePeer.bytes(fromHex: data) ?? [] }
     }
 
-    private struct ReadyLine: Decodable {
+    /// The ready line; `controllers` is absent in a script older than `--ports`.
+    struct ReadyLine: Decodable {
         var ready: Bool
         var transport: String
+        var controllers: [ServedController]?
         var devices: [Device]
     }
 
@@ -340,6 +377,7 @@ public final class BumblePeer: Sendable {
     private init(ready: ReadyLine, pid: Int32, stdinFD: Int32, logPath: String, stderrPath: String,
                  writeLogPath: String, streamLogPath: String) {
         transport = ready.transport
+        controllers = ready.controllers ?? [ServedController(transport: ready.transport, publicAddress: "00:00:00:00:00:00")]
         devices = ready.devices
         self.pid = pid
         self.logPath = logPath
@@ -382,11 +420,25 @@ public final class BumblePeer: Sendable {
     /// `["--hr-count", "5"]`) and waits at most `readyTimeout` for its ready line. Throws
     /// ``BumblePeerError/bumbleNotInstalled`` when the project's Python environment or Bumble in
     /// it is missing (fix: `Scripts/bootstrap`). `environment` is added to this process's
-    /// environment for the peer (e.g. `RAWBLE_VENV`, `BUMBLE_SNOOPER`).
+    /// environment for the peer (e.g. `RAWBLE_VENV`, `BUMBLE_SNOOPER`). `ports` > 1 serves that
+    /// many controllers on the one link (``controllers``), each for its own host: e.g. rawble's
+    /// peripheral on one and rawble's central on another.
     public static func start(
-        arguments: [String] = [], environment: [String: String] = [:], readyTimeout: Duration = .seconds(30)
+        arguments: [String] = [], ports: Int = 1, environment: [String: String] = [:],
+        readyTimeout: Duration = .seconds(30)
     ) async throws -> BumblePeer {
-        let script = scriptPath
+        let arguments = ports > 1 ? arguments + ["--ports", "\(ports)"] : arguments
+        let (peer, output) = try await launch(script: scriptPath, arguments: arguments, environment: environment,
+                                              readyTimeout: readyTimeout)
+        _ = close(output)
+        return peer
+    }
+
+    /// Starts `script` as ``start(arguments:ports:environment:readyTimeout:)`` does and returns
+    /// the peer with its stdout, still open after the ready line (the caller reads or closes it).
+    static func launch(
+        script: String, arguments: [String], environment: [String: String], readyTimeout: Duration
+    ) async throws -> (BumblePeer, output: Int32) {
         guard FileManager.default.isExecutableFile(atPath: script) else {
             throw BumblePeerError.scriptNotFound(path: script)
         }
@@ -423,8 +475,8 @@ public final class BumblePeer: Sendable {
             terminate(pid: child.pid, stdinFD: child.stdinFD)
             throw error
         }
-        _ = close(child.stdoutFD)
         guard let line else {
+            _ = close(child.stdoutFD)
             let status = terminate(pid: child.pid, stdinFD: child.stdinFD)
             let last = lastLine(ofFile: stderrPath)
             // Scripts/venv-python's one line (no environment, or no Bumble in it), or Python's
@@ -435,11 +487,47 @@ public final class BumblePeer: Sendable {
             throw BumblePeerError.exitedBeforeReady(status: status, lastStderrLine: last)
         }
         guard let ready = try? JSONDecoder().decode(ReadyLine.self, from: Data(line.utf8)), ready.ready else {
+            _ = close(child.stdoutFD)
             terminate(pid: child.pid, stdinFD: child.stdinFD)
             throw BumblePeerError.malformedReadyLine(String(line.prefix(200)))
         }
-        return BumblePeer(ready: ready, pid: child.pid, stdinFD: child.stdinFD, logPath: logPath,
-                          stderrPath: stderrPath, writeLogPath: writeLogPath, streamLogPath: streamLogPath)
+        let peer = BumblePeer(ready: ready, pid: child.pid, stdinFD: child.stdinFD, logPath: logPath,
+                              stderrPath: stderrPath, writeLogPath: writeLogPath, streamLogPath: streamLogPath)
+        return (peer, child.stdoutFD)
+    }
+
+    /// Writes `line` and a newline to the peer's stdin (requests to `--central`); false once
+    /// the peer is stopped or its stdin is closed.
+    func writeInputLine(_ line: String) -> Bool {
+        state.withLock { state in
+            guard !state.stopped else { return false }
+            // A peer that has exited makes the write fail with EPIPE and raise SIGPIPE, which
+            // would end the test process: blocked on this thread for the write, a pending one
+            // taken back before the mask is restored.
+            var pipeSignal = sigset_t()
+            var previous = sigset_t()
+            sigemptyset(&pipeSignal)
+            sigaddset(&pipeSignal, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+            defer {
+                var pending = sigset_t()
+                sigpending(&pending)
+                if sigismember(&pending, SIGPIPE) == 1 && sigismember(&previous, SIGPIPE) == 0 {
+                    var zero = timespec(tv_sec: 0, tv_nsec: 0)
+                    _ = sigtimedwait(&pipeSignal, nil, &zero)
+                }
+                pthread_sigmask(SIG_SETMASK, &previous, nil)
+            }
+            let bytes = Array((line + "\n").utf8)
+            var written = 0
+            while written < bytes.count {
+                let count = bytes[written...].withUnsafeBytes { write(state.stdinFD, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                written += count
+            }
+            return true
+        }
     }
 
     /// Stops the peer: SIGTERM, at most 3 s for it to exit, then SIGKILL; reaps it. Idempotent.
@@ -789,7 +877,7 @@ public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .scriptNotFound(let path):
-            "bumble-peer launcher not found (or not executable) at \(path): set RAWBLE_BUMBLE_PEER or run from the rawble checkout"
+            "bumble-peer launcher not found (or not executable) at \(path): set RAWBLE_BUMBLE_PEER (RAWBLE_BUMBLE_CENTRAL for bumble-central) or run from the rawble checkout"
         case .bumbleNotInstalled:
             "bumble 0.0.236 is not installed in the project's Python environment (RAWBLE_VENV, default .build/venv): run Scripts/bootstrap, or set \(TestRequirements.withoutBumbleVariable)=1 to deselect the Bumble-backed tests"
         case .launchFailed(let code):

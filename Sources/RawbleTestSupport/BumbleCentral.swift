@@ -1,0 +1,338 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A running `Scripts/bumble-central`: Google Bumble's own GATT client as a central on a
+/// `bumble-peer` link, the independent check of a GATT server (rawble's peripheral on one of
+/// the link's ports, or a Bumble peripheral such as the strap). It scans for its target,
+/// connects, discovers everything, reads every readable value, subscribes to every notifying or
+/// indicating characteristic, writes what it was asked to, and reports each step as an
+/// ``Event``; then it disconnects and the process ends (see `Scripts/python/bumble_central.py`).
+public final class BumbleCentral: Sendable {
+    /// The link's fixture: its served controllers (``BumblePeer/controllers``), devices and logs.
+    public let peer: BumblePeer
+
+    private let state: Mutex<State>
+
+    private struct Waiter {
+        var id: Int
+        var match: @Sendable (Event) -> Bool
+        var continuation: CheckedContinuation<Event, any Error>
+    }
+
+    private struct State {
+        var events: [Event] = []
+        var waiters: [Waiter] = []
+        /// The output reached its end (the process exited, or closed stdout).
+        var ended = false
+        var nextID = 0
+        var malformed: [String] = []
+    }
+
+    /// One line the central printed. Fields absent from a kind of event are nil.
+    public struct Event: Hashable, Sendable, Decodable {
+        /// `scanning`, `found`, `connected`, `mtu`, `discovered`, `read`, `subscribed`,
+        /// `notification`, `indication`, `unsubscribed`, `write`, `error`, `disconnected` or `done`.
+        public var event: String
+        /// Which central printed it, 1 to `centrals` (nil from a script older than `--centrals`).
+        public var central: Int?
+        /// The attribute's UUID: 4 hex digits, or the upper-case 36-character form.
+        public var uuid: String?
+        /// The attribute's handle (a characteristic's value handle).
+        public var handle: UInt16?
+        /// A value read, received or written, hex.
+        public var value: String?
+        /// `read`: whether the attribute read is a descriptor.
+        public var descriptor: Bool?
+        /// `subscribed`: `notification` or `indication`.
+        public var mode: String?
+        /// `notification`/`indication`: the value's place among all values received, from 0.
+        public var index: Int?
+        /// `notification`/`indication`: when the central received it, seconds since 1970.
+        public var time: Double?
+        /// `write`: a Write Request (true) or a Write Command (false).
+        public var withResponse: Bool?
+        /// `discovered`: the server's database as discovered: primary services, then the secondary ones they include.
+        public var services: [BumblePeer.ServiceLayout]?
+        /// `found`/`connected`: the peer's address; `found`: its address type and local name.
+        public var address: String?
+        public var addressType: String?
+        public var name: String?
+        /// `connected`: the connection handle on the central's controller.
+        public var connectionHandle: UInt16? { event == "connected" ? handle : nil }
+        /// `mtu`: the ATT MTU after the exchange.
+        public var mtu: Int?
+        /// `error`: the step (`scan`, `connect`, `mtu`, `discover`, `read`, `subscribe`,
+        /// `unsubscribe`, `write`, `request`), the message, and the ATT error code when the server sent one.
+        public var during: String?
+        public var message: String?
+        public var attError: UInt8?
+        /// `disconnected`: the HCI reason (an Int); `done`: why the run ended (`count`,
+        /// `complete`, `timeout`, `disconnected`, `error`), carried as text in ``doneReason``.
+        public var reason: Reason?
+        /// `done`: values received in all.
+        public var values: Int?
+
+        /// The bytes of ``value``, nil when absent or not hex.
+        public var bytes: [UInt8]? { value.flatMap(BumblePeer.bytes(fromHex:)) }
+
+        /// `done`: why the run ended.
+        public var doneReason: String? {
+            if case .text(let text)? = reason { text } else { nil }
+        }
+
+        /// `disconnected`: the HCI reason code.
+        public var disconnectReason: Int? {
+            if case .code(let code)? = reason { code } else { nil }
+        }
+
+        /// `reason` is a number on `disconnected` and a word on `done`.
+        public enum Reason: Hashable, Sendable, Decodable {
+            case code(Int)
+            case text(String)
+
+            public init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let code = try? container.decode(Int.self) {
+                    self = .code(code)
+                } else {
+                    self = .text(try container.decode(String.self))
+                }
+            }
+        }
+    }
+
+    /// A write the central makes once subscribed: `target` is a UUID or a handle (`0x0015`).
+    public struct Write: Hashable, Sendable {
+        public var target: String
+        public var value: [UInt8]
+        public var withResponse: Bool
+
+        public init(target: String, value: [UInt8], withResponse: Bool = true) {
+            self.target = target
+            self.value = value
+            self.withResponse = withResponse
+        }
+
+        var argument: String { "\(target)=\(value.map { String(format: "%02x", $0) }.joined())" }
+    }
+
+    private init(peer: BumblePeer) {
+        self.peer = peer
+        state = Mutex(State())
+    }
+
+    deinit { stop() }
+
+    /// The launcher: `RAWBLE_BUMBLE_CENTRAL` if set, else `Scripts/bumble-central` in this package.
+    public static var scriptPath: String {
+        if let path = ProcessInfo.processInfo.environment["RAWBLE_BUMBLE_CENTRAL"], !path.isEmpty {
+            return path
+        }
+        return URL(fileURLWithPath: BumblePeer.scriptPath).deletingLastPathComponent()
+            .appendingPathComponent("bumble-central").path
+    }
+
+    /// Starts a link (bumble-peer's `arguments`, `ports` served controllers) with the central
+    /// looking for `target` (an address or a local name). The central ends after `count` values
+    /// notified or indicated (0: once everything is read, subscribed and written; `wait`: only
+    /// at ``end()``), when the link drops, or after `timeout` seconds. `indicate` subscribes
+    /// with indications where a characteristic offers both; `unsubscribe` writes every CCCD back
+    /// to 0 at the end, before disconnecting. Returns once the link is ready
+    /// (its ready line read); the central is then scanning. `centrals` > 1 runs that many, each
+    /// on its own controller (random static F0:CE:17:4A:00:01, :02 ...), central k+1 scanning
+    /// once central k has connected (or ended); every count and timeout is per central.
+    public static func start(
+        target: String, arguments: [String] = [], ports: Int = 1, centrals: Int = 1, count: Int = 0,
+        timeout: Double = 30,
+        indicate: Bool = false, wait: Bool = false, unsubscribe: Bool = false, writes: [Write] = [], mtu: Int? = nil,
+        environment: [String: String] = [:], readyTimeout: Duration = .seconds(30)
+    ) async throws -> BumbleCentral {
+        var options = [target] + arguments
+        if ports > 1 { options += ["--ports", "\(ports)"] }
+        options += ["--central-count", "\(count)", "--central-timeout", "\(timeout)"]
+        if centrals > 1 { options += ["--centrals", "\(centrals)"] }
+        if indicate { options.append("--central-indicate") }
+        if wait { options.append("--central-wait") }
+        if unsubscribe { options.append("--central-unsubscribe") }
+        if let mtu { options += ["--central-mtu", "\(mtu)"] }
+        for write in writes {
+            options += [write.withResponse ? "--central-write" : "--central-write-command", write.argument]
+        }
+        // The process outlives the central's run by little: keep it for the whole timeout.
+        options += ["--lifetime", "\(Int(timeout) + 60)"]
+        let (peer, output) = try await BumblePeer.launch(script: scriptPath, arguments: options,
+                                                         environment: environment, readyTimeout: readyTimeout)
+        let central = BumbleCentral(peer: peer)
+        central.read(from: output)
+        return central
+    }
+
+    /// The events so far, in order.
+    public var events: [Event] { state.withLock { $0.events } }
+
+    /// Lines of the output that were not events (should stay empty).
+    public var malformedLines: [String] { state.withLock { $0.malformed } }
+
+    /// The first event (already printed or to come) that `match` accepts, waiting at most
+    /// `seconds`; throws ``TestTimeout`` then, or ``BumbleCentralError/ended(events:)`` when the
+    /// process's output ends without one.
+    public func event(within seconds: Double = 60,
+                      where match: @escaping @Sendable (Event) -> Bool) async throws -> Event {
+        try await within(seconds: seconds) { try await self.firstEvent(where: match) }
+    }
+
+    /// The `done` event of `central` (1 to `centrals`): its run's end (waiting at most `seconds`).
+    public func finished(central: Int = 1, within seconds: Double = 60) async throws -> Event {
+        try await event(within: seconds) { $0.event == "done" && ($0.central ?? 1) == central }
+    }
+
+    /// The values received by notification and indication so far, in order.
+    public var receivedValues: [Event] {
+        events.filter { $0.event == "notification" || $0.event == "indication" }
+    }
+
+    /// Asks `central` to write `value` to `target` (UUID or `0x` handle) now (after discovery).
+    @discardableResult
+    public func write(_ target: String, value: [UInt8], withResponse: Bool = true, central: Int = 1) -> Bool {
+        request(["write": .string(target), "value": .string(value.map { String(format: "%02x", $0) }.joined()),
+                 "withResponse": .bool(withResponse)], central: central)
+    }
+
+    /// Asks `central` to read `target` (UUID or `0x` handle) now (after discovery).
+    @discardableResult
+    public func read(_ target: String, central: Int = 1) -> Bool {
+        request(["read": .string(target)], central: central)
+    }
+
+    /// Asks `central` to unsubscribe from `target` (UUID or `0x` handle): its CCCD written to 0.
+    @discardableResult
+    public func unsubscribe(_ target: String, central: Int = 1) -> Bool {
+        request(["unsubscribe": .string(target)], central: central)
+    }
+
+    /// Asks `central` to disconnect (its run then ends with reason `disconnected`).
+    @discardableResult
+    public func disconnect(central: Int = 1) -> Bool { request(["disconnect": .bool(true)], central: central) }
+
+    /// Ends `central`'s run started with `wait`: reason `complete`.
+    @discardableResult
+    public func end(central: Int = 1) -> Bool { request(["end": .bool(true)], central: central) }
+
+    /// Stops the process (the link and the central with it). Idempotent.
+    public func stop() { peer.stop() }
+
+    private enum RequestValue: Encodable {
+        case string(String)
+        case bool(Bool)
+        case int(Int)
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let text): try container.encode(text)
+            case .bool(let flag): try container.encode(flag)
+            case .int(let number): try container.encode(number)
+            }
+        }
+    }
+
+    private func request(_ fields: [String: RequestValue], central: Int) -> Bool {
+        var fields = fields
+        fields["central"] = .int(central)
+        guard let data = try? JSONEncoder().encode(fields) else { return false }
+        return peer.writeInputLine(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Reads the output's lines on a thread of its own until its end (bounded: 1 MiB a line).
+    private func read(from fd: Int32) {
+        let thread = Thread { [weak self] in
+            defer { _ = close(fd) }
+            var line: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                for byte in buffer[..<count] {
+                    if byte == UInt8(ascii: "\n") {
+                        guard let self else { return }
+                        self.received(line)
+                        line.removeAll(keepingCapacity: true)
+                    } else if line.count < 1 << 20 {
+                        line.append(byte)
+                    }
+                }
+            }
+            self?.outputEnded()
+        }
+        thread.start()
+    }
+
+    private func received(_ line: [UInt8]) {
+        guard !line.isEmpty else { return }
+        let decoded = try? JSONDecoder().decode(Event.self, from: Data(line))
+        let ready: [(CheckedContinuation<Event, any Error>, Event)] = state.withLock { state in
+            guard let event = decoded else {
+                state.malformed.append(String(decoding: line.prefix(300), as: UTF8.self))
+                return []
+            }
+            state.events.append(event)
+            var ready: [(CheckedContinuation<Event, any Error>, Event)] = []
+            state.waiters.removeAll { waiter in
+                guard waiter.match(event) else { return false }
+                ready.append((waiter.continuation, event))
+                return true
+            }
+            return ready
+        }
+        for (continuation, event) in ready { continuation.resume(returning: event) }
+    }
+
+    private func outputEnded() {
+        let (waiters, events) = state.withLock { state in
+            state.ended = true
+            defer { state.waiters = [] }
+            return (state.waiters, state.events)
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: BumbleCentralError.ended(events: events.count)) }
+    }
+
+    private func firstEvent(where match: @escaping @Sendable (Event) -> Bool) async throws -> Event {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Event, any Error>) in
+                let outcome: Result<Event, any Error>? = state.withLock { state in
+                    if let found = state.events.first(where: match) { return .success(found) }
+                    if state.ended { return .failure(BumbleCentralError.ended(events: state.events.count)) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters.append(Waiter(id: id, match: match, continuation: continuation))
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+}
+
+/// Why waiting on a ``BumbleCentral`` failed.
+public enum BumbleCentralError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The central's output ended (the process exited) before the event waited for.
+    case ended(events: Int)
+
+    public var description: String {
+        switch self {
+        case .ended(let count):
+            "bumble-central ended after \(count) events without the one waited for (its stderr has why)"
+        }
+    }
+}
