@@ -59,7 +59,9 @@ struct AdapterAdvertisingBumbleTests {
                     let matching = printed.filter { $0.contains(text) }
                     if matching.count >= count, let last = matching.last { return last }
                     if !self.process.isRunning, matching.count < count {
-                        Issue.record("the Bumble central exited (\(self.process.terminationStatus)): \(printed)")
+                        let status = self.process.terminationStatus
+                        let hint = status == 69 ? " (no project Python with bumble 0.0.236: run Scripts/bootstrap, or set RAWBLE_VENV)" : ""
+                        Issue.record("the Bumble central exited with status \(status)\(hint): \(printed)")
                         throw TestTimeout()
                     }
                     try await Task.sleep(for: .milliseconds(5))

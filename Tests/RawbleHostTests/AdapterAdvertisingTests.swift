@@ -1,5 +1,6 @@
 import RawbleHost
 import RawbleTestSupport
+import Synchronization
 import Testing
 
 // The peripheral role on a scripted controller: the command sequences of legacy and extended
@@ -405,5 +406,39 @@ struct PeripheralSignalingResponderTests {
         #expect(peripheral.acceptedParameterUpdateCount == 0)
         var central = LESignalingResponder()
         #expect(central.receive(request[...]).count == 2, "accepted, then LE Connection Update")
+    }
+}
+
+/// Records what the connection says about its end at the moment its bearer ends.
+private final class EndingProbe: ATTPDUReceiver, Sendable {
+    let connection: Connection
+    let seen = Mutex<(called: Bool, ending: HostError?)>((false, nil))
+    init(_ connection: Connection) { self.connection = connection }
+    func receive(_ pdu: ArraySlice<UInt8>) {}
+    func bearerEnded(_ error: BearerError) {
+        let ending = connection.ending
+        seen.withLock { $0 = (true, ending) }
+    }
+}
+
+@Suite("Adapter: a link's end as its bearer reports it")
+struct PeripheralLinkEndingTests {
+    @Test("when a central's link ends, the bearer's end already finds the connection's ending set (a server reading it learns why)")
+    func endingIsSetBeforeTheBearerEnds() async throws {
+        let controller = ScriptedController(answer: legacyController)
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        try await adapter.advertise(Advertisement(data: heartRateData, restart: .never))
+        controller.transport.inject(centralConnected())
+        let connection = try await firstIncoming(adapter)
+        let probe = EndingProbe(connection)
+        #expect(connection.att.deliverPDUs(to: probe))
+        controller.transport.inject(disconnected())
+        _ = await connection.waitUntilDisconnected()
+        let seen = probe.seen.withLock { $0 }
+        #expect(seen.called)
+        #expect(seen.ending == .disconnected(.remoteUserTerminatedConnection))
+        await adapter.close()
+        pump.cancel()
     }
 }

@@ -233,3 +233,22 @@ extension Adapter {
         }
     }
 }
+
+/// The adapter's advertising state, used only on its executor.
+final class Advertiser {
+    /// The advertisement the caller asked for, while it is not stopped.
+    struct Running {
+        let advertisement: Advertisement
+        let set: AdvertisingSet
+        /// Whether the controller advertises now (a connection stops it).
+        var isOn: Bool
+    }
+
+    var running: Running?
+    /// The links centrals made to this advertisement: a disconnection may restart it.
+    var acceptedHandles: Set<UInt16> = []
+    /// LE Read Maximum Advertising Data Length, once read.
+    var maximumExtendedDataLength: Int?
+    /// Ids of advertise/stop calls: a restart started for an old advertisement does nothing.
+    var generation: UInt64 = 0
+}

@@ -253,10 +253,11 @@ final class ConnectionRecord {
         wait.continuation.resume()
     }
 
-    /// The link is gone: the bearer ends with `bearerError`, waiters learn `hostError`.
+    /// The link is gone: waiters learn `hostError`, then the bearer ends with `bearerError`
+    /// (in that order, so whoever sees the bearer end finds ``Connection/ending`` set).
     func end(bearerError: BearerError, hostError: HostError) {
         parameterUpdateEnded()
-        attInbox.finish(bearerError)
         lifetime.end(hostError)
+        attInbox.finish(bearerError)
     }
 }

@@ -1,26 +1,4 @@
-import RawbleBearer
-import RawbleTransport
-
-/// The peripheral role, whichever host plays it: advertise, accept the centrals that connect
-/// (each link with its ATT bearer, as a ``CentralLink``), stop advertising. ``Adapter`` is rawble's
-/// own host; the kernel's raw channel (a listening L2CAP socket) can implement it later.
-public protocol Peripheral: Sendable {
-    /// A link a central made to this peripheral.
-    associatedtype AcceptedLink: CentralLink
-
-    /// Every link a central makes while this peripheral advertises, in order; finishes when
-    /// the peripheral closes.
-    var incomingConnections: AsyncStream<AcceptedLink> { get }
-
-    /// Starts advertising `advertisement` (replacing nothing: one advertisement at a time).
-    func advertise(_ advertisement: Advertisement) async throws(HostError) -> AdvertisingSet
-
-    /// Stops advertising, if it runs; links already made stay up.
-    func stopAdvertising() async throws(HostError)
-
-    /// Ends everything: stops advertising, disconnects every link, closes the transport.
-    func close() async
-}
+// The values of the peripheral role: what to advertise, and the advertisement that runs.
 
 /// What a peripheral advertises and how: the data and scan response (typed AD structures),
 /// whether centrals may connect, the interval, and what happens after a central connected.
@@ -96,27 +74,4 @@ public struct AdvertisingSet: Hashable, Sendable {
         self.isExtended = isExtended
         self.txPower = txPower
     }
-}
-
-/// The adapter's advertising state, used only on its executor.
-final class Advertiser {
-    /// The advertisement the caller asked for, while it is not stopped.
-    struct Running {
-        let advertisement: Advertisement
-        let set: AdvertisingSet
-        /// Whether the controller advertises now (a connection stops it).
-        var isOn: Bool
-    }
-
-    var running: Running?
-    /// The links centrals made to this advertisement: a disconnection may restart it.
-    var acceptedHandles: Set<UInt16> = []
-    /// LE Read Maximum Advertising Data Length, once read.
-    var maximumExtendedDataLength: Int?
-    /// Ids of advertise/stop calls: a restart started for an old advertisement does nothing.
-    var generation: UInt64 = 0
-}
-
-extension Adapter: Peripheral {
-    public typealias AcceptedLink = Connection
 }
