@@ -140,6 +140,31 @@ struct AdapterAdvertisingTests {
         pump.cancel()
     }
 
+    @Test("a stop while advertising starts wins: the start throws cancelled and the advertising it enabled is switched off")
+    func stopWhileStarting() async throws {
+        let controller = ScriptedController { command in
+            if case .leSetAdvertisingData = command { return nil }  // answered by the test, later
+            return legacyController(command)
+        }
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let starting = Task { () -> HostError? in
+            do throws(HostError) {
+                try await adapter.advertise(Advertisement(data: heartRateData))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        _ = try await commands(atLeast: 1, controller) { if case .leSetAdvertisingData = $0 { true } else { false } }
+        try await adapter.stopAdvertising()
+        controller.transport.inject(ScriptedController.complete(.leSetAdvertisingData))
+        #expect(await starting.value == .cancelled)
+        #expect(Array(controller.commands.suffix(2)) == [.leSetAdvertisingEnable(true), .leSetAdvertisingEnable(false)])
+        await adapter.close()
+        pump.cancel()
+    }
+
     @Test("legacy data over 31 bytes is a typed error naming the length, and nothing is sent")
     func legacyDataTooLong() async throws {
         let controller = ScriptedController(answer: legacyController)

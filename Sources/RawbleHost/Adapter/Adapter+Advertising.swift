@@ -20,7 +20,8 @@ extension Adapter {
     /// then is ``Advertisement/restart``.
     /// - Throws: ``HostError/advertisingDataTooLong(_:length:maximum:)`` when the data or scan
     ///   response does not fit (31 bytes legacy, the controller's maximum extended);
-    ///   ``HostError/busy(_:)`` when an advertisement already runs;
+    ///   ``HostError/busy(_:)`` when an advertisement already runs; ``HostError/cancelled``
+    ///   when ``stopAdvertising()`` came while it started (advertising is switched off again);
     ///   ``HostError/unsupported(_:)`` on a kernel-owned controller or for combinations
     ///   extended PDUs cannot carry.
     @discardableResult
@@ -42,9 +43,21 @@ extension Adapter {
         }
         let set = extended ? try await startExtendedAdvertising(advertisement)
                            : try await startLegacyAdvertising(advertisement)
-        // A stop (or close) that came while the commands ran wins.
+        // A stop (or close) that came while the commands ran wins: the advertising just
+        // enabled is switched off again.
         if let failure { throw failure }
-        guard advertiser.generation == generation else { throw .cancelled }
+        guard advertiser.generation == generation else {
+            do {
+                if set.isExtended {
+                    try await execute(.leSetExtendedAdvertisingEnable(.one(.init(handle: set.handle), enable: false)))
+                } else {
+                    try await execute(.leSetAdvertisingEnable(false))
+                }
+            } catch {
+                logger.warning("advertising stopped while it started: switching it off failed: \(error)")
+            }
+            throw .cancelled
+        }
         advertiser.running = Advertiser.Running(advertisement: advertisement, set: set, isOn: true)
         logger.info("advertising (\(extended ? "extended" : "legacy"), \(advertisement.isConnectable ? "connectable" : "not connectable"))")
         return set
