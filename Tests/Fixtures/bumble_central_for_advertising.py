@@ -5,7 +5,10 @@ LocalLink with a Bumble Device as central.  Prints a JSON line {"ready": true, "
 ROUNDS times: scans until an advertisement carries the complete local name NAME, connects to
 it, exchanges the ATT MTU (asking 100), disconnects; one JSON line per step on stdout
 ({"found": ...}, {"connected": ...}, {"mtu": ...}, {"disconnected": ...}).  A step that takes
-longer than 20 s ends the script with {"error": ...}.  Usage: bumble_central_for_advertising.py NAME ROUNDS
+longer than 20 s ends the script with {"error": ...}.  With `--extended`, the controller rawble
+drives lists the extended advertising commands (Bumble's implements them and has the feature, but
+does not list them), so rawble advertises with them.
+Usage: bumble_central_for_advertising.py NAME ROUNDS [--extended]
 """
 import asyncio
 import json
@@ -26,14 +29,19 @@ def say(**fields):
     sys.stdout.flush()
 
 
-async def run(name, rounds):
+EXTENDED_ADVERTISING_COMMANDS = set(range(0x2035, 0x203E))
+
+
+async def run(name, rounds, extended):
     link = LocalLink()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     transport = await open_tcp_server_transport_with_socket(sock)
-    Controller("rawble", host_source=transport.source, host_sink=transport.sink, link=link)
+    rawble = Controller("rawble", host_source=transport.source, host_sink=transport.sink, link=link)
+    if extended:
+        rawble.supported_commands = set(rawble.supported_commands) | EXTENDED_ADVERTISING_COMMANDS
     controller = Controller("central", link=link)
     device = Device(name="central", address=hci.Address("F0:F1:F2:F3:F4:F5"),
                     host=Host(controller, AsyncPipeSink(controller)))
@@ -65,7 +73,7 @@ async def run(name, rounds):
 def main():
     name, rounds = sys.argv[1], int(sys.argv[2])
     try:
-        asyncio.run(run(name, rounds))
+        asyncio.run(run(name, rounds, "--extended" in sys.argv[3:]))
     except Exception as error:  # one line for the test to show
         say(error=f"{type(error).__name__}: {error}")
         sys.exit(1)

@@ -19,11 +19,12 @@ struct AdapterAdvertisingBumbleTests {
         private let lines = Mutex<[String]>([])
         private let partial = Mutex<String>("")
 
-        init(name: String, rounds: Int) throws {
+        init(name: String, rounds: Int, extended: Bool) throws {
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             process = Process()
             process.executableURL = root.appendingPathComponent("Scripts/venv-python")
             process.arguments = [root.appendingPathComponent("Tests/Fixtures/bumble_central_for_advertising.py").path, name, String(rounds)]
+                + (extended ? ["--extended"] : [])
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
@@ -76,10 +77,11 @@ struct AdapterAdvertisingBumbleTests {
         }
     }
 
-    @Test("found by name, connected, ATT MTU exchanged both ways; advertising again after the disconnection for a second round")
-    func bumbleCentralConnectsTwice() async throws {
+    @Test("found by name, connected, ATT MTU exchanged both ways; advertising again after the disconnection for a second round",
+          arguments: [false, true])
+    func bumbleCentralConnectsTwice(extended: Bool) async throws {
         let name = "rawble-adv-test"
-        let central = try Central(name: name, rounds: 2)
+        let central = try Central(name: name, rounds: 2, extended: extended)
         defer { central.stop() }
         let ready = try await central.line(containing: "\"ready\"")
         struct Ready: Decodable { let port: UInt16 }
@@ -89,9 +91,11 @@ struct AdapterAdvertisingBumbleTests {
         configuration.logger.logLevel = .critical
         let adapter = try await Adapter.open(try await H4StreamTransport.connect(tcp: "127.0.0.1", port: port),
                                              configuration: configuration)
-        try await adapter.advertise(Advertisement(
+        #expect(await adapter.usesExtendedAdvertising == extended)
+        let set = try await adapter.advertise(Advertisement(
             data: AdvertisingData(serviceUUIDs: [BluetoothUUID(UInt16(0x180D))], localName: name),
             scanResponse: AdvertisingData([.txPowerLevel(-4)])))
+        #expect(set.isExtended == extended)
 
         // rawble answers each Exchange MTU Request with 64 and counts the links.
         let serving = Task { () -> [[UInt8]] in
