@@ -29,13 +29,14 @@ enum HCICommandSamples {
     }
 
     /// Number of typed cases ``command(_:)`` can produce (plus one for `other`).
-    static let caseCount = 34
+    static let caseCount = 44
 
     /// Opcodes HCICommand models; an `other` sample never uses one of these.
     static let modelledOpcodes: Set<UInt16> = [
         0x0C03, 0x0C01, 0x0C63, 0x0C6D, 0x1001, 0x1002, 0x1003, 0x1005, 0x1009, 0x1405, 0x0406,
         0x2001, 0x2002, 0x2060, 0x2003, 0x2005, 0x2006, 0x2008, 0x2009, 0x200A, 0x200B, 0x200C,
         0x200D, 0x200E, 0x2013, 0x2016, 0x2020, 0x2021, 0x2022, 0x202F, 0x2041, 0x2042, 0x2043,
+        0x2007, 0x2035, 0x2036, 0x2037, 0x2038, 0x2039, 0x203A, 0x203B, 0x203C, 0x203D,
     ]
 
     static func command(_ rng: inout some RandomNumberGenerator) -> HCICommand {
@@ -98,6 +99,31 @@ enum HCICommandSamples {
                 filterPolicy: .init(rawValue: byte(&rng)), ownAddressType: .init(rawValue: byte(&rng)),
                 peerAddressType: LEAddressType(rawValue: byte(&rng)), peerAddress: address(&rng),
                 le1M: phyConnection(&rng), le2M: phyConnection(&rng), leCoded: phyConnection(&rng)))
+        case 33: return .leReadAdvertisingPhysicalChannelTxPower
+        case 34: return .leSetAdvertisingSetRandomAddress(handle: byte(&rng), address: address(&rng))
+        case 35:
+            return .leSetExtendedAdvertisingParameters(HCICommand.ExtendedAdvertisingParameters(
+                handle: byte(&rng), properties: .init(rawValue: u16(&rng)),
+                intervalMin: UInt32(u16(&rng)) << 8 | UInt32(byte(&rng)), intervalMax: UInt32(u16(&rng)) << 8 | UInt32(byte(&rng)),
+                channels: .init(rawValue: byte(&rng)), ownAddressType: .init(rawValue: byte(&rng)),
+                peerAddressType: LEAddressType(rawValue: byte(&rng)), peerAddress: address(&rng),
+                filterPolicy: .init(rawValue: byte(&rng)), txPower: Int8(bitPattern: byte(&rng)),
+                primaryPHY: LEPHY(byte(&rng)), secondaryMaxSkip: byte(&rng), secondaryPHY: LEPHY(byte(&rng)),
+                sid: byte(&rng), scanRequestNotifications: bool(&rng)))
+        case 36, 37:
+            let fragment = HCICommand.AdvertisingDataFragment(
+                handle: byte(&rng), operation: .init(rawValue: byte(&rng)), fragmentPreference: .init(rawValue: byte(&rng)),
+                data: bytes(&rng, count: 0...251))!
+            return index == 36 ? .leSetExtendedAdvertisingData(fragment) : .leSetExtendedScanResponseData(fragment)
+        case 38:
+            let sets = (0..<Int.random(in: 0...63, using: &rng)).map { _ in
+                HCICommand.AdvertisingSetActivation(handle: byte(&rng), duration: u16(&rng), maximumEvents: byte(&rng))
+            }
+            return .leSetExtendedAdvertisingEnable(HCICommand.ExtendedAdvertisingEnable(enable: bool(&rng), sets: sets)!)
+        case 39: return .leReadMaximumAdvertisingDataLength
+        case 40: return .leReadNumberOfSupportedAdvertisingSets
+        case 41: return .leRemoveAdvertisingSet(handle: byte(&rng))
+        case 42: return .leClearAdvertisingSets
         default:
             var opcode = u16(&rng)
             while modelledOpcodes.contains(opcode) { opcode = u16(&rng) }
@@ -116,7 +142,8 @@ enum HCICommandSamples {
         .reset, .setEventMask, .setEventMaskPage2, .leSetEventMask, .writeLEHostSupport, .leSetRandomAddress,
         .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData, .leSetAdvertisingEnable,
         .leSetScanParameters, .leSetScanEnable, .leCreateConnectionCancel, .leSetExtendedScanParameters,
-        .leSetExtendedScanEnable,
+        .leSetExtendedScanEnable, .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingData,
+        .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable, .leRemoveAdvertisingSet, .leClearAdvertisingSets,
     ]
     static let handleOpcodes: [HCIOpcode] = [
         .leSetDataLength, .leRemoteConnectionParameterRequestReply, .leRemoteConnectionParameterRequestNegativeReply,
@@ -124,12 +151,13 @@ enum HCICommandSamples {
     static let typedOpcodes: [HCIOpcode] = [
         .readLocalVersionInformation, .readLocalSupportedCommands, .readLocalSupportedFeatures, .readBDADDR,
         .readBufferSize, .leReadBufferSize, .leReadBufferSizeV2, .leReadLocalSupportedFeatures, .readRSSI,
-        .leReadMaximumDataLength,
+        .leReadMaximumDataLength, .leReadAdvertisingPhysicalChannelTxPower, .leSetExtendedAdvertisingParameters,
+        .leReadMaximumAdvertisingDataLength, .leReadNumberOfSupportedAdvertisingSets,
     ]
     static var returnOpcodes: [HCIOpcode] { statusOnlyOpcodes + handleOpcodes + typedOpcodes }
 
     static func commandReturn(_ rng: inout some RandomNumberGenerator) -> CommandReturn {
-        switch Int.random(in: 0..<14, using: &rng) {
+        switch Int.random(in: 0..<18, using: &rng) {
         case 0: return .success(statusOnlyOpcodes.randomElement(using: &rng)!)
         case 1:
             return .failure(returnOpcodes.randomElement(using: &rng)!, status: HCIStatus(UInt8.random(in: 1...255, using: &rng)),
@@ -152,6 +180,10 @@ enum HCICommandSamples {
         case 11: return .connectionHandle(handleOpcodes.randomElement(using: &rng)!, handle: u16(&rng))
         case 12:
             return .maximumDataLength(.init(maxTxOctets: u16(&rng), maxTxTime: u16(&rng), maxRxOctets: u16(&rng), maxRxTime: u16(&rng)))
+        case 13: return .advertisingTxPower(Int8(bitPattern: byte(&rng)))
+        case 14: return .selectedTxPower(Int8(bitPattern: byte(&rng)))
+        case 15: return .maximumAdvertisingDataLength(u16(&rng))
+        case 16: return .supportedAdvertisingSets(byte(&rng))
         default:
             var opcode = u16(&rng)
             while returnOpcodes.contains(HCIOpcode(opcode)) { opcode = u16(&rng) }

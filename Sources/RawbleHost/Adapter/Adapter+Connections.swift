@@ -194,14 +194,15 @@ extension Adapter {
                                        supervisionTimeout: complete.supervisionTimeout),
             attBufferLimit: configuration.attReceiveBufferLimit)
         links.add(record)
+        if complete.role == .peripheral, acceptIncomingConnection(record) { return }
         logger.info("connected to \(complete.peer), handle 0x\(String(complete.connectionHandle, radix: 16))")
         if let pending, !pending.isFinished, complete.role == .central, pending.abandoned != .cancelled {
             // (A connection that wins the race against a timeout's cancel is still wanted.)
             pending.finish(.success(complete))
         } else {
-            // Nobody asked for this link (a peripheral-role link, one that completed after its
-            // attempt was given up, or after its caller was cancelled): a central-only host
-            // lets it go.
+            // Nobody asked for this link (a peripheral-role link while nothing advertises, one
+            // that completed after its attempt was given up, or after its caller was
+            // cancelled): the host lets it go.
             if let pending, complete.role == .central, pending.abandoned == .cancelled {
                 pending.finish(.failure(.cancelled))
             }
@@ -225,6 +226,7 @@ extension Adapter {
         _ = links.remove(event.connectionHandle, failingSendsWith: .disconnected(reason: event.reason.description))
         logger.info("disconnected from \(record.peer): \(event.reason)")
         record.end(bearerError: .disconnected(reason: event.reason.description), hostError: .disconnected(event.reason))
+        acceptedLinkEnded(event.connectionHandle)
     }
 
     /// Sends HCI Disconnect for the link and waits, bounded, for its Disconnection Complete.

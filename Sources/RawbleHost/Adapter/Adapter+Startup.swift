@@ -34,7 +34,7 @@ extension Adapter {
             await optionally(.setEventMask(.leCentralDefault))
         }
         if info.supports(.leSetEventMask, assumed: true) {
-            await optionally(.leSetEventMask(.leCentralDefault))
+            await optionally(.leSetEventMask(.leHostDefault))
         }
         if case .deviceAddress(let address)? = await optionally(.readBDADDR), address != .any {
             info.publicAddress = address

@@ -78,6 +78,12 @@ public actor Adapter {
     let links: LinkRouter
     /// The scan that runs, if any (see Scanner.swift; commands in Adapter+Scanning.swift).
     let scanner = Scanner()
+    /// The advertisement that runs, if any (see Adapter+Advertising.swift).
+    let advertiser = Advertiser()
+    /// Every link a central makes to this adapter's advertisement, in order (the peripheral
+    /// role); finishes when the adapter closes or fails.
+    public nonisolated let incomingConnections: AsyncStream<Connection>
+    let incomingContinuation: AsyncStream<Connection>.Continuation
     /// The Set Scan Enable (off) on its way to the controller, if any: ``close()`` waits for it.
     var scanStop: Task<Result<Void, HostError>, Never>?
     /// Scanning being switched on again after another program stopped it (kernel-owned
@@ -99,6 +105,8 @@ public actor Adapter {
         executor = eventLoop.executor
         taskExecutor = EventLoopTaskExecutor(eventLoop)
         (outboundPackets, outbound) = AsyncStream.makeStream(of: H4Packet.self)
+        // Unbounded: the controller bounds the links, and a dropped one would never be closed.
+        (incomingConnections, incomingContinuation) = AsyncStream.makeStream(of: Connection.self)
         commands = HostCommands(outbound: outbound, logger: configuration.logger,
                                 controllerShared: configuration.owner == .kernel)
         links = LinkRouter(maximumFrameLength: configuration.maximumIncomingFrameLength, outbound: outbound,
@@ -139,6 +147,11 @@ public actor Adapter {
                 try await stopScanning()
             } catch {
                 logger.warning("closing: scanning may still be on, its stop failed: \(error)")
+            }
+            do {
+                try await stopAdvertising()
+            } catch {
+                logger.warning("closing: advertising may still be on, its stop failed: \(error)")
             }
             for handle in links.handles {
                 try? await disconnect(handle: handle, reason: .remoteUserTerminatedConnection, timeout: .seconds(2))
@@ -204,7 +217,10 @@ public actor Adapter {
         for waiter in connectTurnWaiters.values { waiter.resume() }
         connectTurnWaiters.removeAll()
         scanner.stop(throwing: error)
+        advertiser.running = nil
+        advertiser.generation += 1
         links.stop(error, bearerError: bearerError(for: error))
+        incomingContinuation.finish()
     }
 
     func bearerError(for error: HostError) -> BearerError {
@@ -287,6 +303,8 @@ public actor Adapter {
             scanner.receive(reports)
         case .connectionComplete(let complete):
             handleConnectionComplete(complete)
+        case .advertisingSetTerminated(let terminated):
+            advertisingSetTerminated(terminated)
         case .connectionUpdateComplete(let update):
             if let record = links[update.connectionHandle], update.status.isSuccess {
                 record.updateParameters(interval: update.connectionInterval, latency: update.peripheralLatency,

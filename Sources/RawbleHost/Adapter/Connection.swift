@@ -1,7 +1,8 @@
 import RawbleBearer
 import Synchronization
 
-/// One LE connection made by an ``Adapter``, as the central.
+/// One LE connection of an ``Adapter``: made as the central (``Adapter/connect(to:timeout:)``),
+/// or by a central to the adapter's advertisement (``Adapter/incomingConnections``).
 ///
 /// Its ``att`` bearer carries ATT over the fixed channel 0x0004; LE signaling and SMP are
 /// answered by the host. When the link goes, everything pending on it fails with the reason.
@@ -252,10 +253,11 @@ final class ConnectionRecord {
         wait.continuation.resume()
     }
 
-    /// The link is gone: the bearer ends with `bearerError`, waiters learn `hostError`.
+    /// The link is gone: waiters learn `hostError`, then the bearer ends with `bearerError`
+    /// (in that order, so whoever sees the bearer end finds ``Connection/ending`` set).
     func end(bearerError: BearerError, hostError: HostError) {
         parameterUpdateEnded()
-        attInbox.finish(bearerError)
         lifetime.end(hostError)
+        attInbox.finish(bearerError)
     }
 }

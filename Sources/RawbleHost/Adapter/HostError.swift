@@ -31,6 +31,9 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
     case linkLost(String)
     /// The system refused an operation for lack of a privilege; `what` says which and the fix.
     case permissionDenied(String)
+    /// Advertising data or a scan response longer than the advertisement can carry (`what`
+    /// says which; 31 bytes for legacy advertising, the controller's maximum for extended).
+    case advertisingDataTooLong(String, length: Int, maximum: Int)
     /// The caller's task was cancelled while it waited (what the host started on its behalf,
     /// such as a connection attempt, was called off).
     case cancelled
@@ -65,6 +68,8 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
             "the link ended: \(reason)"
         case .permissionDenied(let what):
             what
+        case let .advertisingDataTooLong(what, length, maximum):
+            "\(what) of \(length) bytes does not fit: at most \(maximum) bytes can be advertised"
         case .cancelled:
             "cancelled"
         }

@@ -36,10 +36,17 @@ public struct LESignalingResponder: Sendable {
     /// How many Connection Parameter Update Requests were accepted so far.
     public private(set) var acceptedParameterUpdateCount = 0
 
+    /// Whether this side is the link's peripheral: a Connection Parameter Update Request is
+    /// then answered with Command Reject "command not understood" (only a peripheral sends
+    /// it, Core Vol 3 Part A 4.20).
+    public let isPeripheral: Bool
+
     /// - Parameter signalingMTU: this side's MTUsig; values below 23 are raised to 23, values
     ///   above 65535 lowered to 65535 (the reject carries it in 16 bits).
-    public init(signalingMTU: Int = LESignalingResponder.minimumSignalingMTU) {
+    ///   `isPeripheral`: this side's role on the link (the central's by default).
+    public init(signalingMTU: Int = LESignalingResponder.minimumSignalingMTU, isPeripheral: Bool = false) {
         self.signalingMTU = min(Int(UInt16.max), max(Self.minimumSignalingMTU, signalingMTU))
+        self.isPeripheral = isPeripheral
     }
 
     /// Takes the payload of one C-frame received on CID 0x0005 and returns what to do, in order.
@@ -71,6 +78,7 @@ public struct LESignalingResponder: Sendable {
         let identifier = command.identifier
         switch command.payload {
         case .connectionParameterUpdateRequest(let parameters):
+            if isPeripheral { return [reject(identifier, .commandNotUnderstood)] }
             guard parameters.isValid else {
                 return [.send(LESignalingCommand(identifier: identifier, .connectionParameterUpdateResponse(.rejected)))]
             }

@@ -49,6 +49,7 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, Comparable, Custo
     public static let leReadLocalSupportedFeatures = HCIOpcode(0x2003)
     public static let leSetRandomAddress = HCIOpcode(0x2005)
     public static let leSetAdvertisingParameters = HCIOpcode(0x2006)
+    public static let leReadAdvertisingPhysicalChannelTxPower = HCIOpcode(0x2007)
     public static let leSetAdvertisingData = HCIOpcode(0x2008)
     public static let leSetScanResponseData = HCIOpcode(0x2009)
     public static let leSetAdvertisingEnable = HCIOpcode(0x200A)
@@ -72,6 +73,15 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, Comparable, Custo
     public static let leReadPHY = HCIOpcode(0x2030)
     public static let leSetDefaultPHY = HCIOpcode(0x2031)
     public static let leSetPHY = HCIOpcode(0x2032)
+    public static let leSetAdvertisingSetRandomAddress = HCIOpcode(0x2035)
+    public static let leSetExtendedAdvertisingParameters = HCIOpcode(0x2036)
+    public static let leSetExtendedAdvertisingData = HCIOpcode(0x2037)
+    public static let leSetExtendedScanResponseData = HCIOpcode(0x2038)
+    public static let leSetExtendedAdvertisingEnable = HCIOpcode(0x2039)
+    public static let leReadMaximumAdvertisingDataLength = HCIOpcode(0x203A)
+    public static let leReadNumberOfSupportedAdvertisingSets = HCIOpcode(0x203B)
+    public static let leRemoveAdvertisingSet = HCIOpcode(0x203C)
+    public static let leClearAdvertisingSets = HCIOpcode(0x203D)
     public static let leSetExtendedScanParameters = HCIOpcode(0x2041)
     public static let leSetExtendedScanEnable = HCIOpcode(0x2042)
     public static let leExtendedCreateConnection = HCIOpcode(0x2043)
@@ -87,7 +97,8 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, Comparable, Custo
         0x1405: "Read RSSI",
         0x2001: "LE Set Event Mask", 0x2002: "LE Read Buffer Size",
         0x2003: "LE Read Local Supported Features", 0x2005: "LE Set Random Address",
-        0x2006: "LE Set Advertising Parameters", 0x2008: "LE Set Advertising Data",
+        0x2006: "LE Set Advertising Parameters", 0x2007: "LE Read Advertising Physical Channel Tx Power",
+        0x2008: "LE Set Advertising Data",
         0x2009: "LE Set Scan Response Data", 0x200A: "LE Set Advertising Enable",
         0x200B: "LE Set Scan Parameters", 0x200C: "LE Set Scan Enable",
         0x200D: "LE Create Connection", 0x200E: "LE Create Connection Cancel",
@@ -99,6 +110,11 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, Comparable, Custo
         0x2022: "LE Set Data Length", 0x2023: "LE Read Suggested Default Data Length",
         0x2024: "LE Write Suggested Default Data Length", 0x202F: "LE Read Maximum Data Length",
         0x2030: "LE Read PHY", 0x2031: "LE Set Default PHY", 0x2032: "LE Set PHY",
+        0x2035: "LE Set Advertising Set Random Address", 0x2036: "LE Set Extended Advertising Parameters",
+        0x2037: "LE Set Extended Advertising Data", 0x2038: "LE Set Extended Scan Response Data",
+        0x2039: "LE Set Extended Advertising Enable", 0x203A: "LE Read Maximum Advertising Data Length",
+        0x203B: "LE Read Number of Supported Advertising Sets", 0x203C: "LE Remove Advertising Set",
+        0x203D: "LE Clear Advertising Sets",
         0x2041: "LE Set Extended Scan Parameters", 0x2042: "LE Set Extended Scan Enable",
         0x2043: "LE Extended Create Connection", 0x2060: "LE Read Buffer Size v2",
         0x2085: "LE Extended Create Connection v2",

@@ -35,8 +35,12 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let lmpResponseTimeout = HCIStatus(0x22)
     public static let instantPassed = HCIStatus(0x28)
     public static let unacceptableConnectionParameters = HCIStatus(0x3B)
+    /// An advertising set's duration ran out, or directed advertising ended unanswered.
+    public static let advertisingTimeout = HCIStatus(0x3C)
     public static let connectionFailedToBeEstablished = HCIStatus(0x3E)
     public static let unknownAdvertisingIdentifier = HCIStatus(0x42)
+    /// An advertising set sent its maximum number of events.
+    public static let limitReached = HCIStatus(0x43)
 
     static let names: [String] = [
         "Success", "Unknown HCI Command", "Unknown Connection Identifier", "Hardware Failure",

@@ -35,6 +35,15 @@ public enum CommandReturn: Hashable, Sendable {
     case connectionHandle(HCIOpcode, handle: UInt16)
     /// LE Read Maximum Data Length.
     case maximumDataLength(MaximumDataLength)
+    /// LE Read Advertising Physical Channel Tx Power: legacy advertising's power, in dBm.
+    case advertisingTxPower(Int8)
+    /// LE Set Extended Advertising Parameters: the TX power the controller chose for the set, in dBm.
+    case selectedTxPower(Int8)
+    /// LE Read Maximum Advertising Data Length: the most advertising or scan response data
+    /// one extended advertising set can carry.
+    case maximumAdvertisingDataLength(UInt16)
+    /// LE Read Number of Supported Advertising Sets.
+    case supportedAdvertisingSets(UInt8)
     /// A command this type does not decode, with its whole return parameter block.
     case other(HCIOpcode, returnParameters: [UInt8])
 }
@@ -163,6 +172,10 @@ extension CommandReturn {
         case .leLocalFeatures: .leReadLocalSupportedFeatures
         case .rssi: .readRSSI
         case .maximumDataLength: .leReadMaximumDataLength
+        case .advertisingTxPower: .leReadAdvertisingPhysicalChannelTxPower
+        case .selectedTxPower: .leSetExtendedAdvertisingParameters
+        case .maximumAdvertisingDataLength: .leReadMaximumAdvertisingDataLength
+        case .supportedAdvertisingSets: .leReadNumberOfSupportedAdvertisingSets
         }
     }
 
@@ -236,6 +249,12 @@ extension CommandReturn {
             writer.write(m.maxTxTime)
             writer.write(m.maxRxOctets)
             writer.write(m.maxRxTime)
+        case .advertisingTxPower(let power), .selectedTxPower(let power):
+            writer.write(power)
+        case .maximumAdvertisingDataLength(let length):
+            writer.write(length)
+        case .supportedAdvertisingSets(let count):
+            writer.write(count)
         }
     }
 }
@@ -263,6 +282,9 @@ extension CommandReturn: CustomStringConvertible {
         case .connectionHandle(_, let handle): detail = "handle 0x\(hex(handle))"
         case .maximumDataLength(let m):
             detail = "TX \(m.maxTxOctets) bytes / \(m.maxTxTime) µs, RX \(m.maxRxOctets) bytes / \(m.maxRxTime) µs"
+        case .advertisingTxPower(let power), .selectedTxPower(let power): detail = "\(power) dBm"
+        case .maximumAdvertisingDataLength(let length): detail = "\(length) bytes"
+        case .supportedAdvertisingSets(let count): detail = "\(count) sets"
         case .other(_, let bytes): detail = Hex.encode(bytes, uppercase: true, separator: " ")
         }
         return "\(name): \(detail)"
@@ -276,6 +298,7 @@ extension CommandReturn {
     enum Shape {
         case statusOnly, localVersion, supportedCommands, localFeatures, deviceAddress, bufferSize
         case leBufferSizeV1, leBufferSizeV2, leLocalFeatures, rssi, connectionHandle, maximumDataLength
+        case advertisingTxPower, selectedTxPower, maximumAdvertisingDataLength, supportedAdvertisingSets
     }
 
     /// The return shape of each opcode this type decodes (commands answered by Command
@@ -285,7 +308,9 @@ extension CommandReturn {
         case .reset, .setEventMask, .setEventMaskPage2, .leSetEventMask, .writeLEHostSupport,
              .leSetRandomAddress, .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData,
              .leSetAdvertisingEnable, .leSetScanParameters, .leSetScanEnable, .leCreateConnectionCancel,
-             .leSetExtendedScanParameters, .leSetExtendedScanEnable:
+             .leSetExtendedScanParameters, .leSetExtendedScanEnable, .leSetAdvertisingSetRandomAddress,
+             .leSetExtendedAdvertisingData, .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable,
+             .leRemoveAdvertisingSet, .leClearAdvertisingSets:
             .statusOnly
         case .readLocalVersionInformation: .localVersion
         case .readLocalSupportedCommands: .supportedCommands
@@ -299,6 +324,10 @@ extension CommandReturn {
         case .leSetDataLength, .leRemoteConnectionParameterRequestReply, .leRemoteConnectionParameterRequestNegativeReply:
             .connectionHandle
         case .leReadMaximumDataLength: .maximumDataLength
+        case .leReadAdvertisingPhysicalChannelTxPower: .advertisingTxPower
+        case .leSetExtendedAdvertisingParameters: .selectedTxPower
+        case .leReadMaximumAdvertisingDataLength: .maximumAdvertisingDataLength
+        case .leReadNumberOfSupportedAdvertisingSets: .supportedAdvertisingSets
         default: nil
         }
     }
@@ -370,6 +399,14 @@ extension CommandReturn {
             let rxOctets = try reader.readUInt16()
             let rxTime = try reader.readUInt16()
             result = .maximumDataLength(MaximumDataLength(maxTxOctets: txOctets, maxTxTime: txTime, maxRxOctets: rxOctets, maxRxTime: rxTime))
+        case .advertisingTxPower:
+            result = .advertisingTxPower(try reader.readInt8())
+        case .selectedTxPower:
+            result = .selectedTxPower(try reader.readInt8())
+        case .maximumAdvertisingDataLength:
+            result = .maximumAdvertisingDataLength(try reader.readUInt16())
+        case .supportedAdvertisingSets:
+            result = .supportedAdvertisingSets(try reader.readUInt8())
         }
         try reader.expectEnd()
         return result

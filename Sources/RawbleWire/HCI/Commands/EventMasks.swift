@@ -124,6 +124,10 @@ public struct LEEventMask: OptionSet, Hashable, Sendable, CustomStringConvertibl
         .phyUpdateComplete, .extendedAdvertisingReport, .scanTimeout,
     ]
 
+    /// What a host in both roles handles: ``leCentralDefault`` and, for the peripheral role,
+    /// LE Advertising Set Terminated (an extended advertising set stopped, e.g. on a connection).
+    public static let leHostDefault: LEEventMask = leCentralDefault.union(.advertisingSetTerminated)
+
     static let names: [(UInt64, String)] = [
         (1 << 0, "Connection Complete"), (1 << 1, "Advertising Report"),
         (1 << 2, "Connection Update Complete"), (1 << 3, "Read Remote Features Complete"),

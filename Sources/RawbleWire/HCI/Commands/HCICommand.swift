@@ -1,4 +1,4 @@
-/// An HCI command packet, as an LE central sends it (Core Vol 4 Part E 5.4.1 and 7), without
+/// An HCI command packet, as an LE central or peripheral sends it (Core Vol 4 Part E 5.4.1 and 7), without
 /// the H4 type byte: opcode (u16 LE), parameter length (u8), parameters.
 ///
 /// Each command the stack uses has a case with typed parameters; any other opcode decodes
@@ -48,6 +48,8 @@ public enum HCICommand: Hashable, Sendable {
     case leSetRandomAddress(BluetoothAddress)
     /// LE Set Advertising Parameters (`0x2006`).
     case leSetAdvertisingParameters(AdvertisingParameters)
+    /// LE Read Advertising Physical Channel Tx Power (`0x2007`): legacy advertising's power.
+    case leReadAdvertisingPhysicalChannelTxPower
     /// LE Set Advertising Data (`0x2008`).
     case leSetAdvertisingData(AdvertisingPayload)
     /// LE Set Scan Response Data (`0x2009`).
@@ -76,6 +78,24 @@ public enum HCICommand: Hashable, Sendable {
     case leSetDataLength(handle: UInt16, txOctets: UInt16, txTime: UInt16)
     /// LE Read Maximum Data Length (`0x202F`).
     case leReadMaximumDataLength
+    /// LE Set Advertising Set Random Address (`0x2035`): the random address of one set.
+    case leSetAdvertisingSetRandomAddress(handle: UInt8, address: BluetoothAddress)
+    /// LE Set Extended Advertising Parameters v1 (`0x2036`).
+    case leSetExtendedAdvertisingParameters(ExtendedAdvertisingParameters)
+    /// LE Set Extended Advertising Data (`0x2037`): one fragment of a set's data.
+    case leSetExtendedAdvertisingData(AdvertisingDataFragment)
+    /// LE Set Extended Scan Response Data (`0x2038`): one fragment of a set's scan response.
+    case leSetExtendedScanResponseData(AdvertisingDataFragment)
+    /// LE Set Extended Advertising Enable (`0x2039`).
+    case leSetExtendedAdvertisingEnable(ExtendedAdvertisingEnable)
+    /// LE Read Maximum Advertising Data Length (`0x203A`).
+    case leReadMaximumAdvertisingDataLength
+    /// LE Read Number of Supported Advertising Sets (`0x203B`).
+    case leReadNumberOfSupportedAdvertisingSets
+    /// LE Remove Advertising Set (`0x203C`).
+    case leRemoveAdvertisingSet(handle: UInt8)
+    /// LE Clear Advertising Sets (`0x203D`): removes every set.
+    case leClearAdvertisingSets
     /// LE Set Extended Scan Parameters (`0x2041`).
     case leSetExtendedScanParameters(ExtendedScanParameters)
     /// LE Set Extended Scan Enable (`0x2042`).
@@ -116,6 +136,7 @@ extension HCICommand {
         case .leReadLocalSupportedFeatures: .leReadLocalSupportedFeatures
         case .leSetRandomAddress: .leSetRandomAddress
         case .leSetAdvertisingParameters: .leSetAdvertisingParameters
+        case .leReadAdvertisingPhysicalChannelTxPower: .leReadAdvertisingPhysicalChannelTxPower
         case .leSetAdvertisingData: .leSetAdvertisingData
         case .leSetScanResponseData: .leSetScanResponseData
         case .leSetAdvertisingEnable: .leSetAdvertisingEnable
@@ -129,6 +150,15 @@ extension HCICommand {
         case .leRemoteConnectionParameterRequestNegativeReply: .leRemoteConnectionParameterRequestNegativeReply
         case .leSetDataLength: .leSetDataLength
         case .leReadMaximumDataLength: .leReadMaximumDataLength
+        case .leSetAdvertisingSetRandomAddress: .leSetAdvertisingSetRandomAddress
+        case .leSetExtendedAdvertisingParameters: .leSetExtendedAdvertisingParameters
+        case .leSetExtendedAdvertisingData: .leSetExtendedAdvertisingData
+        case .leSetExtendedScanResponseData: .leSetExtendedScanResponseData
+        case .leSetExtendedAdvertisingEnable: .leSetExtendedAdvertisingEnable
+        case .leReadMaximumAdvertisingDataLength: .leReadMaximumAdvertisingDataLength
+        case .leReadNumberOfSupportedAdvertisingSets: .leReadNumberOfSupportedAdvertisingSets
+        case .leRemoveAdvertisingSet: .leRemoveAdvertisingSet
+        case .leClearAdvertisingSets: .leClearAdvertisingSets
         case .leSetExtendedScanParameters: .leSetExtendedScanParameters
         case .leSetExtendedScanEnable: .leSetExtendedScanEnable
         case .leExtendedCreateConnection: .leExtendedCreateConnection
@@ -175,7 +205,9 @@ extension HCICommand: WireEncodable {
         switch self {
         case .reset, .readLocalVersionInformation, .readLocalSupportedCommands, .readLocalSupportedFeatures,
              .readBufferSize, .readBDADDR, .leReadBufferSize, .leReadBufferSizeV2,
-             .leReadLocalSupportedFeatures, .leCreateConnectionCancel, .leReadMaximumDataLength:
+             .leReadLocalSupportedFeatures, .leCreateConnectionCancel, .leReadMaximumDataLength,
+             .leReadAdvertisingPhysicalChannelTxPower, .leReadMaximumAdvertisingDataLength,
+             .leReadNumberOfSupportedAdvertisingSets, .leClearAdvertisingSets:
             break
         case .setEventMask(let mask):
             writer.write(mask.rawValue)
@@ -213,6 +245,17 @@ extension HCICommand: WireEncodable {
             writer.write(handle)
             writer.write(txOctets)
             writer.write(txTime)
+        case let .leSetAdvertisingSetRandomAddress(handle, address):
+            writer.write(handle)
+            writer.write(address)
+        case .leSetExtendedAdvertisingParameters(let parameters):
+            parameters.write(to: &writer)
+        case .leSetExtendedAdvertisingData(let fragment), .leSetExtendedScanResponseData(let fragment):
+            fragment.write(to: &writer)
+        case .leSetExtendedAdvertisingEnable(let parameters):
+            parameters.write(to: &writer)
+        case .leRemoveAdvertisingSet(let handle):
+            writer.write(handle)
         case .leSetExtendedScanParameters(let parameters):
             parameters.write(to: &writer)
         case .leSetExtendedScanEnable(let parameters):
@@ -261,6 +304,10 @@ extension HCICommand: WireDecodable {
         case .leReadLocalSupportedFeatures: command = .leReadLocalSupportedFeatures
         case .leCreateConnectionCancel: command = .leCreateConnectionCancel
         case .leReadMaximumDataLength: command = .leReadMaximumDataLength
+        case .leReadAdvertisingPhysicalChannelTxPower: command = .leReadAdvertisingPhysicalChannelTxPower
+        case .leReadMaximumAdvertisingDataLength: command = .leReadMaximumAdvertisingDataLength
+        case .leReadNumberOfSupportedAdvertisingSets: command = .leReadNumberOfSupportedAdvertisingSets
+        case .leClearAdvertisingSets: command = .leClearAdvertisingSets
         case .setEventMask:
             command = .setEventMask(EventMask(rawValue: try reader.readUInt64()))
         case .setEventMaskPage2:
@@ -309,6 +356,19 @@ extension HCICommand: WireDecodable {
             let handle = try reader.readUInt16()
             let octets = try reader.readUInt16()
             command = .leSetDataLength(handle: handle, txOctets: octets, txTime: try reader.readUInt16())
+        case .leSetAdvertisingSetRandomAddress:
+            let handle = try reader.readUInt8()
+            command = .leSetAdvertisingSetRandomAddress(handle: handle, address: try reader.readAddress())
+        case .leSetExtendedAdvertisingParameters:
+            command = .leSetExtendedAdvertisingParameters(try ExtendedAdvertisingParameters(from: &reader))
+        case .leSetExtendedAdvertisingData:
+            command = .leSetExtendedAdvertisingData(try AdvertisingDataFragment(from: &reader))
+        case .leSetExtendedScanResponseData:
+            command = .leSetExtendedScanResponseData(try AdvertisingDataFragment(from: &reader))
+        case .leSetExtendedAdvertisingEnable:
+            command = .leSetExtendedAdvertisingEnable(try ExtendedAdvertisingEnable(from: &reader))
+        case .leRemoveAdvertisingSet:
+            command = .leRemoveAdvertisingSet(handle: try reader.readUInt8())
         case .leSetExtendedScanParameters:
             command = .leSetExtendedScanParameters(try ExtendedScanParameters(from: &reader))
         case .leSetExtendedScanEnable:

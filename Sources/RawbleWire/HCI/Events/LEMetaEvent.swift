@@ -21,6 +21,9 @@ public enum LEMetaEvent: Hashable, Sendable {
     case phyUpdateComplete(PHYUpdateComplete)
     /// `0x0D`: reports of extended (or legacy, bit 4) advertising PDUs, several per event.
     case extendedAdvertisingReport([AdvertisingReport])
+    /// `0x12`: an extended advertising set stopped: a central connected to it (connectable
+    /// sets), its duration ran out or its event count was reached.
+    case advertisingSetTerminated(AdvertisingSetTerminated)
     /// Any other subevent, kept with its raw parameters (without the subevent code).
     case unknown(subevent: UInt8, parameters: ArraySlice<UInt8>)
 
@@ -35,6 +38,7 @@ public enum LEMetaEvent: Hashable, Sendable {
         case .dataLengthChange: return 0x07
         case .phyUpdateComplete: return 0x0C
         case .extendedAdvertisingReport: return 0x0D
+        case .advertisingSetTerminated: return 0x12
         case .unknown(let subevent, _): return subevent
         }
     }
@@ -129,6 +133,25 @@ public enum LEMetaEvent: Hashable, Sendable {
             self.maxTXTime = maxTXTime
             self.maxRXOctets = maxRXOctets
             self.maxRXTime = maxRXTime
+        }
+    }
+
+    /// LE Advertising Set Terminated (`0x12`, 5 bytes).
+    public struct AdvertisingSetTerminated: Hashable, Sendable {
+        /// Success when a connection ended the set; Advertising Timeout (0x3C) when its
+        /// duration ran out; Limit Reached (0x43) when its event count was reached.
+        public var status: HCIStatus
+        public var advertisingHandle: UInt8
+        /// The connection that ended the set; meaningful only when ``status`` is success.
+        public var connectionHandle: UInt16
+        /// `Num_Completed_Extended_Advertising_Events`: events sent before the set stopped.
+        public var completedEvents: UInt8
+
+        public init(status: HCIStatus, advertisingHandle: UInt8, connectionHandle: UInt16, completedEvents: UInt8) {
+            self.status = status
+            self.advertisingHandle = advertisingHandle
+            self.connectionHandle = connectionHandle
+            self.completedEvents = completedEvents
         }
     }
 
@@ -382,6 +405,14 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
         case 0x0D:
             return .extendedAdvertisingReport(try AdvertisingReport.decodeExtendedReports(parameters))
 
+        case 0x12:
+            var r = ByteReader(parameters, context: "HCI LE Advertising Set Terminated event")
+            let event = AdvertisingSetTerminated(
+                status: HCIStatus(try r.readUInt8()), advertisingHandle: try r.readUInt8(),
+                connectionHandle: try r.readUInt16(), completedEvents: try r.readUInt8())
+            try r.expectEnd()
+            return .advertisingSetTerminated(event)
+
         default:
             return .unknown(subevent: subevent, parameters: parameters)
         }
@@ -424,6 +455,11 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
             writer.write(e.rxPHY.rawValue)
         case .extendedAdvertisingReport(let reports):
             AdvertisingReport.encodeExtendedReports(reports, into: &writer)
+        case .advertisingSetTerminated(let e):
+            writer.write(e.status.rawValue)
+            writer.write(e.advertisingHandle)
+            writer.write(e.connectionHandle)
+            writer.write(e.completedEvents)
         case .unknown(_, let parameters):
             writer.write(contentsOf: parameters)
         }
