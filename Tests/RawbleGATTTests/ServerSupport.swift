@@ -1,6 +1,7 @@
 // The sample database the server tests share, and a harness that drives one `ATTServer` core
 // with hex: request bytes in, response bytes out.
 import RawbleGATT
+import Synchronization
 import Testing
 
 /// A 128-bit service and characteristic for the tests.
@@ -85,3 +86,68 @@ struct ServerHarness {
 
 /// Spaced hex of a UUID's 16 little-endian bytes.
 func uuidHex(_ uuid: BluetoothUUID) -> String { hexString(uuid.littleEndianBytes(width: 16)) }
+
+/// One end of an in-memory ATT link: what one end sends, the other receives, in order. Closing
+/// either end (or ``disconnect(_:)``) ends both: this end's `pdus` finish with `.closed` (the
+/// peer's with `.disconnected`), and later sends fail.
+final class PipeBearer: ATTBearer {
+    let pdus: AsyncThrowingStream<[UInt8], any Error>
+    let maximumPDULength: Int
+    private let own: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    private let link: PipeLink
+    private let isFirst: Bool
+
+    fileprivate init(link: PipeLink, first: Bool, maximumPDULength: Int) {
+        self.link = link
+        self.isFirst = first
+        self.maximumPDULength = maximumPDULength
+        (pdus, own) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+    }
+
+    /// The two ends of a new link.
+    static func pair(maximumPDULength: Int = 517) -> (central: PipeBearer, peripheral: PipeBearer) {
+        let link = PipeLink()
+        let central = PipeBearer(link: link, first: true, maximumPDULength: maximumPDULength)
+        let peripheral = PipeBearer(link: link, first: false, maximumPDULength: maximumPDULength)
+        link.ends.withLock { $0 = (central.own, peripheral.own) }
+        return (central, peripheral)
+    }
+
+    func send(_ pdu: [UInt8]) async throws(BearerError) {
+        if pdu.count > maximumPDULength { throw .pduTooLong(length: pdu.count, maximum: maximumPDULength) }
+        try link.deliver(pdu, toFirst: !isFirst)
+    }
+
+    func close() async { link.end(closedBy: isFirst, .closed) }
+
+    /// Ends the link as a disconnection would.
+    func disconnect(_ reason: String = "remote user terminated connection") {
+        link.end(closedBy: nil, .disconnected(reason: reason))
+    }
+}
+
+/// The state two ``PipeBearer``s share.
+private final class PipeLink: Sendable {
+    typealias Input = AsyncThrowingStream<[UInt8], any Error>.Continuation
+    let ends = Mutex<(first: Input, second: Input)?>(nil)
+    let ended = Mutex<BearerError?>(nil)
+
+    func deliver(_ pdu: [UInt8], toFirst: Bool) throws(BearerError) {
+        try ended.withLock { ended throws(BearerError) in
+            if let ended { throw ended }
+            guard let ends = self.ends.withLock({ $0 }) else { return }
+            (toFirst ? ends.first : ends.second).yield(pdu)
+        }
+    }
+
+    func end(closedBy first: Bool?, _ error: BearerError) {
+        ended.withLock { ended in
+            guard ended == nil else { return }
+            ended = error
+            guard let ends = self.ends.withLock({ $0 }) else { return }
+            let peer = BearerError.disconnected(reason: "peer closed the bearer")
+            ends.first.finish(throwing: first == false ? peer : error)
+            ends.second.finish(throwing: first == true ? peer : error)
+        }
+    }
+}
