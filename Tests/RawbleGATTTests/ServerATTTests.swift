@@ -436,6 +436,19 @@ struct ServerHostileTests {
         #expect(server.events == [.dropped(.unexpectedConfirmation)])
     }
 
+    @Test("fuzz finding: a PDU longer than the ATT_MTU is Invalid PDU (a Prepare Write's echo would not fit); a command that long is ignored")
+    func longerThanMTU() throws {
+        var server = try ServerHarness()
+        #expect(server.request("16 1B 00 00 00 " + hexString(pattern(19))) == "01 16 00 00 04")
+        #expect(server.request("16 1B 00 00 00 " + hexString(pattern(18))) == "17 1B 00 00 00 " + hexString(pattern(18)))
+        #expect(server.request("12 1B 00 " + hexString(pattern(21))) == "01 12 00 00 04")
+        #expect(server.send("52 1B 00 " + hexString(pattern(21))) == [])
+        #expect(server.events == [.dropped(.tooLong(.writeCommand, length: 24))])
+        server.exchangeMTU(100)
+        #expect(server.request("16 1B 00 00 00 " + hexString(pattern(95))) == "17 1B 00 00 00 " + hexString(pattern(95)))
+        #expect(server.request("16 1B 00 00 00 " + hexString(pattern(96))) == "01 16 00 00 04")
+    }
+
     @Test("random PDUs: every request is answered exactly once, never beyond the ATT_MTU; commands never")
     func random() throws {
         var rng = SplitMix64(state: 12)

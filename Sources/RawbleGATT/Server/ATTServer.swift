@@ -85,6 +85,8 @@ public enum ATTServerDropReason: Hashable, Sendable, CustomStringConvertible {
     case notForServer(ATTOpcode)
     /// An indication timed out earlier: the bearer takes no more ATT.
     case bearerTimedOut(ATTOpcode)
+    /// A command or confirmation longer than the ATT_MTU.
+    case tooLong(ATTOpcode, length: Int)
 
     public var description: String {
         switch self {
@@ -97,6 +99,7 @@ public enum ATTServerDropReason: Hashable, Sendable, CustomStringConvertible {
         case .unexpectedConfirmation: "Handle Value Confirmation with no indication outstanding"
         case .notForServer(let opcode): "\(opcode) is not for a server; ignored"
         case .bearerTimedOut(let opcode): "\(opcode) after an indication timed out; ignored"
+        case let .tooLong(opcode, length): "\(opcode) of \(length) bytes exceeds the ATT_MTU; ignored"
         }
     }
 }
@@ -211,6 +214,20 @@ public struct ATTServer: Sendable {
         let opcode = ATTOpcode(first)
         if isTimedOut {
             output.events.append(.dropped(.bearerTimedOut(opcode)))
+            return output
+        }
+        // No PDU may exceed the ATT_MTU (Core Vol 3 Part F 3.2.8): a request that does is
+        // invalid (its answer, e.g. a Prepare Write Response's echo, could not fit either).
+        if bytes.count > Int(mtu) {
+            if opcode.kind == .request || opcode.kind == .unknown {
+                if pending != nil {
+                    output.events.append(.dropped(.requestWhilePending(opcode)))
+                } else {
+                    output.pdus.append(Self.errorResponse(opcode, 0, .invalidPDU))
+                }
+            } else {
+                output.events.append(.dropped(.tooLong(opcode, length: bytes.count)))
+            }
             return output
         }
         switch opcode.kind {
