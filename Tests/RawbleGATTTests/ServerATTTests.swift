@@ -523,6 +523,18 @@ struct ServerPushTests {
         #expect(server.core.indicationInFlight == nil)
     }
 
+    @Test("an indication the bearer did not take fails and the next queued one goes out")
+    func notSent() throws {
+        var server = try ServerHarness()
+        _ = server.request("12 16 00 02 00")
+        let first = try server.core.indicate([1], handle: 21)
+        let second = try server.core.indicate([2], handle: 21)
+        #expect(server.take(server.core.indicationNotSent(second.id)) == [])
+        #expect(server.take(server.core.indicationNotSent(first.id)) == ["1D 15 00 02"])
+        #expect(server.events == [.indicationFailed(first.id, handle: 21, .notSent), .indicationSent(second.id, handle: 21)])
+        #expect(server.core.indicationInFlight == second.id && !server.core.isTimedOut)
+    }
+
     @Test("an unconfirmed indication times out: it and the queued ones fail, then no more ATT on the bearer")
     func timeout() throws {
         var server = try ServerHarness()

@@ -272,6 +272,29 @@ struct ServerEndToEndTests {
         #expect(await server.connectionIDs == [])
     }
 
+    @Test("an indication the bearer refuses fails at once (not at the 30 s timeout); the next queued one is tried")
+    func indicationNotSent() async throws {
+        let server = GATTServer(database: try sampleDatabase())
+        let events = EventRecorder.recording(server)
+        let refusing = RefusingBearer()
+        let connection = await server.connect(refusing)
+        let serving = Task { await server.serve(connection) }
+        refusing.input.yield(bytes("12 16 00 02 00"))
+        _ = try await within(seconds: 60) { await events.first { $0 == .subscribed(connection, valueHandle: 21, .indicate) } }
+        let first = Task { try await server.indicate([1], for: 21, to: connection) }
+        let second = Task { try await server.indicate([2], for: 21, to: connection) }
+        for waiting in [first, second] {
+            let result = try await within(seconds: 10) { await waiting.result }
+            #expect(throws: GATTServerError.indicationFailed(.notSent)) { try result.get() }
+        }
+        // The bearer is still usable for ATT: nothing timed out.
+        await #expect(throws: GATTServerError.indicationFailed(.notSent)) {
+            try await within(seconds: 10) { try await server.indicate([3], for: 21, to: connection) }
+        }
+        await refusing.close()
+        #expect(try await within(seconds: 60) { await serving.value } == .closed)
+    }
+
     @Test("a central that disconnects mid-indication: the waiting indicate throws, nothing is left behind")
     func disconnectMidIndication() async throws {
         let link = try await ServedLink()

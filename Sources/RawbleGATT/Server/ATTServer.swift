@@ -36,12 +36,16 @@ public enum ATTIndicationFailure: Error, Hashable, Sendable, CustomStringConvert
     case bearerTimedOut
     /// The database changed the handle's meaning before the indication went out.
     case databaseChanged
+    /// The bearer refused the indication's PDU (the shell reported it with
+    /// ``ATTServer/indicationNotSent(_:)``).
+    case notSent
 
     public var description: String {
         switch self {
         case .timedOut: "no Handle Value Confirmation within 30 s"
         case .bearerTimedOut: "an earlier indication timed out; no more ATT on this bearer"
         case .databaseChanged: "the database changed before the indication was sent"
+        case .notSent: "the bearer did not take the indication"
         }
     }
 }
@@ -292,6 +296,21 @@ public struct ATTServer: Sendable {
             output.events.append(.indicationFailed(queued.id, handle: queued.handle, .bearerTimedOut))
         }
         indicationQueue.removeAll()
+        return output
+    }
+
+    /// The bearer would not take the indication `id` the core handed out: it is no longer in
+    /// flight (it fails) and the next queued one goes out, instead of waiting for a
+    /// confirmation that cannot come.
+    public mutating func indicationNotSent(_ id: ATTIndicationID) -> ATTServerOutput {
+        var output = ATTServerOutput()
+        guard let current = inFlight, current.id == id else { return output }
+        inFlight = nil
+        output.events.append(.indicationFailed(current.id, handle: current.handle, .notSent))
+        if !indicationQueue.isEmpty {
+            let next = indicationQueue.removeFirst()
+            send(next.id, next.handle, next.value, into: &output)
+        }
         return output
     }
 

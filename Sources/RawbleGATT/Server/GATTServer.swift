@@ -240,9 +240,24 @@ public actor GATTServer {
         }
         guard let bearer = connections[id]?.bearer else { return }
         for pdu in output.pdus {
-            // A failed send ends the bearer; its serve loop reports the disconnection.
-            do { try await bearer.send(pdu) } catch { return }
+            do {
+                try await bearer.send(pdu)
+            } catch {
+                // A bearer that refuses a PDU is usually ending (its serve loop reports that);
+                // an indication it did not take fails now rather than at the timeout.
+                let sent = output.events.lazy.compactMap { if case .indicationSent(let sent, _) = $0 { sent } else { nil } }.first
+                if pdu.first == ATTOpcode.handleValueIndication.rawValue, let sent, var core = connections[id]?.core {
+                    let failed = core.indicationNotSent(sent)
+                    connections[id]?.core = core
+                    await process(failed, on: id)
+                }
+                return
+            }
         }
+    }
+
+    deinit {
+        eventSink.finish()
     }
 
     private func startTimer(_ indication: ATTIndicationID, on id: GATTConnectionID) {
