@@ -163,6 +163,25 @@ struct ServerEndToEndTests {
         await client.close()
     }
 
+    @Test("a value provider that never answers: the read gets Unlikely Error after the provider timeout")
+    func providerTimeout() async throws {
+        var configuration = GATTServer.Configuration()
+        configuration.providerTimeout = .milliseconds(100)
+        let link = try await ServedLink(configuration: configuration) { _ in
+            try? await Task.sleep(for: .seconds(3600))   // answers only when cancelled
+            return .value([1])
+        }
+        let client = GATTClient(bearer: link.central)
+        try await within(seconds: 10) { () async throws in
+            await #expect(throws: GATTError.att(ATTError(code: .unlikelyError, requestOpcode: .readRequest, handle: 13))) {
+                try await client.read(handle: 13)
+            }
+            // The connection goes on.
+            #expect(try await client.read(handle: 3) == Array("rawble".utf8))
+        }
+        await client.close()
+    }
+
     @Test("writes: Write Request, Write Command, long write and reliable write are stored and reported")
     func writes() async throws {
         let link = try await ServedLink()

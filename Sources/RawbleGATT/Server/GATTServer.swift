@@ -2,6 +2,42 @@
 // `ATTBearer` per central), each run by its own `ATTServer` core. It reads each bearer's PDUs,
 // asks the embedder for provided values, sends the answers, runs the indication timers and
 // reports what centrals do as one stream of events.
+import Synchronization
+
+/// The first of a provider's answer and its deadline: resumes the waiting read once and
+/// cancels the other.
+private final class ProviderRace: Sendable {
+    private struct State {
+        var answer: CheckedContinuation<GATTValueResult, Never>?
+        var tasks: [Task<Void, Never>] = []
+        var done = false
+    }
+    private let state = Mutex(State())
+
+    func start(_ answer: CheckedContinuation<GATTValueResult, Never>) {
+        state.withLock { $0.answer = answer }
+    }
+
+    func own(_ tasks: Task<Void, Never>...) {
+        let finished = state.withLock { state in
+            state.tasks = tasks
+            return state.done
+        }
+        if finished { for task in tasks { task.cancel() } }
+    }
+
+    func finish(_ result: GATTValueResult) {
+        let taken = state.withLock { state -> (CheckedContinuation<GATTValueResult, Never>, [Task<Void, Never>])? in
+            guard !state.done, let answer = state.answer else { return nil }
+            state.done = true
+            state.answer = nil
+            return (answer, state.tasks)
+        }
+        guard let (answer, tasks) = taken else { return }
+        answer.resume(returning: result)
+        for task in tasks { task.cancel() }
+    }
+}
 
 /// Names one connection of a ``GATTServer`` (numbered from 1 in the order bearers were added).
 public struct GATTConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -92,9 +128,10 @@ public enum GATTServerError: Error, Hashable, Sendable, CustomStringConvertible 
 /// let failures = await server.notify([0x00, 72], for: measurementHandle)
 /// ```
 ///
-/// Bounded: each connection handles one PDU at a time (a flood waits in the bearer's own
-/// bounded inbox), a request sent before the previous answer is dropped, prepared writes and
-/// queued indications are capped (``ATTServer/Configuration``), and events beyond
+/// Bounded: each connection handles one PDU at a time, in order (requests a client sends
+/// without waiting for the answers wait in the bearer's own bounded inbox and are answered in
+/// turn), a value provider gets ``Configuration/providerTimeout`` to answer, prepared writes
+/// and queued indications are capped (``ATTServer/Configuration``), and events beyond
 /// ``Configuration/eventBufferLimit`` not yet read are dropped (newest first).
 public actor GATTServer {
     public struct Configuration: Sendable {
@@ -104,6 +141,9 @@ public actor GATTServer {
         public var indicationTimeout: Duration = ATTServer.indicationTimeout
         /// Events kept for a reader that is behind.
         public var eventBufferLimit = 4096
+        /// How long the value provider has to answer a read; after it the read is answered with
+        /// Unlikely Error (the client's own transaction timeout is 30 s).
+        public var providerTimeout: Duration = .seconds(10)
         public init() {}
     }
 
@@ -207,12 +247,29 @@ public actor GATTServer {
             var values: [UInt16: GATTValueResult] = [:]
             for handle in output.valuesNeeded {
                 let uuid = database.attribute(at: handle)?.type ?? BluetoothUUID(0)
-                values[handle] = await provider(GATTServerRead(connection: id, handle: handle, uuid: uuid))
+                values[handle] = await Self.ask(provider, GATTServerRead(connection: id, handle: handle, uuid: uuid),
+                                                within: configuration.providerTimeout)
             }
             guard var resumed = connections[id]?.core else { return }
             output = resumed.supply(values, database: &database)
             connections[id]?.core = resumed
             await process(output, on: id)
+        }
+    }
+
+    /// The provider's answer, or Unlikely Error when it takes longer than `timeout` (it is then
+    /// cancelled and its late answer dropped).
+    private static func ask(_ provider: @escaping ValueProvider, _ read: GATTServerRead,
+                            within timeout: Duration) async -> GATTValueResult {
+        let race = ProviderRace()
+        return await withCheckedContinuation { (answer: CheckedContinuation<GATTValueResult, Never>) in
+            race.start(answer)
+            let work = Task { race.finish(await provider(read)) }
+            let deadline = Task {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                race.finish(.error(.unlikelyError))
+            }
+            race.own(work, deadline)
         }
     }
 
