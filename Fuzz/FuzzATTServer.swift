@@ -3,9 +3,9 @@
 // asks for, then items, each a length byte and that many bytes; a length of 0xFF is instead an
 // action (next byte): notify, indicate, time the indication out, change the database, raise
 // the link's security. Invariants: never traps; every request gets exactly one response (its
-// response opcode or an Error Response naming it), after the provided values it asks for; a
-// command or confirmation gets none (a confirmation may release the next indication); no PDU
-// exceeds the ATT_MTU; every response decodes. Compiled with the wire sources and
+// response opcode or an Error Response naming it), after the provided values or write verdicts
+// it asks for; a command or confirmation gets none (a confirmation may release the next
+// indication); no PDU exceeds the ATT_MTU; every response decodes. Compiled with the wire sources and
 // Sources/RawbleGATT/Server (sans-I/O files) by Scripts/fuzz.
 
 /// The database the server fuzz target serves: every kind of attribute the server knows.
@@ -93,15 +93,24 @@ public func fuzzATTServer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         var answers = checkedPDUs(output, mtu: max(mtuBefore, server.mtu))
         // Provided values: answer each ask (sometimes with an error), until the request is answered.
         var asks = 0
-        while !output.valuesNeeded.isEmpty {
+        while !output.valuesNeeded.isEmpty || !output.approvalsNeeded.isEmpty {
             precondition(output.pdus.isEmpty, "a waiting request also answered")
+            precondition(output.valuesNeeded.isEmpty || output.approvalsNeeded.isEmpty, "values and verdicts asked at once")
             asks += 1
             precondition(asks <= 64, "a request keeps asking for values")
-            var values: [UInt16: GATTValueResult] = [:]
-            for handle in output.valuesNeeded {
-                values[handle] = round % 5 == 0 ? .error(ATTErrorCode(0x80)) : .value(Array(repeating: round, count: Int(round) * 3))
+            if output.valuesNeeded.isEmpty {
+                var verdicts: [UInt16: GATTWriteVerdict] = [:]
+                for write in output.approvalsNeeded {
+                    verdicts[write.handle] = round % 3 == 0 ? .reject(ATTErrorCode(0x80)) : .accept
+                }
+                output = server.approve(verdicts, database: &database)
+            } else {
+                var values: [UInt16: GATTValueResult] = [:]
+                for handle in output.valuesNeeded {
+                    values[handle] = round % 5 == 0 ? .error(ATTErrorCode(0x80)) : .value(Array(repeating: round, count: Int(round) * 3))
+                }
+                output = server.supply(values, database: &database)
             }
-            output = server.supply(values, database: &database)
             answers += checkedPDUs(output, mtu: server.mtu)
         }
         guard let first = pdu.first else {

@@ -417,6 +417,54 @@ struct ServerWriteTests {
     }
 }
 
+@Suite("Server: writes the embedder decides")
+struct ServerWriteApprovalTests {
+    /// 10 service, 11 declaration, 12 a provided control point (write, 1 byte).
+    static func controlPointDatabase() throws -> GATTServerDatabase {
+        try GATTServerDatabase(services: [.primary(BluetoothUUID(0x180D), characteristics: [
+            GATTCharacteristicDefinition(BluetoothUUID(0x2A39), properties: [.write, .writeWithoutResponse], value: .provided, maximumLength: 1),
+        ])])
+    }
+
+    @Test("a Write Request to a provided value waits for the verdict: refused with its code, or accepted and reported")
+    func writeRequest() throws {
+        var database = try Self.controlPointDatabase()
+        var core = ATTServer()
+        var output = core.receive(bytes("12 0C 00 02"), database: &database)
+        #expect(output.pdus.isEmpty && output.events.isEmpty)
+        #expect(output.approvalsNeeded == [ATTServerWriteApproval(handle: 12, value: [2], kind: .request)])
+        output = core.approve([12: .reject(ATTErrorCode(0x80))], database: &database)
+        #expect(output.pdus.map(hexString) == ["01 12 0C 00 80"] && output.events.isEmpty)
+        output = core.receive(bytes("12 0C 00 01"), database: &database)
+        output = core.approve([12: .accept], database: &database)
+        #expect(output.pdus.map(hexString) == ["13"])
+        #expect(output.events == [.wrote(handle: 12, value: [1], kind: .request)])
+        // A verdict left out is Unlikely Error; checks the server makes itself come first.
+        _ = core.receive(bytes("12 0C 00 01"), database: &database)
+        #expect(core.approve([:], database: &database).pdus.map(hexString) == ["01 12 0C 00 0E"])
+        #expect(core.receive(bytes("12 0C 00 01 02"), database: &database).pdus.map(hexString) == ["01 12 0C 00 0D"])
+        // A Write Command is not asked about: it gets no answer either way.
+        output = core.receive(bytes("52 0C 00 05"), database: &database)
+        #expect(output.approvalsNeeded.isEmpty && output.events == [.wrote(handle: 12, value: [5], kind: .command)])
+    }
+
+    @Test("Execute Write asks for every provided value at once; a refusal writes nothing and ends the queue")
+    func executeWrite() throws {
+        var database = try Self.controlPointDatabase()
+        var core = ATTServer()
+        #expect(core.receive(bytes("16 0C 00 00 00 01"), database: &database).pdus.map(hexString) == ["17 0C 00 00 00 01"])
+        var output = core.receive(bytes("18 01"), database: &database)
+        #expect(output.approvalsNeeded == [ATTServerWriteApproval(handle: 12, value: [1], kind: .prepared)])
+        output = core.approve([12: .reject(ATTErrorCode(0x80))], database: &database)
+        #expect(output.pdus.map(hexString) == ["01 18 0C 00 80"] && output.events.isEmpty)
+        #expect(core.receive(bytes("18 01"), database: &database).pdus.map(hexString) == ["19"])
+        _ = core.receive(bytes("16 0C 00 00 00 01"), database: &database)
+        _ = core.receive(bytes("18 01"), database: &database)
+        output = core.approve([12: .accept], database: &database)
+        #expect(output.pdus.map(hexString) == ["19"] && output.events == [.wrote(handle: 12, value: [1], kind: .prepared)])
+    }
+}
+
 @Suite("Server: hostile and unknown PDUs")
 struct ServerHostileTests {
     @Test("unknown requests get Request Not Supported; unknown commands and client-bound PDUs are ignored")

@@ -182,6 +182,28 @@ struct ServerEndToEndTests {
         await client.close()
     }
 
+    @Test("a write handler refuses a control point value with the profile's error code and accepts the right one")
+    func writeHandler() async throws {
+        let server = GATTServer(database: try ServerWriteApprovalTests.controlPointDatabase()) { _ in .error(.readNotPermitted) } writeHandler: { write in
+            write.value == [1] ? .accept : .reject(ATTErrorCode(0x80))
+        }
+        let events = EventRecorder.recording(server)
+        let (central, peripheral) = PipeBearer.pair()
+        let serving = Task { await server.serve(peripheral) }
+        let client = GATTClient(bearer: central)
+        try await within(seconds: 60) { () async throws in
+            await #expect(throws: GATTError.att(ATTError(code: ATTErrorCode(0x80), requestOpcode: .writeRequest, handle: 12))) {
+                try await client.write([2], to: 12)
+            }
+            try await client.write([1], to: 12)
+            let wrote = await events.first { if case .wrote = $0 { true } else { false } }
+            #expect(wrote == .wrote(GATTConnectionID(rawValue: 1), GATTServerWrite(
+                handle: 12, uuid: BluetoothUUID(0x2A39), value: [1], kind: .request, connection: GATTConnectionID(rawValue: 1))))
+        }
+        await client.close()
+        _ = try await within(seconds: 60) { await serving.value }
+    }
+
     @Test("writes: Write Request, Write Command, long write and reliable write are stored and reported")
     func writes() async throws {
         let link = try await ServedLink()

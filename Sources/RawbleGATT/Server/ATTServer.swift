@@ -18,6 +18,27 @@ public enum GATTValueResult: Hashable, Sendable {
     case error(ATTErrorCode)
 }
 
+/// The embedder's decision on a write to a provided value.
+public enum GATTWriteVerdict: Hashable, Sendable {
+    /// The write stands: the client gets its Write Response (or Execute Write Response).
+    case accept
+    /// The write is refused with this error code (e.g. 0x80 for a profile's own error).
+    case reject(ATTErrorCode)
+}
+
+/// A write to a provided value that waits for the embedder's ``GATTWriteVerdict``.
+public struct ATTServerWriteApproval: Hashable, Sendable {
+    public var handle: UInt16
+    public var value: [UInt8]
+    public var kind: GATTWriteKind
+
+    public init(handle: UInt16, value: [UInt8], kind: GATTWriteKind) {
+        self.handle = handle
+        self.value = value
+        self.kind = kind
+    }
+}
+
 /// How a client's write reached the server.
 public enum GATTWriteKind: Hashable, Sendable {
     /// Write Request (answered with Write Response).
@@ -137,6 +158,9 @@ public struct ATTServerOutput: Hashable, Sendable {
     /// Non-empty: the request waits for the embedder's values of these handles (attributes
     /// with ``GATTServerValue/provided`` values); answer with ``ATTServer/supply(_:database:)``.
     public var valuesNeeded: [UInt16] = []
+    /// Non-empty: the request waits for the embedder's verdict on these writes to provided
+    /// values; answer with ``ATTServer/approve(_:database:)``.
+    public var approvalsNeeded: [ATTServerWriteApproval] = []
 
     public init() {}
 }
@@ -188,6 +212,8 @@ public struct ATTServer: Sendable {
     private var pending: ATTPDU?
     private var provided: [UInt16: GATTValueResult] = [:]
     private var asked: [UInt16] = []
+    private var verdicts: [UInt16: GATTWriteVerdict] = [:]
+    private var askedApprovals: [UInt16] = []
     private var inFlight: (id: ATTIndicationID, handle: UInt16)?
     private var indicationQueue: [(id: ATTIndicationID, handle: UInt16, value: [UInt8])] = []
     private var nextIndication: UInt64 = 1
@@ -279,6 +305,19 @@ public struct ATTServer: Sendable {
         var output = ATTServerOutput()
         guard let request = pending else { return output }
         for handle in asked { provided[handle] = values[handle] ?? .error(.unlikelyError) }
+        pending = nil
+        answer(request, database: &database, into: &output)
+        return output
+    }
+
+    /// Answers the pending write request with the embedder's verdicts on the writes
+    /// ``ATTServerOutput/approvalsNeeded`` named (one left out is refused with Unlikely Error).
+    /// Accepted writes are reported as ``ATTServerEvent/wrote(handle:value:kind:)``.
+    public mutating func approve(_ given: [UInt16: GATTWriteVerdict],
+                                 database: inout GATTServerDatabase) -> ATTServerOutput {
+        var output = ATTServerOutput()
+        guard let request = pending else { return output }
+        for handle in askedApprovals { verdicts[handle] = given[handle] ?? .reject(.unlikelyError) }
         pending = nil
         answer(request, database: &database, into: &output)
         return output
@@ -399,6 +438,8 @@ public struct ATTServer: Sendable {
         case error(ATTErrorCode, UInt16)
         /// Provided values needed first.
         case needs([UInt16])
+        /// The embedder's verdict on writes to provided values needed first.
+        case needsApproval([ATTServerWriteApproval])
     }
 
     private mutating func answer(_ request: ATTPDU, database: inout GATTServerDatabase, into output: inout ATTServerOutput) {
@@ -412,9 +453,16 @@ public struct ATTServer: Sendable {
             asked = handles
             output.valuesNeeded = handles
             return
+        case .needsApproval(let writes):
+            pending = request
+            askedApprovals = writes.map(\.handle)
+            output.approvalsNeeded = writes
+            return
         }
         provided.removeAll()
         asked.removeAll()
+        verdicts.removeAll()
+        askedApprovals.removeAll()
     }
 
     private mutating func process(_ request: ATTPDU, database: inout GATTServerDatabase,
@@ -453,10 +501,14 @@ public struct ATTServer: Sendable {
         case .readMultipleVariableRequest(let handles):
             return readMultiple(handles, variable: true, database)
         case let .writeRequest(handle, value):
-            if let code = write(Array(value), at: handle, kind: .request, database: &database, into: &output) {
+            switch checkWrite(Array(value), at: handle, database) {
+            case .failure(let code):
                 return .error(code, handle)
+            case .success(let change):
+                if let waiting = approval(of: [change], kind: .request) { return waiting }
+                apply(change, kind: .request, database: &database, into: &output)
+                return .pdu(.writeResponse)
             }
-            return .pdu(.writeResponse)
         case let .prepareWriteRequest(handle, offset, value):
             return prepareWrite(handle, offset, value, database)
         case .executeWriteRequest(let flags):
@@ -643,6 +695,21 @@ public struct ATTServer: Sendable {
         return nil
     }
 
+    /// For writes to provided values: the embedder's refusal, or the verdicts still to ask
+    /// for; `nil` once every one is accepted.
+    private func approval(of changes: [WriteChange], kind: GATTWriteKind) -> Answer? {
+        var needed: [ATTServerWriteApproval] = []
+        for change in changes {
+            guard case let .value(handle, value, stored: false) = change else { continue }
+            switch verdicts[handle] {
+            case .accept?: continue
+            case .reject(let code)?: return .error(code, handle)
+            case nil: needed.append(ATTServerWriteApproval(handle: handle, value: value, kind: kind))
+            }
+        }
+        return needed.isEmpty ? nil : .needsApproval(needed)
+    }
+
     /// A write checked: the change to apply, or the error that refuses it.
     private enum WriteCheck {
         case success(WriteChange)
@@ -710,9 +777,17 @@ public struct ATTServer: Sendable {
                                        into output: inout ATTServerOutput) -> Answer {
         guard flags == .write || flags == .cancel else { return .error(.invalidPDU, 0) }
         let queue = prepareQueue
+        // The queue is gone once the request is answered (it stays while verdicts are asked for).
+        let answer = executeWrite(queue, cancel: flags == .cancel, database: &database, into: &output)
+        if case .needsApproval = answer { return answer }
         prepareQueue.removeAll()
         preparedBytes = 0
-        if flags == .cancel { return .pdu(.executeWriteResponse) }
+        return answer
+    }
+
+    private mutating func executeWrite(_ queue: [(handle: UInt16, offset: UInt16, value: [UInt8])], cancel: Bool,
+                                       database: inout GATTServerDatabase, into output: inout ATTServerOutput) -> Answer {
+        if cancel { return .pdu(.executeWriteResponse) }
         // Each handle's parts, in the order they were prepared, make its new value: a part
         // continues the value at its offset (the first may start inside the current value).
         var order: [UInt16] = []
@@ -743,6 +818,7 @@ public struct ATTServer: Sendable {
             case .success(let change): changes.append(change)
             }
         }
+        if let waiting = approval(of: changes, kind: .prepared) { return waiting }
         for change in changes { apply(change, kind: .prepared, database: &database, into: &output) }
         return .pdu(.executeWriteResponse)
     }

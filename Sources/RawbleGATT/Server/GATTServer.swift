@@ -6,15 +6,15 @@ import Synchronization
 
 /// The first of a provider's answer and its deadline: resumes the waiting read once and
 /// cancels the other.
-private final class ProviderRace: Sendable {
+private final class ProviderRace<Answer: Sendable>: Sendable {
     private struct State {
-        var answer: CheckedContinuation<GATTValueResult, Never>?
+        var answer: CheckedContinuation<Answer, Never>?
         var tasks: [Task<Void, Never>] = []
         var done = false
     }
     private let state = Mutex(State())
 
-    func start(_ answer: CheckedContinuation<GATTValueResult, Never>) {
+    func start(_ answer: CheckedContinuation<Answer, Never>) {
         state.withLock { $0.answer = answer }
     }
 
@@ -26,8 +26,8 @@ private final class ProviderRace: Sendable {
         if finished { for task in tasks { task.cancel() } }
     }
 
-    func finish(_ result: GATTValueResult) {
-        let taken = state.withLock { state -> (CheckedContinuation<GATTValueResult, Never>, [Task<Void, Never>])? in
+    func finish(_ result: Answer) {
+        let taken = state.withLock { state -> (CheckedContinuation<Answer, Never>, [Task<Void, Never>])? in
             guard !state.done, let answer = state.answer else { return nil }
             state.done = true
             state.answer = nil
@@ -62,13 +62,23 @@ public struct GATTServerRead: Hashable, Sendable {
     }
 }
 
-/// A value a central wrote.
+/// A value a central wrote (or, to the write handler, wants to write to a provided value).
 public struct GATTServerWrite: Hashable, Sendable {
     public var handle: UInt16
     /// The attribute's type (the characteristic's or descriptor's UUID).
     public var uuid: BluetoothUUID
     public var value: [UInt8]
     public var kind: GATTWriteKind
+    /// The connection it came from.
+    public var connection: GATTConnectionID
+
+    public init(handle: UInt16, uuid: BluetoothUUID, value: [UInt8], kind: GATTWriteKind, connection: GATTConnectionID) {
+        self.handle = handle
+        self.uuid = uuid
+        self.value = value
+        self.kind = kind
+        self.connection = connection
+    }
 }
 
 /// What happened on a ``GATTServer``, each naming its connection.
@@ -149,6 +159,10 @@ public actor GATTServer {
 
     /// The embedder's answer to a read of a provided value.
     public typealias ValueProvider = @Sendable (GATTServerRead) async -> GATTValueResult
+    /// The embedder's verdict on a Write Request (or a committed prepared write) to a provided
+    /// value, before the client is answered. Write Commands are not asked about (they get no
+    /// answer): they are only reported.
+    public typealias WriteHandler = @Sendable (GATTServerWrite) async -> GATTWriteVerdict
 
     /// Everything centrals do, in order per connection.
     public nonisolated let events: AsyncStream<GATTServerEvent>
@@ -157,6 +171,7 @@ public actor GATTServer {
 
     private let configuration: Configuration
     private let provider: ValueProvider
+    private let writeHandler: WriteHandler
     private let eventSink: AsyncStream<GATTServerEvent>.Continuation
     private var connections: [GATTConnectionID: Connection] = [:]
     private var nextConnection = 1
@@ -174,12 +189,15 @@ public actor GATTServer {
     }
 
     /// A server for `database`; `valueProvider` answers reads of ``GATTServerValue/provided``
-    /// values (the default answers Unlikely Error).
+    /// values (the default answers Unlikely Error), `writeHandler` accepts or refuses writes to
+    /// them (the default accepts; accepted writes are also reported as events).
     public init(database: GATTServerDatabase, configuration: Configuration = Configuration(),
-                valueProvider: @escaping ValueProvider = { _ in .error(.unlikelyError) }) {
+                valueProvider: @escaping ValueProvider = { _ in .error(.unlikelyError) },
+                writeHandler: @escaping WriteHandler = { _ in .accept }) {
         self.database = database
         self.configuration = configuration
         self.provider = valueProvider
+        self.writeHandler = writeHandler
         (events, eventSink) = AsyncStream.makeStream(of: GATTServerEvent.self,
                                                      bufferingPolicy: .bufferingOldest(configuration.eventBufferLimit))
     }
@@ -243,15 +261,23 @@ public actor GATTServer {
         var output = core.receive(pdu, database: &database)
         connections[id]?.core = core
         await process(output, on: id)
-        while !output.valuesNeeded.isEmpty {
+        while !output.valuesNeeded.isEmpty || !output.approvalsNeeded.isEmpty {
             var values: [UInt16: GATTValueResult] = [:]
             for handle in output.valuesNeeded {
                 let uuid = database.attribute(at: handle)?.type ?? BluetoothUUID(0)
                 values[handle] = await Self.ask(provider, GATTServerRead(connection: id, handle: handle, uuid: uuid),
-                                                within: configuration.providerTimeout)
+                                                within: configuration.providerTimeout, otherwise: .error(.unlikelyError))
+            }
+            var verdicts: [UInt16: GATTWriteVerdict] = [:]
+            for write in output.approvalsNeeded {
+                let uuid = database.attribute(at: write.handle)?.type ?? BluetoothUUID(0)
+                let question = GATTServerWrite(handle: write.handle, uuid: uuid, value: write.value, kind: write.kind, connection: id)
+                verdicts[write.handle] = await Self.ask(writeHandler, question, within: configuration.providerTimeout,
+                                                        otherwise: .reject(.unlikelyError))
             }
             guard var resumed = connections[id]?.core else { return }
-            output = resumed.supply(values, database: &database)
+            output = output.valuesNeeded.isEmpty ? resumed.approve(verdicts, database: &database)
+                                                 : resumed.supply(values, database: &database)
             connections[id]?.core = resumed
             await process(output, on: id)
         }
@@ -259,15 +285,17 @@ public actor GATTServer {
 
     /// The provider's answer, or Unlikely Error when it takes longer than `timeout` (it is then
     /// cancelled and its late answer dropped).
-    private static func ask(_ provider: @escaping ValueProvider, _ read: GATTServerRead,
-                            within timeout: Duration) async -> GATTValueResult {
-        let race = ProviderRace()
-        return await withCheckedContinuation { (answer: CheckedContinuation<GATTValueResult, Never>) in
+    private static func ask<Question: Sendable, Answer: Sendable>(
+        _ provider: @escaping @Sendable (Question) async -> Answer, _ question: Question,
+        within timeout: Duration, otherwise late: Answer
+    ) async -> Answer {
+        let race = ProviderRace<Answer>()
+        return await withCheckedContinuation { (answer: CheckedContinuation<Answer, Never>) in
             race.start(answer)
-            let work = Task { race.finish(await provider(read)) }
+            let work = Task { race.finish(await provider(question)) }
             let deadline = Task {
                 do { try await Task.sleep(for: timeout) } catch { return }
-                race.finish(.error(.unlikelyError))
+                race.finish(late)
             }
             race.own(work, deadline)
         }
@@ -281,7 +309,7 @@ public actor GATTServer {
                 eventSink.yield(.mtuChanged(id, mtu))
             case let .wrote(handle, value, kind):
                 let uuid = database.attribute(at: handle)?.type ?? BluetoothUUID(0)
-                eventSink.yield(.wrote(id, GATTServerWrite(handle: handle, uuid: uuid, value: value, kind: kind)))
+                eventSink.yield(.wrote(id, GATTServerWrite(handle: handle, uuid: uuid, value: value, kind: kind, connection: id)))
             case let .configurationChanged(valueHandle, bits):
                 eventSink.yield(bits.isEmpty ? .unsubscribed(id, valueHandle: valueHandle)
                                              : .subscribed(id, valueHandle: valueHandle, bits))
