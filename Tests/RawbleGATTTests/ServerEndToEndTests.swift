@@ -204,6 +204,41 @@ struct ServerEndToEndTests {
         _ = try await within(seconds: 60) { await serving.value }
     }
 
+    @Test("the GATTServer doc example runs as written: a strap with a control point, notified to its subscriber")
+    func docExample() async throws {
+        let (central, bearer) = PipeBearer.pair()
+        // From GATTServer's doc comment:
+        let database = try GATTServerDatabase(deviceName: "strap", appearance: .heartRateBelt, services: [
+            .primary(BluetoothUUID(0x180D), characteristics: [
+                GATTCharacteristicDefinition(BluetoothUUID(0x2A37), properties: [.notify]),
+                GATTCharacteristicDefinition(BluetoothUUID(0x2A38), properties: [.read], value: .fixed([0x01])),
+                GATTCharacteristicDefinition(BluetoothUUID(0x2A39), properties: [.write], value: .provided),
+            ]),
+        ])
+        let measurement = try #require(database.valueHandle(of: BluetoothUUID(0x2A37)))
+        let server = GATTServer(database: database) { _ in
+            .error(.readNotPermitted)
+        } writeHandler: { write in
+            write.value == [0x01] ? .accept : .reject(ATTErrorCode(0x80))
+        }
+        let events = EventRecorder.recording(server)
+        let serving = Task { await server.serve(bearer) }
+        // A central subscribes; the strap's measurement reaches it.
+        let client = GATTClient(bearer: central)
+        try await within(seconds: 60) { () async throws in
+            let found = try #require(try await client.characteristic(BluetoothUUID(0x2A37)))
+            let subscription = try await client.subscribe(to: found)
+            _ = await events.first { if case .subscribed = $0 { true } else { false } }
+            let unreached = await server.notify([0x00, 72], for: measurement)
+            #expect(unreached.isEmpty)
+            var updates = subscription.makeAsyncIterator()
+            #expect(try await updates.next()?.value == [0x00, 72])
+            #expect(try await client.read(handle: measurement + 3) == [0x01])   // after the CCCD, the location
+        }
+        await client.close()
+        _ = try await within(seconds: 60) { await serving.value }
+    }
+
     @Test("writes: Write Request, Write Command, long write and reliable write are stored and reported")
     func writes() async throws {
         let link = try await ServedLink()

@@ -132,10 +132,22 @@ public enum GATTServerError: Error, Hashable, Sendable, CustomStringConvertible 
 /// A GATT server over any number of ATT bearers (one per connected central).
 ///
 /// ```swift
-/// let server = GATTServer(database: database) { read in .success(currentLevel()) }
-/// Task { for await event in server.events { print(event) } }
+/// let database = try GATTServerDatabase(deviceName: "strap", appearance: .heartRateBelt, services: [
+///     .primary(BluetoothUUID(0x180D), characteristics: [
+///         GATTCharacteristicDefinition(BluetoothUUID(0x2A37), properties: [.notify]),
+///         GATTCharacteristicDefinition(BluetoothUUID(0x2A38), properties: [.read], value: .fixed([0x01])),
+///         GATTCharacteristicDefinition(BluetoothUUID(0x2A39), properties: [.write], value: .provided),
+///     ]),
+/// ])
+/// let measurement = database.valueHandle(of: BluetoothUUID(0x2A37))!
+/// let server = GATTServer(database: database) { read in
+///     .error(.readNotPermitted)                                     // nothing provided to read here
+/// } writeHandler: { write in
+///     write.value == [0x01] ? .accept : .reject(ATTErrorCode(0x80))  // the control point
+/// }
+/// Task { for await event in server.events { print(event) } }      // subscribed, wrote, …
 /// Task { await server.serve(bearer) }            // per central; returns when it disconnects
-/// let failures = await server.notify([0x00, 72], for: measurementHandle)
+/// let unreached = await server.notify([0x00, 72], for: measurement)  // to every subscriber
 /// ```
 ///
 /// Bounded: each connection handles one PDU at a time, in order (requests a client sends
