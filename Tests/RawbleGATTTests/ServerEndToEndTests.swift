@@ -334,6 +334,19 @@ struct ServerEndToEndTests {
             var fromB = b.makeAsyncIterator()
             #expect(try await fromA.next()?.value == [7])
             #expect(try await fromB.next()?.value == [7])
+            // Indications to every subscriber: each confirms (the third never enabled them).
+            let battery = GATTCharacteristic(uuid: BluetoothUUID(0x2A19), declarationHandle: 20, valueHandle: 21,
+                                             properties: [.read, .notify, .indicate], endHandle: 24)
+            let c = try await first.subscribe(to: battery, indications: true)
+            let d = try await other.subscribe(to: battery, indications: true)
+            #expect(await server.indicate([0x42], for: 21) == [:])
+            var fromC = c.makeAsyncIterator()
+            var fromD = d.makeAsyncIterator()
+            #expect(try await fromC.next() == ATTValueUpdate(handle: 21, value: [0x42], isIndication: true))
+            #expect(try await fromD.next() == ATTValueUpdate(handle: 21, value: [0x42], isIndication: true))
+            refusing.input.yield(bytes("12 16 00 02 00"))
+            _ = await link.events.first { $0 == .subscribed(third, valueHandle: 21, .indicate) }
+            #expect(await server.indicate([0x43], for: 21) == [third: .indicationFailed(.notSent)])
             // A write on one connection is seen by reads on the other.
             try await first.write([0xEE], to: 27)
             #expect(try await other.read(handle: 27) == [0xEE])

@@ -176,7 +176,7 @@ public actor GATTServer {
     /// answer): they are only reported.
     public typealias WriteHandler = @Sendable (GATTServerWrite) async -> GATTWriteVerdict
 
-    /// Everything centrals do, in order per connection.
+    /// Everything centrals do, in order per connection (one reader).
     public nonisolated let events: AsyncStream<GATTServerEvent>
     /// The database every connection sees.
     public private(set) var database: GATTServerDatabase
@@ -457,6 +457,27 @@ public actor GATTServer {
             throw error
         } catch {
             throw .cancelled
+        }
+    }
+
+    /// Indicates `value` to every connection that enabled indications of the characteristic
+    /// at `valueHandle`, all at once, and returns when each has confirmed or failed: the
+    /// connections that did not confirm, and why.
+    @discardableResult
+    public func indicate(_ value: [UInt8], for valueHandle: UInt16) async -> [GATTConnectionID: GATTServerError] {
+        let targets = subscribers(of: valueHandle, for: .indicate)
+        return await withTaskGroup(of: (GATTConnectionID, GATTServerError?).self) { group in
+            for id in targets {
+                group.addTask {
+                    do throws(GATTServerError) { try await self.indicate(value, for: valueHandle, to: id) } catch { return (id, error) }
+                    return (id, nil)
+                }
+            }
+            var failures: [GATTConnectionID: GATTServerError] = [:]
+            for await (id, error) in group {
+                if let error { failures[id] = error }
+            }
+            return failures
         }
     }
 
