@@ -384,6 +384,23 @@ struct ServerEndToEndTests {
         #expect(try await within(seconds: 60) { await serving.value } == .closed)
     }
 
+    @Test("cancelling serve closes the bearer (the central sees the link go); a connection is served once")
+    func cancelServe() async throws {
+        let server = GATTServer(database: try sampleDatabase())
+        let (central, peripheral) = PipeBearer.pair()
+        let connection = await server.connect(peripheral)
+        let serving = Task { await server.serve(connection) }
+        let inbox = RawInbox.reading(central)
+        try await central.send(bytes("0A 03 00"))
+        #expect(try await within(seconds: 60) { await inbox.next() } == "0B 72 61 77 62 6C 65")
+        #expect(await server.serve(connection) == .closed)
+        serving.cancel()
+        #expect(try await within(seconds: 60) { await serving.value } == .closed)
+        // The central's side ends: nothing is left reading nor waiting.
+        #expect(try await within(seconds: 10) { await inbox.next() } == "")
+        #expect(await server.connectionIDs == [])
+    }
+
     @Test("a central that disconnects mid-indication: the waiting indicate throws, nothing is left behind")
     func disconnectMidIndication() async throws {
         let link = try await ServedLink()

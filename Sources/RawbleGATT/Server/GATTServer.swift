@@ -198,6 +198,8 @@ public actor GATTServer {
         /// Indications nobody waits for (Service Changed).
         var unawaited: Set<ATTIndicationID> = []
         var timers: [ATTIndicationID: Task<Void, Never>] = [:]
+        /// A `serve` call reads its bearer.
+        var isServed = false
     }
 
     /// A server for `database`; `valueProvider` answers reads of ``GATTServerValue/provided``
@@ -233,11 +235,14 @@ public actor GATTServer {
         await serve(connect(bearer))
     }
 
-    /// Serves a connection added with ``connect(_:)`` until its bearer ends (or the calling
-    /// task is cancelled); returns why it ended. Every `indicate` waiting on it then fails.
+    /// Serves a connection added with ``connect(_:)`` until its bearer ends, or the calling
+    /// task is cancelled (the bearer is then closed); returns why it ended. Every `indicate`
+    /// waiting on it then fails. A connection is served once: another call returns `.closed`
+    /// at once.
     @discardableResult
     public func serve(_ id: GATTConnectionID) async -> BearerError {
-        guard let bearer = connections[id]?.bearer else { return .closed }
+        guard let bearer = connections[id]?.bearer, connections[id]?.isServed == false else { return .closed }
+        connections[id]?.isServed = true
         var reason = BearerError.closed
         do {
             for try await pdu in bearer.pdus {
@@ -249,6 +254,8 @@ public actor GATTServer {
             reason = .transport("\(error)")
         }
         end(id, reason)
+        // Cancelled: nobody reads the bearer any more, so the link is let go.
+        if Task.isCancelled { await bearer.close() }
         return reason
     }
 

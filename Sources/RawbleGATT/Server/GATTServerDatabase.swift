@@ -71,8 +71,9 @@ public struct GATTServerDatabase: Hashable, Sendable {
     /// 6–9, so it is always 8 (its CCCD 9).
     public static let serviceChangedHandle: UInt16 = 8
 
-    /// Numbers `services` after the GAP and GATT services. Throws when an include names no
-    /// service, a value is too long, or the attributes do not fit 16-bit handles.
+    /// Numbers `services` after the GAP and GATT services (Device Name holds `deviceName`'s
+    /// first 248 UTF-8 bytes, the GAP limit). Throws when an include names no service, a value
+    /// is too long, or the attributes do not fit 16-bit handles.
     public init(deviceName: String = "rawble", appearance: Appearance = .unknown,
                 services: [GATTServiceDefinition]) throws(GATTDefinitionError) {
         self.deviceName = deviceName
