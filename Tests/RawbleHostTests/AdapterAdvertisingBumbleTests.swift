@@ -26,6 +26,13 @@ struct AdapterAdvertisingBumbleTests {
         return [0x01, opcode] + handle + [0x0A]
     }
 
+    /// One event in a line, for failure messages.
+    static func summary(_ event: BumbleCentral.Event) -> String {
+        "\(event.central ?? 0):\(event.event)" + (event.doneReason.map { "(\($0))" } ?? "")
+            + (event.disconnectReason.map { "(0x\(String($0, radix: 16)))" } ?? "")
+            + (event.message.map { "(\($0))" } ?? "")
+    }
+
     @Test("found by name, connected, ATT MTU exchanged both ways; advertising again after the disconnection for a second central",
           arguments: [false, true])
     func bumbleCentralsConnectOneAfterTheOther(extended: Bool) async throws {
@@ -69,8 +76,13 @@ struct AdapterAdvertisingBumbleTests {
         defer { serving.cancel() }
 
         for number in 1...2 {
-            let done = try await central.finished(central: number)
-            #expect(done.doneReason == "complete", "central \(number)")
+            do {
+                let done = try await central.finished(central: number)
+                #expect(done.doneReason == "complete", "central \(number): \(central.events.map(Self.summary))")
+            } catch {
+                Issue.record("central \(number) did not finish: \(central.events.map(Self.summary))")
+                throw error
+            }
         }
         let events = central.events
         #expect(!events.contains { $0.event == "error" }, "\(events.filter { $0.event == "error" })")
