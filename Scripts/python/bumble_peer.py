@@ -234,6 +234,12 @@ class ScannerLink(LocalLink):
         return self._sets.get(address)
 
 
+# What `--extended-controller` adds to the served controller's Supported Commands: the LE
+# extended advertising commands (Set Advertising Set Random Address 0x2035 to Clear Advertising
+# Sets 0x203D, with Read Maximum Advertising Data Length 0x203A and Read Number of Supported
+# Advertising Sets 0x203B) and the extended scanning and connection ones (0x2041-0x2043).
+EXTENDED_CONTROLLER_COMMANDS = frozenset(range(0x2035, 0x203E)) | {0x2041, 0x2042, 0x2043}
+
 # Legacy advertising type (LE Set Advertising Parameters) -> the extended event properties a
 # scanner reports for it (bit 0 connectable, 1 scannable, 2 directed, 3 high duty, 4 legacy).
 LEGACY_EVENT_PROPERTIES = {0: 0x13, 1: 0x1D, 2: 0x12, 3: 0x10, 4: 0x15}
@@ -941,9 +947,10 @@ async def serve_controller(args, link, index, public_address):
                                 host_sink=transport.sink, link=link, public_address=public_address)
     scanner.stock_reports = args.stock_reports
     if args.extended_controller:
-        # Bumble's controller implements the extended scanning and connection commands but does
-        # not list them: listed, the kernel and rawble use them as with a Bluetooth 5 adapter.
-        scanner.supported_commands = set(scanner.supported_commands) | {0x2041, 0x2042, 0x2043}
+        # Bumble's controller implements the extended advertising, scanning and connection
+        # commands but does not list them: listed, the kernel and rawble use them as with a
+        # Bluetooth 5 adapter.
+        scanner.supported_commands = set(scanner.supported_commands) | EXTENDED_CONTROLLER_COMMANDS
     if args.legacy_controller:
         # A Bluetooth 4.2 controller: no LE Extended Advertising feature, and none of the
         # extended advertising, scanning or connection commands (0x2036-0x2043) in its table.
@@ -1121,8 +1128,8 @@ def main(argv=None):
                              "third ... port (default with one port 00:00:00:00:00:00, Bumble's: the Linux "
                              "kernel refuses to raise an adapter with it; with several 52:41:57:42:4C:0k)")
     parser.add_argument("--extended-controller", action="store_true",
-                        help="the host's controller lists the LE extended scanning and connection "
-                             "commands it implements (a Bluetooth 5 controller: hosts use them)")
+                        help="the host's controller lists the LE extended advertising, scanning and "
+                             "connection commands it implements (a Bluetooth 5 controller: hosts use them)")
     parser.add_argument("--legacy-controller", action="store_true",
                         help="the host's controller without LE Extended Advertising (a Bluetooth 4.2 "
                              "controller: legacy scanning, advertising and connection commands only)")
