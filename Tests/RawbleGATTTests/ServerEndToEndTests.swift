@@ -172,7 +172,7 @@ struct ServerEndToEndTests {
             return .value([1])
         }
         let client = GATTClient(bearer: link.central)
-        try await within(seconds: 10) { () async throws in
+        try await within(seconds: 60) { () async throws in
             await #expect(throws: GATTError.att(ATTError(code: .unlikelyError, requestOpcode: .readRequest, handle: 13))) {
                 try await client.read(handle: 13)
             }
@@ -373,12 +373,12 @@ struct ServerEndToEndTests {
         let first = Task { try await server.indicate([1], for: 21, to: connection) }
         let second = Task { try await server.indicate([2], for: 21, to: connection) }
         for waiting in [first, second] {
-            let result = try await within(seconds: 10) { await waiting.result }
+            let result = try await within(seconds: 60) { await waiting.result }
             #expect(throws: GATTServerError.indicationFailed(.notSent)) { try result.get() }
         }
         // The bearer is still usable for ATT: nothing timed out.
         await #expect(throws: GATTServerError.indicationFailed(.notSent)) {
-            try await within(seconds: 10) { try await server.indicate([3], for: 21, to: connection) }
+            try await within(seconds: 60) { try await server.indicate([3], for: 21, to: connection) }
         }
         await refusing.close()
         #expect(try await within(seconds: 60) { await serving.value } == .closed)
@@ -397,7 +397,7 @@ struct ServerEndToEndTests {
         serving.cancel()
         #expect(try await within(seconds: 60) { await serving.value } == .closed)
         // The central's side ends: nothing is left reading nor waiting.
-        #expect(try await within(seconds: 10) { await inbox.next() } == "")
+        #expect(try await within(seconds: 60) { await inbox.next() } == "")
         #expect(await server.connectionIDs == [])
     }
 

@@ -41,7 +41,7 @@ struct AdapterAdvertisingBumbleTests {
         // commands (Bumble implements them but does not list them).
         let central = try await BumbleCentral.start(
             target: name, arguments: ["--no-standard"] + (extended ? ["--extended-controller"] : []),
-            centrals: 2, timeout: 30, mtu: 100)
+            centrals: 2, timeout: 90, mtu: 100)
         defer { central.stop() }
         let served = try #require(central.peer.controllers.first)
         let host = try #require(served.host)
@@ -77,7 +77,7 @@ struct AdapterAdvertisingBumbleTests {
 
         for number in 1...2 {
             do {
-                let done = try await central.finished(central: number)
+                let done = try await central.finished(central: number, within: 120)
                 #expect(done.doneReason == "complete", "central \(number): \(central.events.map(Self.summary))")
             } catch {
                 Issue.record("central \(number) did not finish: \(central.events.map(Self.summary))")

@@ -211,7 +211,7 @@ struct BumbleCentralTests {
             return try JSONDecoder().decode(BumbleCentral.Event.self, from: Data(line.utf8))
         }.last
         #expect(done?.event == "done" && done?.doneReason == "count" && done?.values == 2)
-        try await within(seconds: 10) { await Task.detached { process.waitUntilExit() }.value }
+        try await within(seconds: 60) { await Task.detached { process.waitUntilExit() }.value }
         #expect(process.terminationStatus == 0)
     }
 
