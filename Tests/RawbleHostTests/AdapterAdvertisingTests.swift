@@ -7,14 +7,6 @@ import Testing
 // advertising, data that does not fit, a central connecting (a PDU each way on its bearer),
 // advertising again after it, stop and close.
 
-private func configuration() -> Adapter.Configuration {
-    var configuration = Adapter.Configuration()
-    configuration.commandTimeout = .seconds(10)
-    configuration.resetTimeout = .seconds(10)
-    configuration.logger.logLevel = .critical
-    return configuration
-}
-
 /// A controller that takes the legacy advertising commands (and nothing extended).
 @Sendable private func legacyController(_ command: HCICommand) -> [HCIEvent]? {
     switch command {
@@ -95,7 +87,7 @@ private func openAdapter(_ answer: @escaping @Sendable (HCICommand) -> [HCIEvent
 {
     let controller = ScriptedController(answer: answer)
     let pump = controller.run()
-    return (controller, pump, try await Adapter.open(controller.transport, configuration: configuration()))
+    return (controller, pump, try await Adapter.open(controller.transport, configuration: quietConfiguration()))
 }
 
 /// The first connection on `adapter.incomingConnections` (on `handle` when given), bounded;
