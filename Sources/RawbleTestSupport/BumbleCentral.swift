@@ -12,22 +12,9 @@ public final class BumbleCentral: Sendable {
     /// The link's fixture: its served controllers (``BumblePeer/controllers``), devices and logs.
     public let peer: BumblePeer
 
-    private let state: Mutex<State>
-
-    private struct Waiter {
-        var id: Int
-        var match: @Sendable (Event) -> Bool
-        var continuation: CheckedContinuation<Event, any Error>
-    }
-
-    private struct State {
-        var events: [Event] = []
-        var waiters: [Waiter] = []
-        /// The output reached its end (the process exited, or closed stdout).
-        var ended = false
-        var nextID = 0
-        var malformed: [String] = []
-    }
+    private let log = ObservedLog<Event>()
+    /// Lines of the output that were not events.
+    private let malformed = Mutex<[String]>([])
 
     /// One line the central printed. Fields absent from a kind of event are nil.
     public struct Event: Hashable, Sendable, Decodable {
@@ -119,7 +106,6 @@ public final class BumbleCentral: Sendable {
 
     private init(peer: BumblePeer) {
         self.peer = peer
-        state = Mutex(State())
     }
 
     deinit { stop() }
@@ -169,17 +155,17 @@ public final class BumbleCentral: Sendable {
     }
 
     /// The events so far, in order.
-    public var events: [Event] { state.withLock { $0.events } }
+    public var events: [Event] { log.elements }
 
     /// Lines of the output that were not events (should stay empty).
-    public var malformedLines: [String] { state.withLock { $0.malformed } }
+    public var malformedLines: [String] { malformed.withLock { $0 } }
 
     /// The first event (already printed or to come) that `match` accepts, waiting at most
     /// `seconds`; throws ``TestTimeout`` then, or ``BumbleCentralError/ended(events:)`` when the
     /// process's output ends without one.
     public func event(within seconds: Double = 60,
                       where match: @escaping @Sendable (Event) -> Bool) async throws -> Event {
-        try await within(seconds: seconds) { try await self.firstEvent(where: match) }
+        try await log.first(within: seconds, where: match)
     }
 
     /// The `done` event of `central` (1 to `centrals`): its run's end (waiting at most `seconds`).
@@ -271,56 +257,15 @@ public final class BumbleCentral: Sendable {
 
     private func received(_ line: [UInt8]) {
         guard !line.isEmpty else { return }
-        let decoded = try? JSONDecoder().decode(Event.self, from: Data(line))
-        let ready: [(CheckedContinuation<Event, any Error>, Event)] = state.withLock { state in
-            guard let event = decoded else {
-                state.malformed.append(String(decoding: line.prefix(300), as: UTF8.self))
-                return []
-            }
-            state.events.append(event)
-            var ready: [(CheckedContinuation<Event, any Error>, Event)] = []
-            state.waiters.removeAll { waiter in
-                guard waiter.match(event) else { return false }
-                ready.append((waiter.continuation, event))
-                return true
-            }
-            return ready
+        guard let event = try? JSONDecoder().decode(Event.self, from: Data(line)) else {
+            malformed.withLock { $0.append(String(decoding: line.prefix(300), as: UTF8.self)) }
+            return
         }
-        for (continuation, event) in ready { continuation.resume(returning: event) }
+        log.append(event)
     }
 
     private func outputEnded() {
-        let (waiters, events) = state.withLock { state in
-            state.ended = true
-            defer { state.waiters = [] }
-            return (state.waiters, state.events)
-        }
-        for waiter in waiters { waiter.continuation.resume(throwing: BumbleCentralError.ended(events: events.count)) }
-    }
-
-    private func firstEvent(where match: @escaping @Sendable (Event) -> Bool) async throws -> Event {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Event, any Error>) in
-                let outcome: Result<Event, any Error>? = state.withLock { state in
-                    if let found = state.events.first(where: match) { return .success(found) }
-                    if state.ended { return .failure(BumbleCentralError.ended(events: state.events.count)) }
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    state.waiters.append(Waiter(id: id, match: match, continuation: continuation))
-                    return nil
-                }
-                if let outcome { continuation.resume(with: outcome) }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(throwing: CancellationError())
-        }
+        log.end(with: BumbleCentralError.ended(events: log.count))
     }
 }
 

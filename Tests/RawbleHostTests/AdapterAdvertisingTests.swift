@@ -7,14 +7,6 @@ import Testing
 // advertising, data that does not fit, a central connecting (a PDU each way on its bearer),
 // advertising again after it, stop and close.
 
-private func configuration() -> Adapter.Configuration {
-    var configuration = Adapter.Configuration()
-    configuration.commandTimeout = .seconds(10)
-    configuration.resetTimeout = .seconds(10)
-    configuration.logger.logLevel = .critical
-    return configuration
-}
-
 /// A controller that takes the legacy advertising commands (and nothing extended).
 @Sendable private func legacyController(_ command: HCICommand) -> [HCIEvent]? {
     switch command {
@@ -88,21 +80,48 @@ private func disconnected(handle: UInt16 = ScriptedController.handle) -> HCIEven
     .disconnectionComplete(.init(status: .success, connectionHandle: handle, reason: .remoteUserTerminatedConnection))
 }
 
-/// The first connection on `adapter.incomingConnections`, bounded.
-private func firstIncoming(_ adapter: Adapter) async throws -> Connection {
+/// A scripted controller answering with `answer`, playing (its pump for the test to cancel),
+/// and an adapter opened on it.
+private func openAdapter(_ answer: @escaping @Sendable (HCICommand) -> [HCIEvent]?) async throws
+    -> (controller: ScriptedController, pump: Task<Void, Never>, adapter: Adapter)
+{
+    let controller = ScriptedController(answer: answer)
+    let pump = controller.run()
+    return (controller, pump, try await Adapter.open(controller.transport, configuration: quietConfiguration()))
+}
+
+/// The first connection on `adapter.incomingConnections` (on `handle` when given), bounded;
+/// ``TestTimeout`` if the stream ends without one.
+private func firstIncoming(_ adapter: Adapter, handle: UInt16? = nil) async throws -> Connection {
     try await within(seconds: 10) {
-        for await connection in adapter.incomingConnections { return connection }
+        for await connection in adapter.incomingConnections where handle.map({ connection.handle == $0 }) ?? true {
+            return connection
+        }
         throw TestTimeout()
     }
+}
+
+/// A central connects (the controller reports it, on `handle` or the usual one): the first
+/// Connection on `incomingConnections` (on `handle` when given), bounded.
+private func connectCentral(to adapter: Adapter, _ controller: ScriptedController,
+                            handle: UInt16? = nil) async throws -> Connection {
+    controller.transport.inject(centralConnected(handle: handle ?? ScriptedController.handle))
+    return try await firstIncoming(adapter, handle: handle)
+}
+
+/// The central on `handle` disconnects (the controller reports it): how `connection` says it ended.
+@discardableResult
+private func disconnectCentral(_ connection: Connection, _ controller: ScriptedController,
+                               handle: UInt16 = ScriptedController.handle) async -> HostError {
+    controller.transport.inject(disconnected(handle: handle))
+    return await connection.waitUntilDisconnected()
 }
 
 @Suite("Adapter: advertising")
 struct AdapterAdvertisingTests {
     @Test("legacy advertising: parameters (ADV_IND, own random address), data, scan response, enable, in that order")
     func legacySequence() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         #expect(await !adapter.usesExtendedAdvertising)
         let set = try await adapter.advertise(Advertisement(data: heartRateData, scanResponse: scanResponse,
                                                             intervalMin: 0xA0, intervalMax: 0xF0))
@@ -124,9 +143,7 @@ struct AdapterAdvertisingTests {
 
     @Test("non-connectable legacy advertising is ADV_SCAN_IND with a scan response, ADV_NONCONN_IND without")
     func legacyNonConnectable() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         try await adapter.advertise(Advertisement(data: heartRateData, scanResponse: scanResponse, isConnectable: false))
         try await adapter.stopAdvertising()
         try await adapter.advertise(Advertisement(data: heartRateData, isConnectable: false, ownAddressType: .public))
@@ -142,12 +159,10 @@ struct AdapterAdvertisingTests {
 
     @Test("a stop while advertising starts wins: the start throws cancelled and the advertising it enabled is switched off")
     func stopWhileStarting() async throws {
-        let controller = ScriptedController { command in
+        let (controller, pump, adapter) = try await openAdapter { command in
             if case .leSetAdvertisingData = command { return nil }  // answered by the test, later
             return legacyController(command)
         }
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
         let starting = Task { () -> HostError? in
             do throws(HostError) {
                 try await adapter.advertise(Advertisement(data: heartRateData))
@@ -167,9 +182,7 @@ struct AdapterAdvertisingTests {
 
     @Test("legacy data over 31 bytes is a typed error naming the length, and nothing is sent")
     func legacyDataTooLong() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         let long = AdvertisingData(localName: String(repeating: "x", count: 30))
         #expect(long.bytes.count == 35)
         await #expect(throws: HostError.advertisingDataTooLong("advertising data", length: 35, maximum: 31)) {
@@ -187,9 +200,7 @@ struct AdapterAdvertisingTests {
 
     @Test("extended advertising with legacy PDUs when the data fits 31 bytes: set parameters, the set's random address, data, scan response, enable")
     func extendedSequence() async throws {
-        let controller = ScriptedController(answer: extendedController())
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(extendedController())
         #expect(await adapter.usesExtendedAdvertising)
         let own = await adapter.controller.ownAddress.address
         let set = try await adapter.advertise(Advertisement(data: heartRateData, scanResponse: scanResponse))
@@ -214,9 +225,7 @@ struct AdapterAdvertisingTests {
 
     @Test("extended data over 31 bytes: extended PDUs (connectable only), the controller's maximum read, the data in fragments")
     func extendedLongDataIsFragmented() async throws {
-        let controller = ScriptedController(answer: extendedController())
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(extendedController())
         // Two structures (one carries at most 254 bytes): 149 + 145 bytes.
         let long = AdvertisingData([
             .manufacturerData(ManufacturerData(companyID: 0xFFFF, data: [UInt8](repeating: 7, count: 145))),
@@ -241,9 +250,7 @@ struct AdapterAdvertisingTests {
 
     @Test("extended data over the controller's maximum is a typed error naming it; a connectable extended set takes no scan response")
     func extendedDataTooLong() async throws {
-        let controller = ScriptedController(answer: extendedController(maximumDataLength: 100))
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(extendedController(maximumDataLength: 100))
         let long = AdvertisingData([.manufacturerData(ManufacturerData(companyID: 0xFFFF, data: [UInt8](repeating: 7, count: 120)))])
         await #expect(throws: HostError.advertisingDataTooLong("advertising data", length: 124, maximum: 100)) {
             try await adapter.advertise(Advertisement(data: long))
@@ -262,12 +269,9 @@ struct AdapterAdvertisingTests {
 struct AdapterPeripheralTests {
     @Test("a central's connection becomes a Connection on incomingConnections: an ATT PDU goes each way on its bearer")
     func incomingConnectionCarriesATT() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         try await adapter.advertise(Advertisement(data: heartRateData, restart: .never))
-        controller.transport.inject(centralConnected())
-        let connection = try await firstIncoming(adapter)
+        let connection = try await connectCentral(to: adapter, controller)
         #expect(connection.peer == ScriptedController.peer)
         #expect(connection.handle == ScriptedController.handle)
         #expect(connection.ending == nil)
@@ -287,58 +291,41 @@ struct AdapterPeripheralTests {
         #expect(acl.first.map { Array($0.payload) } == [0x03, 0x00, 0x04, 0x00, 0x03, 0x17, 0x00])
 
         // A disconnection is reported as a central link's is.
-        controller.transport.inject(disconnected())
-        #expect(await connection.waitUntilDisconnected() == .disconnected(.remoteUserTerminatedConnection))
+        #expect(await disconnectCentral(connection, controller) == .disconnected(.remoteUserTerminatedConnection))
         await adapter.close()
         pump.cancel()
     }
 
     @Test("legacy advertising, which a connection stops, starts again after the central disconnects")
     func restartAfterDisconnection() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         try await adapter.advertise(Advertisement(data: heartRateData))
-        controller.transport.inject(centralConnected())
-        let connection = try await firstIncoming(adapter)
+        let connection = try await connectCentral(to: adapter, controller)
         // Still connected: the host went on (a command round trip) and did not advertise again.
         try await adapter.execute(.leSetScanEnable(enable: false, filterDuplicates: false))
         #expect(controller.commands.filter(isLegacyEnable).count == 1)
-        controller.transport.inject(disconnected())
-        _ = await connection.waitUntilDisconnected()
+        await disconnectCentral(connection, controller)
         let enables = try await commands(atLeast: 2, controller, isLegacyEnable)
         #expect(enables.count == 2)
         // A second central is accepted the same way.
-        controller.transport.inject(centralConnected(handle: 0x0041))
-        let second = try await within(seconds: 10) { () -> Connection? in
-            for await connection in adapter.incomingConnections where connection.handle == 0x0041 { return connection }
-            return nil
-        }
-        #expect(second?.handle == 0x0041)
+        let second = try await connectCentral(to: adapter, controller, handle: 0x0041)
+        #expect(second.handle == 0x0041)
         await adapter.close()
         pump.cancel()
     }
 
     @Test("restart afterConnection advertises again at once; never stays silent after the disconnection")
     func restartPolicies() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         try await adapter.advertise(Advertisement(data: heartRateData, restart: .afterConnection))
-        controller.transport.inject(centralConnected())
-        _ = try await firstIncoming(adapter)
+        _ = try await connectCentral(to: adapter, controller)
         _ = try await commands(atLeast: 2, controller, isLegacyEnable)
         try await adapter.stopAdvertising()
 
         try await adapter.advertise(Advertisement(data: heartRateData, restart: .never))
         let before = controller.commands.filter(isLegacyEnable).count
-        controller.transport.inject(centralConnected(handle: 0x0041))
-        let connection = try await within(seconds: 10) { () -> Connection? in
-            for await connection in adapter.incomingConnections where connection.handle == 0x0041 { return connection }
-            return nil
-        }
-        controller.transport.inject(disconnected(handle: 0x0041))
-        _ = await connection?.waitUntilDisconnected()
+        let connection = try await connectCentral(to: adapter, controller, handle: 0x0041)
+        await disconnectCentral(connection, controller, handle: 0x0041)
         try await adapter.execute(.leSetScanEnable(enable: false, filterDuplicates: false))
         #expect(controller.commands.filter(isLegacyEnable).count == before)
         await adapter.close()
@@ -347,16 +334,13 @@ struct AdapterPeripheralTests {
 
     @Test("an extended set ended by a connection (Advertising Set Terminated) is enabled again after the disconnection")
     func extendedRestart() async throws {
-        let controller = ScriptedController(answer: extendedController())
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(extendedController())
         try await adapter.advertise(Advertisement(data: heartRateData))
         controller.transport.inject(centralConnected())
         controller.transport.inject(.le(.advertisingSetTerminated(.init(status: .success, advertisingHandle: 0,
                                                                         connectionHandle: ScriptedController.handle, completedEvents: 4))))
         let connection = try await firstIncoming(adapter)
-        controller.transport.inject(disconnected())
-        _ = await connection.waitUntilDisconnected()
+        await disconnectCentral(connection, controller)
         let enable = HCICommand.leSetExtendedAdvertisingEnable(.one(.init(handle: 0), enable: true))
         let enables = try await commands(atLeast: 2, controller) { $0 == enable }
         #expect(enables.count == 2)
@@ -366,12 +350,9 @@ struct AdapterPeripheralTests {
 
     @Test("close stops advertising before it disconnects the centrals and finishes incomingConnections")
     func closeStopsAdvertising() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         try await adapter.advertise(Advertisement(data: heartRateData, restart: .afterConnection))
-        controller.transport.inject(centralConnected())
-        let connection = try await firstIncoming(adapter)
+        let connection = try await connectCentral(to: adapter, controller)
         _ = try await commands(atLeast: 2, controller, isLegacyEnable)
         await adapter.close()
         let sent = controller.commands
@@ -390,9 +371,7 @@ struct AdapterPeripheralTests {
 
     @Test("a peripheral-role link while nothing advertises is let go, as before")
     func unexpectedPeripheralLinkIsDisconnected() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         controller.transport.inject(centralConnected())
         let disconnect = try await commands(atLeast: 1, controller) { if case .disconnect = $0 { true } else { false } }
         #expect(disconnect.first == .disconnect(handle: ScriptedController.handle, reason: .remoteUserTerminatedConnection))
@@ -402,12 +381,9 @@ struct AdapterPeripheralTests {
 
     @Test("as the peripheral, a central's Connection Parameter Update Request gets Command Reject; a Pairing Request gets Pairing Not Supported")
     func peripheralSignalingAndSMP() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         try await adapter.advertise(Advertisement(data: heartRateData, restart: .never))
-        controller.transport.inject(centralConnected())
-        _ = try await firstIncoming(adapter)
+        _ = try await connectCentral(to: adapter, controller)
         AdapterFixedChannelTests.inject(AdapterParameterUpdateTests.request(id: 7, minimum: 24), channel: 0x0005, into: controller)
         let reject = await controller.waitForACL(count: 1)
         // Command Reject (0x01), identifier 7, reason 0x0000 command not understood.
@@ -450,16 +426,12 @@ private final class EndingProbe: ATTPDUReceiver, Sendable {
 struct PeripheralLinkEndingTests {
     @Test("when a central's link ends, the bearer's end already finds the connection's ending set (a server reading it learns why)")
     func endingIsSetBeforeTheBearerEnds() async throws {
-        let controller = ScriptedController(answer: legacyController)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let (controller, pump, adapter) = try await openAdapter(legacyController)
         try await adapter.advertise(Advertisement(data: heartRateData, restart: .never))
-        controller.transport.inject(centralConnected())
-        let connection = try await firstIncoming(adapter)
+        let connection = try await connectCentral(to: adapter, controller)
         let probe = EndingProbe(connection)
         #expect(connection.att.deliverPDUs(to: probe))
-        controller.transport.inject(disconnected())
-        _ = await connection.waitUntilDisconnected()
+        await disconnectCentral(connection, controller)
         let seen = probe.seen.withLock { $0 }
         #expect(seen.called)
         #expect(seen.ending == .disconnected(.remoteUserTerminatedConnection))

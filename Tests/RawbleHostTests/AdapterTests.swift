@@ -95,7 +95,7 @@ final class ScriptedController: Sendable {
 
 /// Timeouts are generous (the whole suite runs in parallel on two cores) except where a test
 /// is about a command never answered.
-private func quietConfiguration(commandTimeout: Duration = .seconds(10), resetTimeout: Duration = .seconds(10)) -> Adapter.Configuration {
+func quietConfiguration(commandTimeout: Duration = .seconds(10), resetTimeout: Duration = .seconds(10)) -> Adapter.Configuration {
     var configuration = Adapter.Configuration()
     configuration.commandTimeout = commandTimeout
     configuration.resetTimeout = resetTimeout

@@ -2,7 +2,6 @@ import Glibc
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire
-import Synchronization
 import Testing
 
 /// The fixture serving several controllers on one Bumble link (`bumble-peer --ports N`), proven
@@ -48,10 +47,8 @@ struct TwoPortFixtureTests {
     }
 
     @Test func aHostAdvertisingOnOnePortIsFoundConnectedAndReachedWithACLFromTheOther() async throws {
-        let peer = try await BumblePeer.start(arguments: ["--no-standard"], ports: 2)
+        let (peer, peripheral, central) = try await LinkHost.openTwo()
         defer { peer.stop() }
-        let peripheral = try await LinkHost.open(peer.controllers[0])
-        let central = try await LinkHost.open(peer.controllers[1])
         let peripheralAddress = try #require(BluetoothAddress(peer.controllers[0].publicAddress))
 
         let name = Array("fixture-A".utf8)
@@ -107,10 +104,8 @@ struct TwoPortFixtureTests {
     func aLegacyAdvertiserOfEveryUndirectedTypeIsReportedAsItIs(
         type: HCICommand.AdvertisingType, expected: AdvertisingReport.LegacyEventType
     ) async throws {
-        let peer = try await BumblePeer.start(arguments: ["--no-standard"], ports: 2)
+        let (peer, advertiser, scanner) = try await LinkHost.openTwo()
         defer { peer.stop() }
-        let advertiser = try await LinkHost.open(peer.controllers[0])
-        let scanner = try await LinkHost.open(peer.controllers[1])
         let address = peer.controllers[0].publicAddress
         let data: [UInt8] = [0x02, 0x01, 0x04, 0x04, 0x08, 0x61, 0x64, 0x76]
         let response: [UInt8] = [0x03, 0xFF, 0x59, 0x00]
@@ -139,10 +134,8 @@ struct TwoPortFixtureTests {
     func anExtendedAdvertisingSetFromAPublicAddressIsReportedAsItIs(
         properties: UInt16, connectable: Bool, scan: String
     ) async throws {
-        let peer = try await BumblePeer.start(arguments: ["--no-standard"], ports: 2)
+        let (peer, advertiser, scanner) = try await LinkHost.openTwo()
         defer { peer.stop() }
-        let advertiser = try await LinkHost.open(peer.controllers[0])
-        let scanner = try await LinkHost.open(peer.controllers[1])
         let address = peer.controllers[0].publicAddress
         let data: [UInt8] = [0x02, 0x01, 0x06, 0x04, 0x09, 0x65, 0x78, 0x74]
         let response: [UInt8] = [0x04, 0xFF, 0x59, 0x00, 0x2A]
@@ -201,10 +194,8 @@ struct FixtureControllerStateTests {
     }
 
     @Test func resetDropsTheConnectionsThePeerSeesATimeoutAndTheHostCanAdvertiseAndBeConnectedAgain() async throws {
-        let peer = try await BumblePeer.start(arguments: ["--no-standard"], ports: 2)
+        let (peer, peripheral, central) = try await LinkHost.openTwo()
         defer { peer.stop() }
-        let peripheral = try await LinkHost.open(peer.controllers[0])
-        let central = try await LinkHost.open(peer.controllers[1])
         let peripheralAddress = try #require(BluetoothAddress(peer.controllers[0].publicAddress))
         try await central.expectSuccess(.leSetRandomAddress(BluetoothAddress(0xC0_11_22_33_44_77)))
         try await peripheral.advertise(type: .connectableUndirected, data: [0x02, 0x01, 0x06], scanResponse: [])
@@ -255,6 +246,18 @@ final class LinkHost: Sendable {
         let host = LinkHost(transport: transport, collector: collector)
         try await host.expectSuccess(.reset)
         return host
+    }
+
+    /// A link of two served controllers without the standard devices, and a host open on each
+    /// (the first to advertise, the second to scan or connect). The caller stops the peer.
+    static func openTwo() async throws -> (peer: BumblePeer, first: LinkHost, second: LinkHost) {
+        let peer = try await BumblePeer.start(arguments: ["--no-standard"], ports: 2)
+        do {
+            return (peer, try await open(peer.controllers[0]), try await open(peer.controllers[1]))
+        } catch {
+            peer.stop()
+            throw error
+        }
     }
 
     func close() async { await transport.close() }
@@ -386,51 +389,15 @@ final class LinkHost: Sendable {
     }
 }
 
-/// Keeps every packet a transport delivers and resumes the waiters whose packet arrived.
+/// Keeps every packet a transport delivers, for a test to wait (bounded) on the one it needs.
 final class PacketCollector: HCIPacketReceiver {
-    private struct Waiter {
-        var id: Int
-        var from: Int
-        var match: @Sendable (H4Packet) -> Bool
-        var continuation: CheckedContinuation<Int, any Error>
-    }
+    private let log = ObservedLog<H4Packet>()
 
-    private struct State {
-        var packets: [H4Packet] = []
-        var waiters: [Waiter] = []
-        var ended: TransportError?
-        var nextID = 0
-    }
+    var count: Int { log.count }
 
-    private let state = Mutex(State())
+    func receive(_ packets: [H4Packet]) { log.append(contentsOf: packets) }
 
-    var count: Int { state.withLock { $0.packets.count } }
-
-    func receive(_ packets: [H4Packet]) {
-        let ready: [(CheckedContinuation<Int, any Error>, Int)] = state.withLock { state in
-            let start = state.packets.count
-            state.packets += packets
-            var ready: [(CheckedContinuation<Int, any Error>, Int)] = []
-            state.waiters.removeAll { waiter in
-                for index in max(start, waiter.from)..<state.packets.count where waiter.match(state.packets[index]) {
-                    ready.append((waiter.continuation, index))
-                    return true
-                }
-                return false
-            }
-            return ready
-        }
-        for (continuation, index) in ready { continuation.resume(returning: index) }
-    }
-
-    func transportEnded(_ error: TransportError) {
-        let waiters = state.withLock { state in
-            state.ended = error
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.continuation.resume(throwing: error) }
-    }
+    func transportEnded(_ error: TransportError) { log.end(with: error) }
 
     /// The first packet at or after `from` that `transform` maps to a value (within 10 s).
     func first<T: Sendable>(from: Int, seconds: Double = 10,
@@ -441,37 +408,8 @@ final class PacketCollector: HCIPacketReceiver {
     /// ``first(from:seconds:_:)`` with the packet's position.
     func firstIndexed<T: Sendable>(from: Int, seconds: Double = 10,
                                    _ transform: @escaping @Sendable (H4Packet) -> T?) async throws -> (index: Int, value: T) {
-        let index = try await within(seconds: seconds) { try await self.index(from: from) { transform($0) != nil } }
-        let packet = state.withLock { $0.packets[index] }
+        let (index, packet) = try await log.firstIndexed(from: from, within: seconds) { transform($0) != nil }
         guard let value = transform(packet) else { throw TestTimeout() }
         return (index, value)
-    }
-
-    private func index(from: Int, where match: @escaping @Sendable (H4Packet) -> Bool) async throws -> Int {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
-                let outcome: Result<Int, any Error>? = state.withLock { state in
-                    if from < state.packets.count,
-                       let found = (from..<state.packets.count).first(where: { match(state.packets[$0]) }) {
-                        return .success(found)
-                    }
-                    if let ended = state.ended { return .failure(ended) }
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    state.waiters.append(Waiter(id: id, from: from, match: match, continuation: continuation))
-                    return nil
-                }
-                if let outcome { continuation.resume(with: outcome) }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(throwing: CancellationError())
-        }
     }
 }
