@@ -60,7 +60,7 @@ private func commandsAfterStartup(_ controller: ScriptedController) -> [HCIComma
 /// Waits (bounded) until the controller received `count` commands matching `matches`.
 private func commands(atLeast count: Int, _ controller: ScriptedController,
                       _ matches: @escaping @Sendable (HCICommand) -> Bool) async throws -> [HCICommand] {
-    try await within(seconds: 10) {
+    try await within(seconds: 60) {
         while true {
             let found = controller.commands.filter(matches)
             if found.count >= count { return found }
@@ -93,7 +93,7 @@ private func openAdapter(_ answer: @escaping @Sendable (HCICommand) -> [HCIEvent
 /// The first connection on `adapter.incomingConnections` (on `handle` when given), bounded;
 /// ``TestTimeout`` if the stream ends without one.
 private func firstIncoming(_ adapter: Adapter, handle: UInt16? = nil) async throws -> Connection {
-    try await within(seconds: 10) {
+    try await within(seconds: 60) {
         for await connection in adapter.incomingConnections where handle.map({ connection.handle == $0 }) ?? true {
             return connection
         }
@@ -279,7 +279,7 @@ struct AdapterPeripheralTests {
         // The central's Exchange MTU Request arrives on the bearer …
         let pdus = connection.att.pdus
         AdapterFixedChannelTests.inject([0x02, 0xF7, 0x00], channel: 0x0004, into: controller)
-        let received = try await within(seconds: 10) { () -> [UInt8]? in
+        let received = try await within(seconds: 60) { () -> [UInt8]? in
             for try await pdu in pdus { return pdu }
             return nil
         }
@@ -360,7 +360,7 @@ struct AdapterPeripheralTests {
         let disconnect = try #require(sent.firstIndex(of: .disconnect(handle: ScriptedController.handle, reason: .remoteUserTerminatedConnection)))
         #expect(disable < disconnect)
         #expect(connection.ending != nil)
-        let rest = try await within(seconds: 10) { () -> Int in
+        let rest = try await within(seconds: 60) { () -> Int in
             var count = 0
             for await _ in adapter.incomingConnections { count += 1 }
             return count

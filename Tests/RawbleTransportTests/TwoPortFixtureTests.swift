@@ -262,7 +262,7 @@ final class LinkHost: Sendable {
 
     func close() async { await transport.close() }
 
-    /// Sends `command`; its Command Complete or Command Status (within 10 s).
+    /// Sends `command`; its Command Complete or Command Status (within 60 s: a hang guard).
     @discardableResult
     func run(_ command: HCICommand) async throws -> (status: HCIStatus, returnParameters: ArraySlice<UInt8>) {
         var writer = ByteWriter()
@@ -368,7 +368,7 @@ final class LinkHost: Sendable {
 
     /// The first ACL packet at or after position `from` of everything received (nil: a
     /// Disconnection Complete came first), and the position after it.
-    func aclOrDisconnection(from: Int, seconds: Double = 10) async throws -> (packet: ACLPacket?, next: Int) {
+    func aclOrDisconnection(from: Int, seconds: Double = 60) async throws -> (packet: ACLPacket?, next: Int) {
         let (index, packet) = try await collector.firstIndexed(from: from, seconds: seconds) { packet -> ACLPacket?? in
             if packet.type == .acl { return try? ACLPacket.decode(packet.bytes[...]) }
             if packet.type == .event, case .disconnectionComplete = try? HCIEvent.decode(packet.bytes) {
@@ -381,7 +381,7 @@ final class LinkHost: Sendable {
 
     /// The first ACL packet at or after position `from` of everything received, and the
     /// position after it (for the next call).
-    func acl(from: Int, seconds: Double = 10) async throws -> (packet: ACLPacket, next: Int) {
+    func acl(from: Int, seconds: Double = 60) async throws -> (packet: ACLPacket, next: Int) {
         let (index, packet) = try await collector.firstIndexed(from: from, seconds: seconds) { packet in
             packet.type == .acl ? try? ACLPacket.decode(packet.bytes[...]) : nil
         }
@@ -399,14 +399,14 @@ final class PacketCollector: HCIPacketReceiver {
 
     func transportEnded(_ error: TransportError) { log.end(with: error) }
 
-    /// The first packet at or after `from` that `transform` maps to a value (within 10 s).
-    func first<T: Sendable>(from: Int, seconds: Double = 10,
+    /// The first packet at or after `from` that `transform` maps to a value (within 60 s: a hang guard).
+    func first<T: Sendable>(from: Int, seconds: Double = 60,
                             _ transform: @escaping @Sendable (H4Packet) -> T?) async throws -> T {
         try await firstIndexed(from: from, seconds: seconds, transform).value
     }
 
     /// ``first(from:seconds:_:)`` with the packet's position.
-    func firstIndexed<T: Sendable>(from: Int, seconds: Double = 10,
+    func firstIndexed<T: Sendable>(from: Int, seconds: Double = 60,
                                    _ transform: @escaping @Sendable (H4Packet) -> T?) async throws -> (index: Int, value: T) {
         let (index, packet) = try await log.firstIndexed(from: from, within: seconds) { transform($0) != nil }
         guard let value = transform(packet) else { throw TestTimeout() }
