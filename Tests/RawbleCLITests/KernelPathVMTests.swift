@@ -26,7 +26,9 @@ struct KernelPathVMTests {
     /// Boots the VM with a fresh peer as hci0 and runs `script` (sh; `$1` is the rawble binary,
     /// `step NAME CMD...` records a step); returns the steps by name and the whole result.
     /// `controllers`: the public addresses of the peers' controllers, one peer (and adapter,
-    /// hci0, hci1, …) each; `peerArguments`: more bumble-peer options for every peer.
+    /// hci0, hci1, …) each; `peerArguments`: more bumble-peer options for every peer. `ports`
+    /// above 1: ONE peer (`controllers` its addresses in port order) serving that many controllers on
+    /// its one link, hci0, hci1, … in port order (two adapters of the guest that see each other).
     /// How long one step may run in the guest before it is stopped (and reported as such):
     /// every command bounds its own waits; this catches one that does not, so the other steps
     /// still run and the hung one is named.
@@ -35,12 +37,12 @@ struct KernelPathVMTests {
     static let vmLimit = 300
 
     static func boot(_ script: String, controllers: [String] = [controllerAddress],
-                     peerArguments: [String] = []) async throws -> (steps: [String: Step], result: CLIResult) {
+                     peerArguments: [String] = [], ports: Int = 1) async throws -> (steps: [String: Step], result: CLIResult) {
         // One VM at a time in the whole run: two or three guests under TCG at once on a 2-core
         // machine, beside the other suites' peers, ran slowly enough to meet the timeout.
         await VMQueue.shared.enter()
         do {
-            let booted = try await bootNow(script, controllers: controllers, peerArguments: peerArguments)
+            let booted = try await bootNow(script, controllers: controllers, peerArguments: peerArguments, ports: ports)
             await VMQueue.shared.leave()
             return booted
         } catch {
@@ -49,12 +51,17 @@ struct KernelPathVMTests {
         }
     }
 
-    private static func bootNow(_ script: String, controllers: [String],
-                                peerArguments: [String]) async throws -> (steps: [String: Step], result: CLIResult) {
+    private static func bootNow(_ script: String, controllers: [String], peerArguments: [String],
+                                ports: Int) async throws -> (steps: [String: Step], result: CLIResult) {
         var peers: [BumblePeer] = []
         defer { for peer in peers { peer.stop() } }
-        for address in controllers {
-            peers.append(try await BumblePeer.start(arguments: ["--controller-address", address] + peerArguments))
+        if ports > 1 {
+            peers.append(try await BumblePeer.start(
+                arguments: controllers.flatMap { ["--controller-address", $0] } + peerArguments, ports: ports))
+        } else {
+            for address in controllers {
+                peers.append(try await BumblePeer.start(arguments: ["--controller-address", address] + peerArguments))
+            }
         }
         let vmTest = CLIReferenceTests.root.appendingPathComponent("Scripts/vm-test").path
         let prelude = #"""
@@ -66,7 +73,7 @@ struct KernelPathVMTests {
               echo "@@@ $name $s"; cat /tmp/step.out; echo "@@@ stderr"; cat /tmp/step.err
             }
             """#
-        let launcher = [vmTest, "--timeout", "\(vmLimit)"] + peers.flatMap { ["--controller", $0.transport] }
+        let launcher = [vmTest, "--timeout", "\(vmLimit)"] + peers.flatMap(\.transports).flatMap { ["--controller", $0] }
             + ["--", "sh", "-c", prelude + "\n" + script, "sh"]
         // Bounded by vm-test's own --timeout (it kills the VM by PID); the runner's a bit above.
         let result = try await onOwnThread {

@@ -142,6 +142,48 @@ struct AdapterKernelOwnedTests {
         let scanCommands = controller.commands.filter { if case .leSetScanEnable = $0 { true } else { false } }
         #expect(scanCommands.last == .leSetScanEnable(enable: false, filterDuplicates: false))
     }
+
+    @Test("advertises through the raw channel; a central's connection is the kernel's (no Connection, no Disconnect); advertising starts again after its disconnection")
+    func advertisesAndFollowsTheKernelsLinks() async throws {
+        let controller = ScriptedController { command in
+            switch command {
+            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
+            case .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData, .leSetAdvertisingEnable:
+                [ScriptedController.complete(command.opcode)]
+            default: ScriptedController.minimal(command)
+            }
+        }
+        _ = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let enable = HCICommand.leSetAdvertisingEnable(true)
+        try await adapter.advertise(Advertisement(data: AdvertisingData(localName: "strap")))
+        let parameters = controller.commands.compactMap { command -> HCICommand.AdvertisingParameters? in
+            if case .leSetAdvertisingParameters(let parameters) = command { parameters } else { nil }
+        }
+        #expect(parameters.first?.ownAddressType == .public, "the kernel's controller advertises from its public address")
+        #expect(controller.commands.filter { $0 == enable }.count == 1)
+
+        controller.transport.inject(ScriptedController.connectionComplete(handle: 0x0040, role: .peripheral))
+        // The host went on (a command round trip after the event): advertising is not on again.
+        try await adapter.execute(.leSetScanEnable(enable: false, filterDuplicates: false))
+        #expect(controller.commands.filter { $0 == enable }.count == 1)
+        controller.transport.inject(.disconnectionComplete(.init(
+            status: .success, connectionHandle: 0x0040, reason: .remoteUserTerminatedConnection)))
+        try await within(seconds: 10) {
+            while controller.commands.filter({ $0 == enable }).count < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        await adapter.close()
+        #expect(controller.commands.last(where: { if case .leSetAdvertisingEnable = $0 { true } else { false } })
+                == .leSetAdvertisingEnable(false), "close stops advertising")
+        #expect(!controller.commands.contains { if case .disconnect = $0 { true } else { false } },
+                "the link is the kernel's: the adapter never disconnects it")
+        let incoming = try await within(seconds: 10) { () -> Int in
+            var count = 0
+            for await _ in adapter.incomingConnections { count += 1 }
+            return count
+        }
+        #expect(incoming == 0, "the kernel's links reach its L2CAP sockets, not incomingConnections")
+    }
 }
 
 @Suite("Adapter: a controller that refuses the legacy scan commands")

@@ -1,5 +1,7 @@
-// The peripheral role on rawble's own host: advertising (legacy or extended, from what the
-// controller supports), the links centrals make to it, and advertising again after them.
+// The peripheral role: advertising (legacy or extended, from what the controller supports),
+// the links centrals make to it, and advertising again after them. On rawble's own host the
+// adapter makes those links; on a kernel-owned controller the kernel does (they reach a
+// listening L2CAP socket), and the adapter only follows them to advertise again.
 
 extension Adapter {
     /// The one advertising set the adapter uses with the extended commands.
@@ -22,14 +24,13 @@ extension Adapter {
     ///   response does not fit (31 bytes legacy, the controller's maximum extended);
     ///   ``HostError/busy(_:)`` when an advertisement already runs; ``HostError/cancelled``
     ///   when ``stopAdvertising()`` came while it started (advertising is switched off again);
-    ///   ``HostError/unsupported(_:)`` on a kernel-owned controller or for combinations
-    ///   extended PDUs cannot carry.
+    ///   ``HostError/unsupported(_:)`` for combinations extended PDUs cannot carry.
+    /// On a kernel-owned controller the commands go through the raw channel (as BlueZ's daemon
+    /// sends them through mgmt) and the links are the kernel's: nothing arrives on
+    /// ``incomingConnections``; a listening L2CAP socket takes them.
     @discardableResult
     public func advertise(_ advertisement: Advertisement) async throws(HostError) -> AdvertisingSet {
         if let failure { throw failure }
-        if configuration.owner == .kernel {
-            throw .unsupported("advertising on a kernel-owned controller (not yet: it goes through the kernel)")
-        }
         guard advertiser.running == nil else { throw .busy("an advertisement already runs on this adapter: stop it first") }
         advertiser.generation += 1
         let generation = advertiser.generation
@@ -201,6 +202,21 @@ extension Adapter {
                                     att: bearer, adapter: self, lifetime: record.lifetime)
         logger.info("\(record.peer) connected to the advertisement, handle 0x\(String(record.handle, radix: 16))")
         incomingContinuation.yield(connection)
+        if running.advertisement.restart == .afterConnection { restartAdvertising() }
+        return true
+    }
+
+    /// On a kernel-owned controller: a central connected to the advertisement (the kernel
+    /// owns the link, so no ``Connection`` is made). The controller stopped advertising; it
+    /// starts again as the advertisement's restart says. `false` when nothing advertises.
+    @discardableResult
+    func noteKernelAcceptedConnection(_ complete: LEConnectionComplete) -> Bool {
+        guard complete.role == .peripheral, complete.status.isSuccess,
+              var running = advertiser.running, running.advertisement.isConnectable else { return false }
+        advertiser.acceptedHandles.insert(complete.connectionHandle)
+        running.isOn = false
+        advertiser.running = running
+        logger.info("\(complete.peer) connected to the advertisement through the kernel, handle 0x\(String(complete.connectionHandle, radix: 16))")
         if running.advertisement.restart == .afterConnection { restartAdvertising() }
         return true
     }

@@ -284,7 +284,9 @@ public actor Adapter {
     }
 
     /// On the kernel's raw channel: command answers and advertising reports are this host's;
-    /// connections, disconnections and data flow are the kernel's, never to be acted on.
+    /// connections, disconnections and data flow are the kernel's, never to be acted on. Only
+    /// the advertising state follows them: a central connecting stops the controller's
+    /// advertising, and its disconnection may start it again.
     private func handleOnKernelOwnedController(_ event: HCIEvent) {
         switch event {
         case .commandComplete, .commandStatus:
@@ -292,6 +294,12 @@ public actor Adapter {
             releaseCommands()
         case .le(.advertisingReport(let reports)), .le(.extendedAdvertisingReport(let reports)):
             scanner.receive(reports)
+        case .le(.connectionComplete(let complete)) where complete.role == .peripheral:
+            noteKernelAcceptedConnection(complete)
+        case .le(.advertisingSetTerminated(let terminated)):
+            advertisingSetTerminated(terminated)
+        case .disconnectionComplete(let disconnection) where disconnection.status.isSuccess:
+            acceptedLinkEnded(disconnection.connectionHandle)
         default:
             logger.trace("the kernel's event: \(event.name)")
         }

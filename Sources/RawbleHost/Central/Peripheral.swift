@@ -1,6 +1,7 @@
 /// The peripheral role, whichever host plays it: advertise, accept the centrals that connect
 /// (each link with its ATT bearer, as a ``CentralLink``), stop advertising. ``Adapter`` is rawble's
-/// own host; the kernel's raw channel (a listening L2CAP socket) can implement it later.
+/// own host; `KernelPeripheral` (RawbleKernelHost) the kernel's: advertising on its raw channel,
+/// centrals accepted on a listening L2CAP socket.
 public protocol Peripheral: Sendable {
     /// A link a central made to this peripheral.
     associatedtype AcceptedLink: CentralLink

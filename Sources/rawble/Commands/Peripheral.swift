@@ -1,6 +1,7 @@
 import ArgumentParser
 import RawbleHeartRate
 import RawbleHost
+import RawbleKernelHost
 import Synchronization
 
 /// `rawble peripheral hr|echo`: rawble as the peripheral — advertise, accept centrals, serve GATT.
@@ -121,10 +122,17 @@ enum PeripheralSession {
         work: @escaping @Sendable (AsyncStream<GATTServerWrite>) async -> Void
     ) async throws {
         let host = try await HostSession.open(connection, output: output)
-        guard let peripheral = host.central as? Adapter else {
+        // rawble's own host advertises and accepts itself; on hciN the raw channel's adapter
+        // advertises and the kernel's listening ATT socket accepts.
+        let peripheral: any Peripheral
+        let advertiser: Adapter
+        if let adapter = host.central as? Adapter {
+            (peripheral, advertiser) = (adapter, adapter)
+        } else if let kernel = host.central as? KernelCentral<KernelL2CAPOpener>, let adapter = host.kernelAdapter {
+            (peripheral, advertiser) = (kernel.peripheral(local: adapter.address), kernel.scanner)
+        } else {
             await host.close()
-            throw CLIError(.unavailable, "\(host.transport) cannot be a peripheral in this version (only rawble's own host can)",
-                           fix: "use --transport user:hciN (the adapter down), tcp:HOST:PORT, unix:PATH or serial:PATH")
+            throw CLIError(.unavailable, "\(host.transport) cannot be a peripheral in this version")
         }
         let status = StatusLine(quiet: output.quiet)
         let report = Reporter(json: output.json)
@@ -135,7 +143,7 @@ enum PeripheralSession {
             } catch {
                 throw host.cliError(error)
             }
-            report.advertising(name: name, address: await peripheral.controller.ownAddress, extended: set.isExtended)
+            report.advertising(name: name, address: await advertiser.controller.ownAddress, extended: set.isExtended)
             status.show("advertising as “\(name)”")
             try await serve(server, on: peripheral, report: report, work: work)
         }
@@ -150,6 +158,7 @@ enum PeripheralSession {
         withExtendedLifetime(interrupt) {}
         stopper?.cancel()
         status.stop()
+        await peripheral.close()
         await host.close()
         do {
             try result.get()
@@ -160,7 +169,7 @@ enum PeripheralSession {
 
     /// Serves every central that connects until cancelled; reports the server's events.
     private static func serve(
-        _ server: GATTServer, on peripheral: Adapter, report: Reporter,
+        _ server: GATTServer, on peripheral: some Peripheral, report: Reporter,
         work: @escaping @Sendable (AsyncStream<GATTServerWrite>) async -> Void
     ) async throws {
         let (writes, writeSink) = AsyncStream.makeStream(of: GATTServerWrite.self, bufferingPolicy: .bufferingNewest(256))

@@ -1,0 +1,67 @@
+import Foundation
+import RawbleHeartRate
+import RawbleTestSupport
+import Testing
+
+/// The peripheral role on the kernel path: `rawble peripheral hr` on hci0 (advertising through
+/// the raw channel, centrals accepted on a listening L2CAP socket) and `rawble hr` on hci1, two
+/// adapters of one guest on ONE Bumble link (a peer with two served controllers).
+@Suite("The peripheral role on hciN in a real Linux kernel (Scripts/vm-test)", .serialized,
+       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
+                "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
+struct KernelPeripheralVMTests {
+    static let peripheralAddress = "00:1B:DC:0F:00:01"
+    static let centralAddress = "00:1B:DC:0F:00:02"
+
+    /// In the guest: waits (bounded, on the file's content) until /tmp/p.out has `word`.
+    static func waitFor(_ word: String) -> String {
+        #"for i in $(seq 150); do grep -q '"# + word + #"' /tmp/p.out && break; sleep 0.2; done"#
+    }
+
+    /// The first central's link is ended from hci1 with HCI Disconnect (hcitool): Debian's 6.1
+    /// kernel, when the last socket on its LE link closes, sometimes sends LE Create Connection
+    /// Cancel for the connected link instead of Disconnect ("hci1: Opcode 0x200e failed: -16",
+    /// Command Disallowed) and then keeps the link up; the central's side, not the peripheral's.
+    @Test("rawble peripheral hr on hci0, rawble hr on hci1: measurements that decode, twice (advertising starts again after the first central); the peripheral reports connected, subscribed, disconnected")
+    func heartRateStrapOnTheKernel() async throws {
+        let (steps, result) = try await KernelPathVMTests.boot(#"""
+            "$r" peripheral hr --transport hci0 --rate 5 --json --duration 90 >/tmp/p.out 2>/tmp/p.err & p=$!
+            step hr "$r" hr rawble-hr --transport hci1 --count 5 --json --timeout 30
+            h=$(hcitool -i hci1 con | awk '/LE/ { print $5; exit }'); [ -n "$h" ] && hcitool -i hci1 ledc "$h" 19
+            \#(Self.waitFor("disconnected"))
+            step again "$r" hr rawble-hr --transport hci1 --count 2 --json --timeout 10
+            kill -INT $p; wait $p; echo "@@@ peripheral $?"; cat /tmp/p.out; echo "@@@ stderr"; cat /tmp/p.err
+            """#, controllers: [Self.peripheralAddress, Self.centralAddress], peerArguments: ["--no-standard"], ports: 2)
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+        let hr = try #require(steps["hr"], "\(result.stdout)\n\(result.stderr)")
+        #expect(hr.status == 0, "\(hr.stderr)")
+        let values = KernelPathVMTests.objects(hr.stdout).filter { $0["event"] as? String == "measurement" }
+        #expect(values.count == 5, "\(hr.stdout)")
+        for value in values {
+            let raw = try Hex.decode(try #require(value["raw"] as? String))
+            #expect(throws: Never.self) { try HeartRateMeasurement.decode(raw) }
+        }
+        let connected = KernelPathVMTests.objects(hr.stdout).first { $0["event"] as? String == "connected" }
+        #expect(connected?["address"] as? String == Self.peripheralAddress, "\(hr.stdout)")
+
+        let again = try #require(steps["again"])
+        #expect(again.status == 0, "advertising started again after the first central: \(again.stderr)")
+        #expect(KernelPathVMTests.objects(again.stdout).filter { $0["event"] as? String == "measurement" }.count == 2)
+
+        let peripheral = try #require(steps["peripheral"])
+        #expect(peripheral.status == 0, "\(peripheral.stderr)")
+        let reported = KernelPathVMTests.objects(peripheral.stdout)
+        let events = reported.map { $0["event"] as? String ?? "?" }
+        #expect(events.first == "advertising", "\(peripheral.stdout)")
+        #expect(reported.first?["address"] as? String == Self.peripheralAddress)
+        #expect(events.filter { $0 == "connected" }.count == 2, "\(peripheral.stdout)")
+        #expect(events.contains("subscribed"), "\(peripheral.stdout)")
+        // The first central's link ended (its disconnection seen) before the second connected.
+        let firstEnd = events.firstIndex(of: "disconnected")
+        let secondConnection = events.indices.filter { events[$0] == "connected" }.dropFirst().first
+        #expect((firstEnd ?? .max) < (secondConnection ?? .min), "\(peripheral.stdout)")
+        let central = reported.first { $0["event"] as? String == "connected" }
+        #expect(central?["central"] as? String == Self.centralAddress, "\(peripheral.stdout)")
+    }
+}
