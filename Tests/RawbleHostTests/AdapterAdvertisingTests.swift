@@ -1,7 +1,50 @@
+import NIOCore
+import NIOPosix
 import RawbleHost
 import RawbleTestSupport
+import RawbleTransport
+import RawbleWire
 import Synchronization
 import Testing
+
+/// A controller whose answers to a command reach the host in ONE read (one batch on the
+/// transport's event loop), as a socket read holding several packets does: the host handles
+/// them all before any task waiting on the first resumes.
+private final class OneReadController: HCITransport {
+    private let loop = MultiThreadedEventLoopGroup.singleton.next()
+    private let answer: @Sendable (HCICommand) -> [HCIEvent]?
+    private let receiver = Mutex<(any HCIPacketReceiver)?>(nil)
+    private let sent = Mutex<[HCICommand]>([])
+    let packets: AsyncThrowingStream<H4Packet, any Error>
+
+    init(answer: @escaping @Sendable (HCICommand) -> [HCIEvent]?) {
+        self.answer = answer
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: H4Packet.self, throwing: (any Error).self)
+        continuation.finish()
+        packets = stream
+    }
+
+    var commands: [HCICommand] { sent.withLock { $0 } }
+    var eventLoop: (any EventLoop)? { loop }
+
+    func deliverPackets(to receiver: any HCIPacketReceiver) -> Bool {
+        self.receiver.withLock { $0 = receiver }
+        return true
+    }
+
+    func send(_ packet: H4Packet) async throws(TransportError) {
+        guard packet.type == .command, let command = try? HCICommand.decode(packet.bytes) else { return }
+        sent.withLock { $0.append(command) }
+        let answers = (answer(command) ?? []).map { H4Packet(type: .event, bytes: $0.encoded) }
+        guard !answers.isEmpty, let receiver = receiver.withLock({ $0 }) else { return }
+        loop.execute { receiver.receive(answers) }
+    }
+
+    func close() async {
+        guard let receiver = receiver.withLock({ state in defer { state = nil }; return state }) else { return }
+        loop.execute { receiver.transportEnded(.closed) }
+    }
+}
 
 // The peripheral role on a scripted controller: the command sequences of legacy and extended
 // advertising, data that does not fit, a central connecting (a PDU each way on its bearer),
@@ -119,6 +162,24 @@ private func disconnectCentral(_ connection: Connection, _ controller: ScriptedC
 
 @Suite("Adapter: advertising")
 struct AdapterAdvertisingTests {
+    @Test("a central that connects as soon as advertising is enabled (its LE Connection Complete in the same read as the enable's Command Complete) is accepted, not dropped")
+    func connectionInTheEnablesRead() async throws {
+        let controller = OneReadController { command in
+            if case .leSetAdvertisingEnable(true) = command {
+                return [ScriptedController.complete(command.opcode), centralConnected()]
+            }
+            return legacyController(command)
+        }
+        let adapter = try await Adapter.open(controller, configuration: quietConfiguration())
+        try await adapter.advertise(Advertisement(data: heartRateData, restart: .never))
+        let connection = try await firstIncoming(adapter)
+        #expect(connection.handle == ScriptedController.handle)
+        #expect(connection.ending == nil, "the link was accepted, not dropped")
+        #expect(!controller.commands.contains { if case .disconnect = $0 { true } else { false } },
+                "no HCI Disconnect for the central's link: \(controller.commands)")
+        await adapter.close()
+    }
+
     @Test("legacy advertising: parameters (ADV_IND, own random address), data, scan response, enable, in that order")
     func legacySequence() async throws {
         let (controller, pump, adapter) = try await openAdapter(legacyController)

@@ -34,6 +34,12 @@ extension Adapter {
         guard advertiser.running == nil else { throw .busy("an advertisement already runs on this adapter: stop it first") }
         advertiser.generation += 1
         let generation = advertiser.generation
+        // A central may connect as soon as the controller advertises, before this call resumes
+        // after the enable (its LE Connection Complete can come in the same read): it is
+        // accepted for the advertisement starting now.
+        advertiser.starting = advertisement
+        advertiser.connectedWhileStarting = false
+        defer { if advertiser.generation == generation { advertiser.starting = nil } }
         let extended: Bool
         switch advertisement.commands {
         case .automatic: extended = usesExtendedAdvertising
@@ -59,7 +65,10 @@ extension Adapter {
             }
             throw .cancelled
         }
-        advertiser.running = Advertiser.Running(advertisement: advertisement, set: set, isOn: true)
+        // The controller stopped advertising for a central that connected meanwhile.
+        let connected = advertiser.connectedWhileStarting
+        advertiser.running = Advertiser.Running(advertisement: advertisement, set: set, isOn: !connected)
+        if connected, advertisement.restart == .afterConnection { restartAdvertising() }
         logger.info("advertising (\(extended ? "extended" : "legacy"), \(advertisement.isConnectable ? "connectable" : "not connectable"))")
         return set
     }
@@ -68,6 +77,7 @@ extension Adapter {
     /// extended set removed). Links centrals already made stay up.
     public func stopAdvertising() async throws(HostError) {
         advertiser.generation += 1
+        advertiser.starting = nil
         guard let running = advertiser.running else { return }
         advertiser.running = nil
         if running.set.isExtended {
@@ -191,18 +201,23 @@ extension Adapter {
     /// which the controller stopped, may start again. `false` when nothing advertises (the
     /// caller lets the link go).
     func acceptIncomingConnection(_ record: ConnectionRecord) -> Bool {
-        guard var running = advertiser.running, running.advertisement.isConnectable else { return false }
+        guard let advertisement = advertiser.running?.advertisement ?? advertiser.starting,
+              advertisement.isConnectable else { return false }
         record.claimed = true
         record.signaling = LESignalingResponder(signalingMTU: record.signaling.signalingMTU, isPeripheral: true)
         advertiser.acceptedHandles.insert(record.handle)
-        running.isOn = false
-        advertiser.running = running
+        if var running = advertiser.running {
+            running.isOn = false
+            advertiser.running = running
+        } else {
+            advertiser.connectedWhileStarting = true
+        }
         let bearer = L2CAPATTBearer(adapter: self, lifetime: record.lifetime, inbox: record.attInbox)
         let connection = Connection(handle: record.handle, peer: record.peer, parameters: record.parameters,
                                     att: bearer, adapter: self, lifetime: record.lifetime)
         logger.info("\(record.peer) connected to the advertisement, handle 0x\(String(record.handle, radix: 16))")
         incomingContinuation.yield(connection)
-        if running.advertisement.restart == .afterConnection { restartAdvertising() }
+        if advertiser.running != nil, advertisement.restart == .afterConnection { restartAdvertising() }
         return true
     }
 
@@ -212,12 +227,17 @@ extension Adapter {
     @discardableResult
     func noteKernelAcceptedConnection(_ complete: LEConnectionComplete) -> Bool {
         guard complete.role == .peripheral, complete.status.isSuccess,
-              var running = advertiser.running, running.advertisement.isConnectable else { return false }
+              let advertisement = advertiser.running?.advertisement ?? advertiser.starting,
+              advertisement.isConnectable else { return false }
         advertiser.acceptedHandles.insert(complete.connectionHandle)
-        running.isOn = false
-        advertiser.running = running
+        if var running = advertiser.running {
+            running.isOn = false
+            advertiser.running = running
+        } else {
+            advertiser.connectedWhileStarting = true
+        }
         logger.info("\(complete.peer) connected to the advertisement through the kernel, handle 0x\(String(complete.connectionHandle, radix: 16))")
-        if running.advertisement.restart == .afterConnection { restartAdvertising() }
+        if advertiser.running != nil, advertisement.restart == .afterConnection { restartAdvertising() }
         return true
     }
 
@@ -274,6 +294,10 @@ final class Advertiser {
     }
 
     var running: Running?
+    /// The advertisement ``Adapter/advertise(_:)`` is starting (its commands under way).
+    var starting: Advertisement?
+    /// A central connected to ``starting`` before it was running.
+    var connectedWhileStarting = false
     /// The links centrals made to this advertisement: a disconnection may restart it.
     var acceptedHandles: Set<UInt16> = []
     /// LE Read Maximum Advertising Data Length, once read.
