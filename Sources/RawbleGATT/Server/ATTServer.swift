@@ -559,7 +559,8 @@ public struct ATTServer: Sendable {
 
     /// The attributes in `start...end` (both checked by the caller), as indices.
     private static func indices(_ start: UInt16, _ end: UInt16, _ database: GATTServerDatabase) -> Range<Int> {
-        let first = Int(start) - 1
+        // Handle 0 is refused by every caller first; clamped here too, so no request can index -1.
+        let first = max(Int(start) - 1, 0)
         let last = min(Int(end), database.attributes.count)
         return first < last ? first..<last : 0..<0
     }
