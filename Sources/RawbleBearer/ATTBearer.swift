@@ -58,6 +58,22 @@ public protocol ATTBearer: Sendable {
     /// be under way: later sends wait for it); `false` when it cannot (no pairing on this
     /// link, already at its highest level, the request failed). The default declines.
     func raiseSecurity(after refusal: SecurityRefusal) async -> Bool
+    /// Optional: how secure the link is now, as far as attribute permissions care, or `nil`
+    /// when the bearer cannot tell (the default). A GATT server checks each request against it.
+    func linkSecurity() -> LinkSecurity?
+}
+
+/// How secure a link is, as attribute permissions see it (Core Vol 3 Part C 10.3): what a
+/// bearer reports and what a GATT server checks reads and writes against.
+public enum LinkSecurity: Int, Hashable, Sendable, Comparable {
+    /// Not encrypted.
+    case none = 0
+    /// Encrypted with an unauthenticated key (Just Works).
+    case encrypted = 1
+    /// Encrypted with an authenticated key.
+    case authenticated = 2
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// An ATT Error Response that asks for more security on the link (Core Vol 3 Part F
@@ -100,4 +116,7 @@ extension ATTBearer {
 
     /// Bearers that cannot pair or encrypt keep the default: `false`, the refusal stands.
     public func raiseSecurity(after refusal: SecurityRefusal) async -> Bool { false }
+
+    /// Bearers that cannot tell keep the default: `nil`, the server keeps what its embedder set.
+    public func linkSecurity() -> LinkSecurity? { nil }
 }

@@ -199,6 +199,18 @@ public final class KernelATTBearer: ATTBearer {
         }
     }
 
+    /// The link's security as attribute permissions see it, from BT_SECURITY (read for each
+    /// request a GATT server answers: a central may have paired since): low is none, medium
+    /// encrypted, high and FIPS authenticated; `nil` when the kernel does not say.
+    public func linkSecurity() -> LinkSecurity? {
+        guard let level = try? securityLevel() else { return nil }
+        return switch level {
+        case .low: LinkSecurity.none
+        case .medium: .encrypted
+        case .high, .fips: .authenticated
+        }
+    }
+
     /// Asks the kernel to raise the link's security to `level` (it pairs or encrypts): what to
     /// do when the peer answers Insufficient Authentication or Encryption, before retrying the
     /// request, as BlueZ's client does. Sends fail (ENOTCONN) until the kernel is done: see

@@ -270,13 +270,18 @@ public actor GATTServer {
         connections.filter { !$0.value.core.configuration(ofValueAt: valueHandle).isDisjoint(with: bits) }.keys.sorted()
     }
 
-    /// Sets how secure a connection's link is (reads and writes are checked against it).
+    /// Sets how secure a connection's link is (reads and writes are checked against it), for a
+    /// bearer that cannot tell (``ATTBearer/linkSecurity()`` is `nil`); a bearer's own report,
+    /// read before each request, wins.
     public func setSecurity(_ security: GATTLinkSecurity, for id: GATTConnectionID) {
         connections[id]?.core.security = security
     }
 
     private func handle(_ pdu: [UInt8], on id: GATTConnectionID) async {
         guard var core = connections[id]?.core else { return }
+        // The link may have been encrypted since the last request (the central paired after an
+        // Insufficient Encryption answer): ask the bearer, which knows.
+        if let security = connections[id]?.bearer.linkSecurity() { core.security = security }
         var output = core.receive(pdu, database: &database)
         connections[id]?.core = core
         await process(output, on: id)

@@ -26,18 +26,9 @@ public enum GATTAccess: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// How secure one connection's link is, as the embedder (or the bearer) reports it; checked
-/// against each attribute's ``GATTAccess``.
-public enum GATTLinkSecurity: Int, Hashable, Sendable, Comparable {
-    /// Not encrypted.
-    case none = 0
-    /// Encrypted with an unauthenticated key (Just Works).
-    case encrypted = 1
-    /// Encrypted with an authenticated key.
-    case authenticated = 2
-
-    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
-}
+/// How secure one connection's link is, as its bearer (or the embedder) reports it; checked
+/// against each attribute's ``GATTAccess``. The bearer module's ``LinkSecurity``.
+public typealias GATTLinkSecurity = LinkSecurity
 
 /// Where a characteristic's value comes from.
 public enum GATTServerValue: Hashable, Sendable {

@@ -102,23 +102,25 @@ public actor HeartRateStrap {
     }
 
     /// Sends `rate` values a second until the task is cancelled, each covering the time since
-    /// the previous one; `sent` is called with each value sent.
-    public func run(rate: Double, sent: @Sendable (HeartRateMeasurement) async -> Void = { _ in }) async {
-        let clock = ContinuousClock()
+    /// the previous one; `sent` is called with each value sent. Ticks are timed on `clock`: a
+    /// clock of the link's event loop (RawbleTransport's `EventLoopClock`) wakes the sender on
+    /// the thread that sends, the cheapest way to pace a fast strap.
+    public func run<C: Clock<Duration>>(rate: Double, clock: C = ContinuousClock(),
+                                        sent: @Sendable (HeartRateMeasurement) async -> Void = { _ in }) async {
         let interval = Duration.seconds(1 / max(rate, 0.001))
         var previous = clock.now
-        var next = previous + interval
+        var next = previous.advanced(by: interval)
         while !Task.isCancelled {
             do {
-                try await clock.sleep(until: next)
+                try await clock.sleep(until: next, tolerance: nil)
             } catch {
                 return
             }
             let now = clock.now
-            let covered = now - previous
+            let covered = previous.duration(to: now)
             previous = now
-            next += interval
-            if next < now { next = now + interval } // fell behind (a stalled machine): no burst
+            next = next.advanced(by: interval)
+            if next < now { next = now.advanced(by: interval) } // fell behind (a stalled machine): no burst
             let seconds = Double(covered.components.seconds) + Double(covered.components.attoseconds) / 1e18
             if let value = await beat(covering: seconds).value { await sent(value) }
         }

@@ -187,20 +187,28 @@ public actor Adapter {
         })
     }
 
+    /// Writes every outbound packet in order. The pump prefers the host's loop, so the
+    /// transport's `send` (nonisolated) and its write's completion run on the loop's thread:
+    /// without the preference each packet went to the global pool and back, four thread
+    /// wake-ups per notification a peripheral sends.
     private func startSendPump() {
         let outgoing = outboundPackets
         let transport = self.transport
-        tasks.append(Task {
+        tasks.append(Task(executorPreference: taskExecutor) {
             for await packet in outgoing {
                 do throws(TransportError) {
                     try await transport.send(packet)
-                    if packet.type == .command { self.commands.written() }
+                    if packet.type == .command { await self.commandWritten() }
                 } catch {
-                    self.fail(with: .transport(error))
+                    await self.fail(with: .transport(error))
                     return
                 }
             }
         })
+    }
+
+    private func commandWritten() {
+        commands.written()
     }
 
     /// Fails everything pending with `error` and refuses later operations. The first error wins.

@@ -98,6 +98,11 @@ public final class L2CAPATTBearer: ATTBearer {
     public func deliverPDUs(to receiver: any ATTPDUReceiver) -> Bool {
         inbox.install(receiver)
     }
+
+    /// Always `.none`: rawble's own host never encrypts a link (as peripheral it answers
+    /// Pairing Request with Pairing Not Supported, as central it does not pair), so a GATT
+    /// server on this bearer refuses what needs encryption with Insufficient Encryption.
+    public func linkSecurity() -> LinkSecurity? { LinkSecurity.none }
 }
 
 /// The life of one link, shared by the host and the objects it hands out: who is waiting for

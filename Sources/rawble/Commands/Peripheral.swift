@@ -2,6 +2,7 @@ import ArgumentParser
 import RawbleHeartRate
 import RawbleHost
 import RawbleKernelHost
+import RawbleTransport
 import Synchronization
 
 /// `rawble peripheral hr|echo`: rawble as the peripheral — advertise, accept centrals, serve GATT.
@@ -55,8 +56,8 @@ struct PeripheralHeartRate: AsyncParsableCommand {
         try await PeripheralSession.run(
             server: strap.server, advertising: advertised, name: name, options: peripheral,
             connection: connection, output: output
-        ) { _ in
-            await strap.run(rate: rate)
+        ) { _, clock in
+            await strap.run(rate: rate, clock: clock)
         }
     }
 }
@@ -100,7 +101,7 @@ struct PeripheralEcho: AsyncParsableCommand {
         try await PeripheralSession.run(
             server: server, advertising: advertised, scanResponse: AdvertisingData(flags: nil, localName: name),
             name: name, options: peripheral, connection: connection, output: output
-        ) { writes in
+        ) { writes, _ in
             for await write in writes where write.handle == writeHandle {
                 // Read back, notified, and indicated to those who asked for indications
                 // (each central confirms its own; nobody waits for the slowest here).
@@ -115,11 +116,12 @@ struct PeripheralEcho: AsyncParsableCommand {
 /// The part both peripherals share: open the host, advertise, accept each central and serve
 /// it, report what centrals do (a line each, or `--json` lines), stop on Ctrl-C or `--duration`.
 enum PeripheralSession {
-    /// `work` runs beside the serving (the strap's beats, the echo) and gets every write.
+    /// `work` runs beside the serving (the strap's beats, the echo) and gets every write and a
+    /// clock of the host's loop to pace itself with.
     static func run(
         server: GATTServer, advertising: AdvertisingData, scanResponse: AdvertisingData? = nil, name: String,
         options: PeripheralOptions, connection: ConnectionOptions, output: OutputOptions,
-        work: @escaping @Sendable (AsyncStream<GATTServerWrite>) async -> Void
+        work: @escaping @Sendable (AsyncStream<GATTServerWrite>, EventLoopClock) async -> Void
     ) async throws {
         let host = try await HostSession.open(connection, output: output)
         // rawble's own host advertises and accepts itself; on hciN the raw channel's adapter
@@ -136,7 +138,9 @@ enum PeripheralSession {
         }
         let status = StatusLine(quiet: output.quiet)
         let report = Reporter(json: output.json)
-        let serving = Task {
+        // On the host's loop: the server, the strap and the link's sends share its thread, so a
+        // notification leaves with no thread hop.
+        let serving = Task(executorPreference: host.central.taskExecutor) {
             let set: AdvertisingSet
             do throws(HostError) {
                 set = try await peripheral.advertise(Advertisement(data: advertising, scanResponse: scanResponse))
@@ -145,7 +149,8 @@ enum PeripheralSession {
             }
             report.advertising(name: name, address: await advertiser.controller.ownAddress, extended: set.isExtended)
             status.show("advertising as “\(name)”")
-            try await serve(server, on: peripheral, report: report, work: work)
+            let clock = EventLoopClock(host.central.taskExecutor.eventLoop)
+            try await serve(server, on: peripheral, report: report) { writes in await work(writes, clock) }
         }
         let stopper = options.duration.map { seconds in
             Task {

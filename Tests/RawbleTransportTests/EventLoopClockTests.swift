@@ -1,0 +1,34 @@
+import NIOCore
+import NIOPosix
+import RawbleTestSupport
+import RawbleTransport
+import Testing
+
+@Suite("EventLoopClock: sleeps on the loop's own timers")
+struct EventLoopClockTests {
+    private let loop = MultiThreadedEventLoopGroup.singleton.next()
+
+    @Test("a sleep lasts until its deadline, and a task preferring the loop wakes on the loop's thread")
+    func sleepsUntilTheDeadlineOnTheLoop() async throws {
+        let clock = EventLoopClock(loop)
+        let executor = EventLoopTaskExecutor(loop)
+        let loop = self.loop
+        let (deadline, woke, onLoop) = try await Task(executorPreference: executor) {
+            let deadline = clock.now.advanced(by: .milliseconds(20))
+            try await clock.sleep(until: deadline, tolerance: nil)
+            return (deadline, ContinuousClock.now, loop.inEventLoop)
+        }.value
+        #expect(woke >= deadline)
+        #expect(onLoop, "resumed on the loop's thread")
+    }
+
+    @Test("a deadline already past returns at once; cancellation ends a long sleep with CancellationError")
+    func pastDeadlineAndCancellation() async throws {
+        let clock = EventLoopClock(loop)
+        try await clock.sleep(until: clock.now.advanced(by: .seconds(-1)), tolerance: nil)
+        let sleeper = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(3600)), tolerance: nil) }
+        sleeper.cancel()
+        let outcome = try await within(seconds: 60) { await sleeper.result }
+        #expect(throws: CancellationError.self) { try outcome.get() }
+    }
+}
