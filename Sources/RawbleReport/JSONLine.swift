@@ -179,7 +179,8 @@ enum JSONLine {
             while true {
                 skipSpace()
                 let text = try scalar()
-                if let seconds = FieldText.number(text), seconds >= 0 {
+                // In ms, still finite: 1e308 s is a number but no interval.
+                if let seconds = FieldText.number(text), seconds >= 0, (seconds * 1000).isFinite {
                     values.append(seconds * 1000)
                 } else {
                     fields.fail(.badField("rrIntervals"))

@@ -215,3 +215,69 @@ struct SessionFileReaderTests {
         }
     }
 }
+
+@Suite("Session files: long and hostile input")
+struct SessionFileLongTests {
+    @Test("a 24-hour CSV (86,400 lines) in 64 KiB chunks, absurd RR values kept: every line read, a gap found")
+    func dayLong() throws {
+        var text = "time,bpm,contact,energy_expended_kj,rr_intervals_ms,raw\n"
+        text.reserveCapacity(6_000_000)
+        for second in 0..<86_400 where !(40_000..<40_030).contains(second) {
+            let rr = second % 997 == 0 ? "0 5000" : "\(700 + second % 300) \(710 + second % 290)"
+            text += "\(SVGTimeText.iso(t0 + Int64(second) * 1_000_000)),\(60 + second % 100),detected,,\(rr),\n"
+        }
+        let bytes = Array(text.utf8)
+        var reader = SessionFileReader()
+        var count = 0
+        var absurd = 0
+        var start = 0
+        while start < bytes.count {
+            try reader.read(chunk: bytes[start..<min(start + 65_536, bytes.count)]) { sample in
+                count += 1
+                if sample.rrIntervals == [0, 5000] { absurd += 1 }
+            }
+            start += 65_536
+        }
+        let summary = try reader.finish()
+        #expect(count == 86_370 && summary.sampleCount == 86_370 && summary.rrIntervalCount == 2 * 86_370)
+        #expect(absurd == 87)
+        #expect(summary.gaps == [SessionGap(start: t0 + 39_999_000_000, end: t0 + 40_030_000_000)])
+        #expect(summary.duration == 86_399 && summary.leftOut.isEmpty)
+    }
+
+    @Test("hostile JSON: deep nesting, huge numbers, NaN, escapes, wrong types: counted, never a trap")
+    func hostileJSON() throws {
+        let deep = String(repeating: "[", count: 10_000)
+        let lines = [
+            #"{"event":"measurement","time":"2026-11-22T05:14:12Z","bpm":70}"#,
+            #"{"event":"measurement","nested":"# + deep + "}",
+            #"{"event":"measurement","time":"2026-11-22T05:14:13Z","bpm":1e400}"#,
+            #"{"event":"measurement","time":"2026-11-22T05:14:13Z","bpm":NaN}"#,
+            #"{"event":"measurement","time":"2026-11-22T05:14:13Z","bpm":70,"rrIntervals":[1e308]}"#,
+            #"{"event":"measurement","time":"2026-11-22T05:14:13Z","bpm":70,"rrIntervals":"0.8"}"#,
+            #"{"event":"measurement","time":"2026-11-22T05:14:13Z","bpm":70,"contact":"\u00e9\"x"}"#,
+            #"{"event":42,"bpm":70}"#,
+            #"{"event":"measurement","time":"2026-11-22T05:14:14Z","bpm":71,"rrIntervals":[0, 3.5],"extra":{"a":[1,{"b":null}]}}"#,
+            #"{"event":"invalid","raw":"01","error":"truncated"}"#,
+            #"{"time":"2026-11-22T05:14:15Z","bpm":"70"}"#,
+        ]
+        let (samples, summary) = try read(lines.joined(separator: "\n"))
+        #expect(samples.map(\.bpm) == [70, 71])
+        #expect(samples.last?.rrIntervals == [0, 3500])
+        #expect(summary.brokenLineCount == 7 && summary.invalidMeasurementCount == 1 && summary.otherEventCount == 1)
+        #expect(summary.leftOut.count == 2)
+    }
+}
+
+/// ISO 8601 text for the tests, from microseconds (the reader's inverse, written independently).
+enum SVGTimeText {
+    static func iso(_ micros: Int64) -> String {
+        let seconds = micros / 1_000_000
+        let days = seconds / 86_400
+        let secondOfDay = seconds % 86_400
+        // The test stays within days of t0 (2026-11-22), in November.
+        let day = 22 + (days - t0 / 86_400_000_000)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "2026-11-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)).000000Z"
+    }
+}
