@@ -281,3 +281,41 @@ enum SVGTimeText {
         return "2026-11-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)).000000Z"
     }
 }
+
+@Suite("Session files: what rawble hr really wrote")
+struct SessionFileRealOutputTests {
+    /// The first lines `rawble hr --csv` and `--json` wrote for the same run against Bumble's
+    /// simulated strap (Scripts/bumble-peer, its test script: every flag combination).
+    static let csv = """
+            time,bpm,contact,energy_expended_kj,rr_intervals_ms,raw
+            2026-11-24T08:38:45.171668Z,62,unsupported,,,003e
+            2026-11-24T08:38:45.223206Z,64,detected,,,0640
+            2026-11-24T08:38:45.272674Z,66,detected,,928,1642b603
+            2026-11-24T08:38:45.323026Z,70,detected,12,879 859,1e460c0084037003
+            2026-11-24T08:38:45.375346Z,75,detected,,801 796 791,164b34032f032a03
+            2026-11-24T08:38:45.423458Z,80,not-detected,,,0450
+        """
+    static let json = """
+            {"event":"connected","address":"C0:B1:E0:00:00:01","name":"rawble-strap","manufacturer":"rawble-sim","model":"HRM-1","bodySensorLocation":"chest","battery":87}
+            {"event":"measurement","time":"2026-11-24T08:38:45.171668Z","bpm":62,"contact":"unsupported","energyExpended":null,"rrIntervals":[],"raw":"003e"}
+            {"event":"measurement","time":"2026-11-24T08:38:45.223206Z","bpm":64,"contact":"detected","energyExpended":null,"rrIntervals":[],"raw":"0640"}
+            {"event":"measurement","time":"2026-11-24T08:38:45.272674Z","bpm":66,"contact":"detected","energyExpended":null,"rrIntervals":[0.927734375],"raw":"1642b603"}
+            {"event":"measurement","time":"2026-11-24T08:38:45.323026Z","bpm":70,"contact":"detected","energyExpended":12,"rrIntervals":[0.87890625,0.859375],"raw":"1e460c0084037003"}
+            {"event":"measurement","time":"2026-11-24T08:38:45.375346Z","bpm":75,"contact":"detected","energyExpended":null,"rrIntervals":[0.80078125,0.7958984375,0.791015625],"raw":"164b34032f032a03"}
+            {"event":"measurement","time":"2026-11-24T08:38:45.423458Z","bpm":80,"contact":"not-detected","energyExpended":null,"rrIntervals":[],"raw":"0450"}
+        """
+
+    @Test("the CSV and the JSON lines of one run read as the same samples (RR within the CSV's 1 ms rounding)")
+    func sameRun() throws {
+        let fromCSV = try SessionFileReader.read(Array(Self.csv.utf8))
+        let fromJSON = try SessionFileReader.read(Array(Self.json.utf8))
+        #expect(fromCSV.samples.count == 6 && fromJSON.samples.count == 6)
+        #expect(fromJSON.summary.otherEventCount == 1 && fromJSON.summary.leftOut.isEmpty && fromCSV.summary.leftOut.isEmpty)
+        for (a, b) in zip(fromCSV.samples, fromJSON.samples) {
+            #expect(a.time == b.time && a.bpm == b.bpm && a.contact == b.contact && a.energyExpended == b.energyExpended)
+            #expect(a.rrIntervals.count == b.rrIntervals.count)
+            for (x, y) in zip(a.rrIntervals, b.rrIntervals) { #expect(abs(x - y) <= 0.5) }
+        }
+        #expect(fromCSV.samples.map(\.contact).contains(.unsupported) && fromCSV.samples.contains { $0.energyExpended != nil })
+    }
+}
