@@ -161,7 +161,9 @@ private struct PlotRenderer {
         let local = Double(plot.utcOffset)
         let name = plot.deviceName.isEmpty ? "Heart-rate session" : plot.deviceName
         let start = SVGText.dateTime(timeDomain.0 + local)
-        let end = SVGText.clockText(timeDomain.1 + local, withSeconds: false, clock: true)
+        // The end's date too when the session ends on another day.
+        let endDate = SVGText.dateTime(timeDomain.1 + local)
+        let end = endDate.prefix(10) == start.prefix(10) ? String(endDate.dropFirst(11)) : endDate
         text(26, 36, "\(name) — \(start)", class: "title")
         var parts = ["\(start) → \(end) (\(SVGText.utcOffsetText(plot.utcOffset)))",
                      SVGText.duration(timeDomain.1 - timeDomain.0),

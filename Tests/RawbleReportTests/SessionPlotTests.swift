@@ -122,6 +122,7 @@ struct SessionPlotTests {
         #expect(session.beats.count > 90_000)
         let svg = session.plot(timeAxis: .elapsed).svg()
         #expect(svg.utf8.count < 2_000_000, "\(svg.utf8.count) bytes")
+        #expect(svg.contains("2026-11-22 06:14 → 2026-11-23 06:14 (UTC+01:00) · 24 h 0 min"))
         #expect(xmlError(svg) == nil)
         let png = try await renderPNG(svg)
         #expect(pngSize(png) != nil)
