@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "RawbleKernel", targets: ["RawbleKernel"]),
         /// The kernel's central (`hciN`): scanning on the raw HCI channel, links through L2CAP sockets.
         .library(name: "RawbleKernelHost", targets: ["RawbleKernelHost"]),
+        /// Session files (`rawble hr --csv/--jsonl`) read line by line, and the session's SVG plots.
+        .library(name: "RawbleReport", targets: ["RawbleReport"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     dependencies: [
@@ -113,6 +115,11 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleReport",
+            dependencies: ["RawbleWire"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleTestSupport",
             dependencies: ["RawbleBearer", "RawbleTransport"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -163,6 +170,10 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "RawbleReportTests",
+            dependencies: ["RawbleReport", "RawbleWire", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleTransportTests",

@@ -1,0 +1,245 @@
+/// One line of a JSON lines session file, read just far enough: the keys a measurement has are
+/// parsed, every other value is skipped (nested at most ``maxDepth`` deep). Bytes, no Foundation.
+enum JSONLine {
+    enum Outcome {
+        /// Not one well-formed JSON object; the byte offset where it broke.
+        case broken(offset: Int)
+        /// A `measurement` event (or an object without `event` that has `bpm` or `raw`).
+        case measurement(LineFields)
+        /// An `invalid` event: a value the strap sent that did not decode.
+        case invalid
+        /// Any other event; `disconnected`: it was a `disconnected` event.
+        case other(disconnected: Bool)
+    }
+
+    /// Nesting deeper than this is refused as broken (no recursion without bound on hostile input).
+    static let maxDepth = 32
+
+    private struct Broken: Error {
+        var index: Int
+    }
+
+    static func parse(_ line: ArraySlice<UInt8>) -> Outcome {
+        var scanner = Scanner(text: line, index: line.startIndex)
+        var fields = LineFields()
+        var event: ArraySlice<UInt8>?
+        var eventIsString = true
+        var hasValues = false
+        do throws(Broken) {
+            try scanner.expect(UInt8(ascii: "{"))
+            scanner.skipSpace()
+            if !scanner.consume(UInt8(ascii: "}")) {
+                while true {
+                    scanner.skipSpace()
+                    let key = try scanner.string()
+                    scanner.skipSpace()
+                    try scanner.expect(UInt8(ascii: ":"))
+                    scanner.skipSpace()
+                    if FieldText.equals(key, "event") {
+                        if scanner.peek == UInt8(ascii: "\"") {
+                            event = try scanner.string()
+                        } else {
+                            eventIsString = false
+                            try scanner.skipValue(depth: 0)
+                        }
+                    } else if FieldText.equals(key, "time") {
+                        fields.timeSeen = true
+                        let text = scanner.peek == UInt8(ascii: "\"") ? try scanner.string() : try scanner.scalar()
+                        fields.time = FieldText.microseconds(text)
+                    } else if FieldText.equals(key, "bpm") {
+                        hasValues = true
+                        let text = try scanner.scalar()
+                        if !FieldText.equals(text, "null") {
+                            fields.bpm = FieldText.uint16(text)
+                            if fields.bpm == nil { fields.fail(.badField("bpm")) }
+                        }
+                    } else if FieldText.equals(key, "contact") {
+                        if scanner.peek == UInt8(ascii: "\"") {
+                            fields.contact = FieldText.contact(try scanner.string())
+                            if fields.contact == nil { fields.fail(.badField("contact")) }
+                        } else {
+                            let text = try scanner.scalar()
+                            if !FieldText.equals(text, "null") { fields.fail(.badField("contact")) }
+                        }
+                    } else if FieldText.equals(key, "energyExpended") {
+                        let text = try scanner.scalar()
+                        if FieldText.equals(text, "null") {
+                            fields.energy = .some(nil)
+                        } else if let value = FieldText.uint16(text) {
+                            fields.energy = value
+                        } else {
+                            fields.fail(.badField("energyExpended"))
+                        }
+                    } else if FieldText.equals(key, "rrIntervals") {
+                        fields.rrIntervals = try scanner.secondsArray(&fields)
+                    } else if FieldText.equals(key, "raw") {
+                        hasValues = true
+                        if scanner.peek == UInt8(ascii: "\"") {
+                            let text = try scanner.string()
+                            if !text.isEmpty {
+                                fields.raw = FieldText.hex(text)
+                                if fields.raw == nil { fields.fail(.badField("raw")) }
+                            }
+                        } else {
+                            try scanner.skipValue(depth: 0)
+                        }
+                    } else {
+                        try scanner.skipValue(depth: 0)
+                    }
+                    scanner.skipSpace()
+                    if scanner.consume(UInt8(ascii: "}")) { break }
+                    try scanner.expect(UInt8(ascii: ","))
+                }
+            }
+            scanner.skipSpace()
+            guard scanner.index == line.endIndex else { throw Broken(index: scanner.index) }
+        } catch {
+            return .broken(offset: error.index - line.startIndex)
+        }
+        guard eventIsString else { return .other(disconnected: false) }
+        guard let event else { return hasValues ? .measurement(fields) : .other(disconnected: false) }
+        if FieldText.equals(event, "measurement") { return .measurement(fields) }
+        if FieldText.equals(event, "invalid") { return .invalid }
+        return .other(disconnected: FieldText.equals(event, "disconnected"))
+    }
+
+    /// A cursor over the line; every method either advances past what it read or throws
+    /// ``Broken`` at the offending byte.
+    private struct Scanner {
+        let text: ArraySlice<UInt8>
+        var index: Int
+
+        var peek: UInt8? { index < text.endIndex ? text[index] : nil }
+
+        mutating func skipSpace() {
+            while let byte = peek, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+        }
+
+        mutating func consume(_ byte: UInt8) -> Bool {
+            guard peek == byte else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func expect(_ byte: UInt8) throws(Broken) {
+            guard consume(byte) else { throw Broken(index: index) }
+        }
+
+        /// A string's contents between its quotes, escapes left as written (the keys and values
+        /// this reader compares never need them); control characters are refused as JSON does.
+        mutating func string() throws(Broken) -> ArraySlice<UInt8> {
+            try expect(UInt8(ascii: "\""))
+            let start = index
+            while let byte = peek {
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    return text[start..<(index - 1)]
+                case UInt8(ascii: "\\"):
+                    index += 1
+                    guard let escaped = peek else { throw Broken(index: index) }
+                    index += 1
+                    if escaped == UInt8(ascii: "u") {
+                        for _ in 0..<4 {
+                            guard let digit = peek, digit.isHexDigit else { throw Broken(index: index) }
+                            index += 1
+                        }
+                    } else if !"\"\\/bfnrt".utf8.contains(escaped) {
+                        throw Broken(index: index - 1)
+                    }
+                case 0..<0x20:
+                    throw Broken(index: index)
+                default:
+                    index += 1
+                }
+            }
+            throw Broken(index: index)
+        }
+
+        /// A number, `true`, `false` or `null`, as its text (checked by whoever reads it).
+        mutating func scalar() throws(Broken) -> ArraySlice<UInt8> {
+            let start = index
+            while let byte = peek, byte.isScalarByte { index += 1 }
+            guard index > start else { throw Broken(index: index) }
+            return text[start..<index]
+        }
+
+        /// `[0.548, 0.551]` (seconds) as milliseconds; `null` as nil. A value that is not a
+        /// finite, non-negative number makes the field bad (the line still parses).
+        mutating func secondsArray(_ fields: inout LineFields) throws(Broken) -> [Double]? {
+            if peek != UInt8(ascii: "[") {
+                let text = try scalar()
+                if !FieldText.equals(text, "null") { fields.fail(.badField("rrIntervals")) }
+                return nil
+            }
+            index += 1
+            var values: [Double] = []
+            skipSpace()
+            if consume(UInt8(ascii: "]")) { return values }
+            while true {
+                skipSpace()
+                let text = try scalar()
+                // In ms, still finite: 1e308 s is a number but no interval.
+                if let seconds = FieldText.number(text), seconds >= 0, (seconds * 1000).isFinite {
+                    values.append(seconds * 1000)
+                } else {
+                    fields.fail(.badField("rrIntervals"))
+                }
+                skipSpace()
+                if consume(UInt8(ascii: "]")) { return values }
+                try expect(UInt8(ascii: ","))
+            }
+        }
+
+        /// Any JSON value, skipped.
+        mutating func skipValue(depth: Int) throws(Broken) {
+            guard depth < JSONLine.maxDepth else { throw Broken(index: index) }
+            switch peek {
+            case UInt8(ascii: "\"")?:
+                _ = try string()
+            case UInt8(ascii: "{")?:
+                index += 1
+                skipSpace()
+                if consume(UInt8(ascii: "}")) { return }
+                while true {
+                    skipSpace()
+                    _ = try string()
+                    skipSpace()
+                    try expect(UInt8(ascii: ":"))
+                    skipSpace()
+                    try skipValue(depth: depth + 1)
+                    skipSpace()
+                    if consume(UInt8(ascii: "}")) { return }
+                    try expect(UInt8(ascii: ","))
+                }
+            case UInt8(ascii: "[")?:
+                index += 1
+                skipSpace()
+                if consume(UInt8(ascii: "]")) { return }
+                while true {
+                    skipSpace()
+                    try skipValue(depth: depth + 1)
+                    skipSpace()
+                    if consume(UInt8(ascii: "]")) { return }
+                    try expect(UInt8(ascii: ","))
+                }
+            default:
+                _ = try scalar()
+            }
+        }
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
+    }
+
+    /// A byte that can be part of a JSON number or literal.
+    fileprivate var isScalarByte: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self)
+            || self == UInt8(ascii: "-") || self == UInt8(ascii: "+") || self == UInt8(ascii: ".")
+            || self == UInt8(ascii: "E")
+    }
+}
