@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "RawbleKernel", targets: ["RawbleKernel"]),
         /// The kernel's central (`hciN`): scanning on the raw HCI channel, links through L2CAP sockets.
         .library(name: "RawbleKernelHost", targets: ["RawbleKernelHost"]),
+        /// What a strap's numbers mean, sans I/O: RR artifact correction, time-domain HRV, heart-rate zones.
+        .library(name: "RawbleAnalysis", targets: ["RawbleAnalysis"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     dependencies: [
@@ -113,6 +115,11 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleAnalysis",
+            dependencies: ["RawbleWire"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleTestSupport",
             dependencies: ["RawbleBearer", "RawbleTransport"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -163,6 +170,10 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "RawbleAnalysisTests",
+            dependencies: ["RawbleAnalysis", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleTransportTests",
