@@ -56,23 +56,26 @@ struct NeuroKitReference {
         let process = Process()
         process.executableURL = root.appendingPathComponent("Scripts/venv-python")
         process.arguments = [root.appendingPathComponent("Scripts/python/hrv_reference.py").path]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
+        // The series go through a file, not a pipe: a script that exits early (NeuroKit2 missing)
+        // cannot raise SIGPIPE in the test process.
+        let text = series.map { $0.map { String(Int($0)) }.joined(separator: " ") }.joined(separator: "\n") + "\n"
+        let inputURL = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rawble-hrv-reference-\(getpid())-\(UUID().uuidString.prefix(8)).txt")
+        try Data(text.utf8).write(to: inputURL)
+        defer { try? FileManager.default.removeItem(at: inputURL) }
+        let output = Pipe(), errors = Pipe()
+        process.standardInput = try FileHandle(forReadingFrom: inputURL)
         process.standardOutput = output
         process.standardError = errors
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        let text = series.map { $0.map { String(Int($0)) }.joined(separator: " ") }.joined(separator: "\n") + "\n"
-        let writer = input.fileHandleForWriting
         let reader = output.fileHandleForReading
         let errorReader = errors.fileHandleForReading
-        async let written: Void = Task.detached { writer.write(Data(text.utf8)); try? writer.close() }.value
         let (data, errorData) = try await within(seconds: 240) {
             async let out = Task.detached { reader.readDataToEndOfFile() }.value
             async let err = Task.detached { errorReader.readDataToEndOfFile() }.value
             return await (out, err)
         }
-        await written
         try await within(seconds: 60) { await Task.detached { process.waitUntilExit() }.value }
         guard process.terminationStatus == 0 else {
             let last = String(decoding: errorData, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
