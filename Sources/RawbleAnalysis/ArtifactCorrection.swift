@@ -66,11 +66,12 @@ extension Kubios {
         var kinds: [Int: ArtifactKind] = [:]
         for artifact in artifacts { kinds[artifact.index] = artifact.kind }
         var lastOrigin = -1
+        var carried: ArtifactKind?
         var out: [CorrectedBeat] = []
         out.reserveCapacity(outcome.beats.count)
         let start = outcome.beats.first ?? beats[0]
         _ = emit(Array(outcome.beats.dropFirst()), origins: 0...max(intervals.count - 1, 0), after: start, kinds: kinds,
-                 lastOrigin: &lastOrigin, time: time, firstContinues: false, into: &out)
+                 lastOrigin: &lastOrigin, carried: &carried, time: time, firstContinues: false, into: &out)
         return (out, artifacts, outcome.passes)
     }
 }

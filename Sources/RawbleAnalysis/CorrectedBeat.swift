@@ -26,22 +26,25 @@ extension Kubios {
     /// Turns corrected beats into intervals, for the beats whose origin is in `origins` (the
     /// beats to emit now), after `previous` (the last beat emitted, whose `moved` flag counts).
     /// `kinds` holds the artifact found on each origin; `lastOrigin` is the last origin already
-    /// reported (artifacts on origins up to it are not reported again).
+    /// reported (artifacts on origins up to it are not reported again); `carried` an artifact on
+    /// a dropped beat after the last one emitted, for the next beat emitted (in or after this call).
     static func emit(
         _ beats: [Beat], origins: ClosedRange<Int>, after previous: Beat, kinds: [Int: ArtifactKind],
-        lastOrigin: inout Int, time: (Int) -> Double, firstContinues: Bool, into out: inout [CorrectedBeat]
+        lastOrigin: inout Int, carried: inout ArtifactKind?, time: (Int) -> Double, firstContinues: Bool,
+        into out: inout [CorrectedBeat]
     ) -> [Beat] {
         var previous = previous
         var emitted: [Beat] = []
         for beat in beats where origins.contains(beat.origin) {
             guard beat.time > previous.time else { continue }
-            var artifact: ArtifactKind?
-            if beat.origin > lastOrigin {
+            var artifact = carried
+            carried = nil
+            if artifact == nil, beat.origin > lastOrigin {
                 for origin in (lastOrigin + 1)...beat.origin {
                     if let kind = kinds[origin] { artifact = kind; break }
                 }
-                lastOrigin = beat.origin
             }
+            lastOrigin = max(lastOrigin, beat.origin)
             out.append(CorrectedBeat(
                 interval: beat.time - previous.time, time: time(beat.origin),
                 corrected: beat.moved || beat.merged || previous.moved, artifact: artifact,
@@ -49,7 +52,13 @@ extension Kubios {
             emitted.append(beat)
             previous = beat
         }
-        lastOrigin = max(lastOrigin, origins.upperBound)
+        // Artifacts on beats dropped after the last one emitted go with the next beat emitted.
+        if lastOrigin < origins.upperBound {
+            for origin in (lastOrigin + 1)...origins.upperBound where carried == nil {
+                carried = kinds[origin]
+            }
+            lastOrigin = origins.upperBound
+        }
         return emitted
     }
 
@@ -86,6 +95,7 @@ public struct StreamingArtifactCorrector: Sendable {
     private var clock = 0.0
     private var serial = 0
     private var lastOrigin = -1
+    private var carried: ArtifactKind?
     private var emittedInRun = 0
 
     /// A corrector that waits for `lookahead` (3 to 45) beats after each beat.
@@ -120,6 +130,7 @@ public struct StreamingArtifactCorrector: Sendable {
         pending.removeAll(keepingCapacity: true)
         pendingTimes.removeAll(keepingCapacity: true)
         emittedInRun = 0
+        carried = nil
     }
 
     private mutating func finalize(_ count: Int, into out: inout [CorrectedBeat]) {
@@ -134,7 +145,7 @@ public struct StreamingArtifactCorrector: Sendable {
         let before = out.count
         let emitted = Kubios.emit(
             outcome.beats, origins: range, after: previous, kinds: kinds, lastOrigin: &lastOrigin,
-            time: { origin in times.indices.contains(origin - first) ? times[origin - first] : times.last ?? 0 },
+            carried: &carried, time: { origin in times.indices.contains(origin - first) ? times[origin - first] : times.last ?? 0 },
             firstContinues: emittedInRun > 0, into: &out)
         emittedInRun += out.count - before
         history += emitted
