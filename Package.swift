@@ -26,6 +26,8 @@ let package = Package(
         .library(name: "RawbleKernelHost", targets: ["RawbleKernelHost"]),
         /// Session files (`rawble hr --csv/--jsonl`) read line by line, and the session's SVG plots.
         .library(name: "RawbleReport", targets: ["RawbleReport"]),
+        /// What a strap's numbers mean, sans I/O: RR artifact correction, time-domain HRV, heart-rate zones.
+        .library(name: "RawbleAnalysis", targets: ["RawbleAnalysis"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     dependencies: [
@@ -120,6 +122,11 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleAnalysis",
+            dependencies: ["RawbleWire"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleTestSupport",
             dependencies: ["RawbleBearer", "RawbleTransport"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -174,6 +181,10 @@ let package = Package(
         .testTarget(
             name: "RawbleReportTests",
             dependencies: ["RawbleReport", "RawbleWire", "RawbleTestSupport"]
+        ),
+        .testTarget(
+            name: "RawbleAnalysisTests",
+            dependencies: ["RawbleAnalysis", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleTransportTests",
