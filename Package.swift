@@ -141,8 +141,11 @@ let package = Package(
                 "RawbleHeartRate",
                 "RawbleKernel",
                 "RawbleKernelHost",
+                "RawbleAnalysis",
+                "RawbleReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .testTarget(

@@ -21,11 +21,19 @@ struct HeartRate: AsyncParsableCommand {
     var resetEnergy = false
     @Flag(inversion: .prefixedNo, help: "Scan again and reconnect when the link drops.")
     var reconnect = true
+    @Option(name: .customLong("hrv-every"), help: ArgumentHelp(
+        "With --json, an hrv event every this many seconds: HRV of the beats since the last one, artifacts corrected, the zone (0: none).",
+        valueName: "seconds"))
+    var hrvEvery: Double = 30
+    @OptionGroup var zones: ZoneOptions
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if hrvEvery != 0, !(5...86_400).contains(hrvEvery) {
+            throw ValidationError("--hrv-every must be 0 (no hrv events) or between 5 and 86400 seconds")
+        }
     }
 
     func run() async throws {
@@ -33,16 +41,20 @@ struct HeartRate: AsyncParsableCommand {
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
         let host = try await HostSession.open(connection, output: output)
         let status = StatusLine(quiet: output.quiet)
+        // Analysed live where someone sees it: hrv events, or the status line and a last line.
+        let analysed = output.json ? hrvEvery > 0 : true
         let monitor = HeartRateSession(
             host: host, status: status, target: StrapTarget(device), count: count, resetEnergy: resetEnergy,
             reconnect: reconnect, json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)),
-            csv: csvFile, jsonl: jsonlFile)
+            csv: csvFile, jsonl: jsonlFile,
+            live: analysed ? LiveAnalysis(zones: zones.zones, every: hrvEvery) : nil)
         // On the host's event loop, where the measurements are decoded: none waits for a hop.
         let work = Task(executorPreference: host.central.taskExecutor) { try await monitor.run() }
         let interrupt = InterruptWatcher { work.cancel() }
         let result = await work.result
         withExtendedLifetime(interrupt) {}
         status.stop()
+        if !output.json, let line = monitor.live?.summaryLine() { Output.line(line) }
         await host.close()
         do {
             try result.get()
@@ -92,6 +104,8 @@ struct HeartRateSession: Sendable {
     let timeout: Duration
     let csv: AppendFile?
     let jsonl: AppendFile?
+    /// The live HRV and zones (status line, `hrv` events), when asked for.
+    let live: LiveAnalysis?
 
     /// Why one connection ended.
     private enum LinkEnd: Error {
@@ -302,6 +316,10 @@ struct HeartRateSession: Sendable {
             jsonl?.append(line: batch[start...])
             if !json { batch.removeAll(keepingCapacity: true) }  // only the file wanted it
         }
+        if let event = live?.add(measurement, wallTime: time), json {
+            batch += Array(event.serialized().utf8)
+            batch.append(UInt8(ascii: "\n"))
+        }
         csv?.append([
             iso8601(unixMicroseconds: time), String(measurement.bpm), measurement.contact.name,
             measurement.energyExpended.map(String.init) ?? "",
@@ -311,7 +329,7 @@ struct HeartRateSession: Sendable {
         if !json {
             let arrival = rate.map { " (\(formatRate($0))/s)" } ?? ""
             status.printLine("♥ \(measurement.summary)\(arrival)")
-            status.beat(Int(measurement.bpm), "\(measurement.bpm) bpm")
+            status.beat(Int(measurement.bpm), live?.statusText(bpm: measurement.bpm) ?? "\(measurement.bpm) bpm")
         }
     }
 

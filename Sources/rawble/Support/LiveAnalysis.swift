@@ -1,0 +1,153 @@
+import RawbleAnalysis
+import RawbleWire
+import Synchronization
+
+/// `rawble hr`'s live analysis across the whole run (reconnections included): every
+/// measurement goes through RawbleAnalysis's streaming analyzer (RR screening and artifact
+/// correction, HRV over a sliding window, time in zones). It feeds the status line (a sparkline
+/// of the last minute of bpm, the zone, a rolling RMSSD) and `--json`'s `hrv` event every
+/// `--hrv-every` seconds. Time is the monotonic clock's, so a clock change cannot reorder beats.
+final class LiveAnalysis: Sendable {
+    private struct State {
+        var analyzer: HeartRateAnalyzer
+        var sparkline = Sparkline()
+        /// When the current `hrv` window started, seconds on `clock`.
+        var windowStart: Double?
+        var artifactsAtWindowStart = ArtifactCounts()
+    }
+
+    /// Seconds between `hrv` events (also the analyzer's window); 0: no events.
+    let every: Double
+    private let state: Mutex<State>
+    private let origin = ContinuousClock.now
+
+    /// Beats needed in the window before a rolling RMSSD is shown.
+    static let minimumBeats = 20
+
+    init(zones: HeartRateZones?, every: Double) {
+        self.every = every
+        let window = every > 0 ? every : 60
+        state = Mutex(State(analyzer: HeartRateAnalyzer(configuration: .init(zones: zones, windowDuration: window))))
+    }
+
+    /// Takes one measurement; returns the `hrv` event due with it, if any (`--json` only asks).
+    func add(_ measurement: HeartRateMeasurement, wallTime: Int64) -> JSON? {
+        let elapsed = ContinuousClock.now - origin
+        let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return state.withLock { state -> JSON? in
+            state.analyzer.add(Measurement(measurement, at: now))
+            state.sparkline.add(bpm: Double(measurement.bpm), at: now)
+            guard every > 0 else { return nil }
+            guard let start = state.windowStart else {
+                state.windowStart = now
+                return nil
+            }
+            guard now - start >= every else { return nil }
+            state.windowStart = now
+            let artifacts = state.analyzer.artifacts
+            var inWindow = ArtifactCounts()
+            for kind in ArtifactKind.allCases { inWindow[kind] = artifacts[kind] - state.artifactsAtWindowStart[kind] }
+            state.artifactsAtWindowStart = artifacts
+            return Self.event(state.analyzer, wallTime: wallTime, window: every, artifactsInWindow: inWindow)
+        }
+    }
+
+    /// The status line's text: bpm, the sparkline, the zone, a rolling RMSSD once there are enough beats.
+    func statusText(bpm: UInt16) -> String {
+        state.withLock { state in
+            var text = "\(bpm) bpm  \(state.sparkline.rendered)"
+            if let zone = state.analyzer.currentZone { text += "  " + (zone == 0 ? "rest" : "Z\(zone)") }
+            let window = state.analyzer.windowFigures
+            if window.beatCount >= Self.minimumBeats, let rmssd = window.rmssd {
+                text += "  RMSSD \(Int(rmssd.rounded())) ms"
+            }
+            return text
+        }
+    }
+
+    /// One line for a person at the end of `hr`: HRV over the session (after correction), the
+    /// zones, the last minute's sparkline; `nil` before any measurement.
+    func summaryLine() -> String? {
+        state.withLock { state -> String? in
+            _ = state.analyzer.finish()
+            let input = state.analyzer.input
+            guard input.measurements > 0 else { return nil }
+            var parts = ["session: \(input.measurements) measurements"]
+            let figures = state.analyzer.sessionFigures
+            if let rmssd = figures.rmssd, let sdnn = figures.sdnn {
+                let artifacts = state.analyzer.artifacts.total
+                parts.append("HRV over \(figures.beatCount) beats: RMSSD \(ReportText.decimal(rmssd)) ms, SDNN \(ReportText.decimal(sdnn)) ms"
+                    + (artifacts > 0 ? " (\(artifacts) artifacts corrected)" : ""))
+            } else {
+                parts.append("no HRV (too few RR intervals)")
+            }
+            if let zoneTime = state.analyzer.zoneTime {
+                let shown = HeartRateZones.all.reversed().filter { zoneTime.seconds[$0] > 0 }
+                    .map { "\(ReportText.zoneName($0)) \(ReportText.duration(zoneTime.seconds[$0]))" }
+                if !shown.isEmpty { parts.append("zones: " + shown.joined(separator: ", ")) }
+            }
+            let line = state.sparkline.rendered.drop { $0 == " " }
+            if !line.isEmpty { parts.append("last minute: \(line)") }
+            return parts.joined(separator: "; ")
+        }
+    }
+
+    private static func event(_ analyzer: HeartRateAnalyzer, wallTime: Int64, window: Double,
+                              artifactsInWindow: ArtifactCounts) -> JSON {
+        let figures = analyzer.windowFigures
+        var fields: [(String, JSON)] = [
+            ("event", "hrv"),
+            ("time", .string(iso8601(unixMicroseconds: wallTime))),
+            ("windowSeconds", ReportJSON.number(window)),
+        ]
+        fields += ReportJSON.fields(of: figures)
+        fields.append(("artifacts", ReportJSON.artifacts(artifactsInWindow)))
+        fields.append(("artifactsTotal", JSON(analyzer.artifacts.total)))
+        fields.append(("zone", analyzer.currentZone.map { JSON($0) } ?? .null))
+        return .object(fields)
+    }
+}
+
+/// The last minute of heart rate as block characters, one per 2 s (the mean of that slot),
+/// scaled between the minute's lowest and highest; a blank where no value came.
+struct Sparkline {
+    static let slots = 30
+    static let slotSeconds = 2.0
+    private static let blocks: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+
+    /// Sum and count of bpm per slot, the newest last.
+    private var sums = [Double](repeating: 0, count: slots)
+    private var counts = [Int](repeating: 0, count: slots)
+    private var newestSlot: Int?
+
+    mutating func add(bpm: Double, at time: Double) {
+        guard bpm.isFinite, bpm > 0, time.isFinite, time >= 0 else { return }
+        let slot = Int(time / Self.slotSeconds)
+        if let newest = newestSlot, slot > newest {
+            let shift = min(slot - newest, Self.slots)
+            sums.removeFirst(shift)
+            counts.removeFirst(shift)
+            sums += [Double](repeating: 0, count: shift)
+            counts += [Int](repeating: 0, count: shift)
+            newestSlot = slot
+        } else if newestSlot == nil {
+            newestSlot = slot
+        }
+        guard let newest = newestSlot, slot > newest - Self.slots else { return }  // older than the minute
+        let index = Self.slots - 1 - (newest - min(slot, newest))
+        sums[index] += bpm
+        counts[index] += 1
+    }
+
+    var rendered: String {
+        let means = zip(sums, counts).map { $1 > 0 ? $0 / Double($1) : nil }
+        let values = means.compactMap { $0 }
+        guard let low = values.min(), let high = values.max() else { return "" }
+        let span = max(high - low, 1)
+        return String(means.map { mean -> Character in
+            guard let mean else { return " " }
+            let level = Int(((mean - low) / span * Double(Self.blocks.count - 1)).rounded())
+            return Self.blocks[min(max(level, 0), Self.blocks.count - 1)]
+        })
+    }
+}
