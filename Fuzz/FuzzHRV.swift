@@ -6,7 +6,7 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHRV(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
-    var measurements: [Measurement] = []
+    var measurements: [HeartRateSample] = []
     var time = 0.0
     var offset = 0
     // At most 512 measurements: the live path corrects at every beat, and short inputs fuzz faster.
@@ -15,7 +15,7 @@ public func fuzzHRV(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let control = bytes[offset + 2]
         time += control & 0x80 != 0 ? -1 : Double(control & 0x0F) / 2
         let special: Double? = control & 0x70 == 0x70 ? .nan : control & 0x70 == 0x60 ? .infinity : nil
-        measurements.append(Measurement(time: time, heartRate: Double(control) * 1.5, rrIntervals: [special ?? rr]))
+        measurements.append(HeartRateSample(time: time, heartRate: Double(control) * 1.5, rrIntervals: [special ?? rr]))
         offset += 3
     }
     let zones = HeartRateZones(age: Double(size % 90))
