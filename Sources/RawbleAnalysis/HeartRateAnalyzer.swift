@@ -43,7 +43,7 @@ public struct HeartRateAnalyzer: Sendable {
 
     /// Takes one measurement; returns the beats that became final with it (corrected, in order).
     @discardableResult
-    public mutating func add(_ measurement: Measurement) -> [CorrectedBeat] {
+    public mutating func add(_ measurement: HeartRateSample) -> [CorrectedBeat] {
         if let bpm = measurement.heartRate {
             zoneTime?.add(bpm: bpm, at: measurement.time)
             if screen.isInOrder(measurement), bpm.isFinite, HeartRateZones.plausible.contains(bpm) {

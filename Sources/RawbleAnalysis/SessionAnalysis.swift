@@ -66,7 +66,7 @@ public struct SessionAnalysis: Sendable {
     public private(set) var end: Double?
 
     /// Analyses `measurements` in order.
-    public init(measurements: some Sequence<Measurement>, configuration: Configuration = Configuration()) {
+    public init(measurements: some Sequence<HeartRateSample>, configuration: Configuration = Configuration()) {
         var screen = RRScreen(maxGap: configuration.maxGap)
         zoneTime = configuration.zones.map { ZoneTime(zones: $0, maxGap: configuration.maxGap) }
         var events: [RRScreen.Event] = []

@@ -98,21 +98,21 @@ import Testing
 
 @Suite struct BadInputTests {
     @Test func noRRAtAllSaysSoWithNilFigures() {
-        let session = SessionAnalysis(measurements: [Measurement(time: 0, heartRate: 70), Measurement(time: 1, heartRate: 71)])
+        let session = SessionAnalysis(measurements: [HeartRateSample(time: 0, heartRate: 70), HeartRateSample(time: 1, heartRate: 71)])
         #expect(session.beats.isEmpty && session.rawBeats.isEmpty)
         #expect(session.figures.beatCount == 0 && session.figures.meanRR == nil && session.figures.rmssd == nil)
         #expect(session.heartRate.samples == 2 && session.heartRate.minimum == 70)
-        let empty = SessionAnalysis(measurements: [Measurement]())
+        let empty = SessionAnalysis(measurements: [HeartRateSample]())
         #expect(empty.figures.meanRR == nil && empty.start == nil && empty.segments.isEmpty)
         var live = HeartRateAnalyzer()
-        live.add(Measurement(time: 0, heartRate: 70))
+        live.add(HeartRateSample(time: 0, heartRate: 70))
         #expect(live.finish().isEmpty && live.windowFigures.meanRR == nil)
         #expect(ArtifactCorrection.kubios([]).intervals.isEmpty)
     }
 
     @Test func zeroAbsurdAndNonFiniteIntervalsAreExcludedAndCountedAndEndTheRun() {
         let values: [Double] = [800, 0, 810, 199, 820, 3001, 830, .nan, 840, .infinity, 850, -5, 860]
-        let measurements = values.enumerated().map { Measurement(time: Double($0.offset), heartRate: 72, rrIntervals: [$0.element]) }
+        let measurements = values.enumerated().map { HeartRateSample(time: Double($0.offset), heartRate: 72, rrIntervals: [$0.element]) }
         let session = SessionAnalysis(measurements: measurements)
         #expect(session.input.excludedIntervals == 6)
         #expect(session.rawBeats.map(\.interval) == [800, 810, 820, 830, 840, 850, 860])
@@ -127,11 +127,11 @@ import Testing
 
     @Test func measurementsOutOfOrderAreCountedAndLeftOut() {
         let measurements = [
-            Measurement(time: 10, heartRate: 70, rrIntervals: [850]),
-            Measurement(time: 11, heartRate: 70, rrIntervals: [860]),
-            Measurement(time: 5, heartRate: 70, rrIntervals: [870]),
-            Measurement(time: .nan, heartRate: 70, rrIntervals: [880]),
-            Measurement(time: 12, heartRate: 70, rrIntervals: [890]),
+            HeartRateSample(time: 10, heartRate: 70, rrIntervals: [850]),
+            HeartRateSample(time: 11, heartRate: 70, rrIntervals: [860]),
+            HeartRateSample(time: 5, heartRate: 70, rrIntervals: [870]),
+            HeartRateSample(time: .nan, heartRate: 70, rrIntervals: [880]),
+            HeartRateSample(time: 12, heartRate: 70, rrIntervals: [890]),
         ]
         let session = SessionAnalysis(measurements: measurements, configuration: .init(zones: HeartRateZones(maxHeartRate: 190)))
         #expect(session.input.outOfOrderMeasurements == 2)
@@ -142,10 +142,10 @@ import Testing
 
     @Test func aGapEndsTheRunAndIsCounted() {
         let measurements = [
-            Measurement(time: 0, heartRate: 70, rrIntervals: [850]),
-            Measurement(time: 1, heartRate: 70, rrIntervals: [900]),
-            Measurement(time: 100, heartRate: 70, rrIntervals: [700]),
-            Measurement(time: 101, heartRate: 70, rrIntervals: [760]),
+            HeartRateSample(time: 0, heartRate: 70, rrIntervals: [850]),
+            HeartRateSample(time: 1, heartRate: 70, rrIntervals: [900]),
+            HeartRateSample(time: 100, heartRate: 70, rrIntervals: [700]),
+            HeartRateSample(time: 101, heartRate: 70, rrIntervals: [760]),
         ]
         let session = SessionAnalysis(measurements: measurements)
         #expect(session.input.gaps == 1)
@@ -163,9 +163,9 @@ import Testing
                 random.next() % 5 == 0 ? specials[Int(random.next() % UInt64(specials.count))] : Double(200 + random.next() % 2800)
             }
             var time = 0.0
-            let measurements = values.map { value -> Measurement in
+            let measurements = values.map { value -> HeartRateSample in
                 time += random.next() % 7 == 0 ? -3 : Double(random.next() % 4000) / 1000
-                return Measurement(time: time, heartRate: Double(random.next() % 400), rrIntervals: [value])
+                return HeartRateSample(time: time, heartRate: Double(random.next() % 400), rrIntervals: [value])
             }
             let session = SessionAnalysis(measurements: measurements, configuration: .init(zones: HeartRateZones(age: 30)))
             var live = HeartRateAnalyzer(configuration: .init(zones: HeartRateZones(age: 30), lookahead: 3 + round % 10))
@@ -222,7 +222,7 @@ import Testing
         var finalized = 0
         for interval in injected.series.intervals {
             time += interval / 1000
-            finalized += analyzer.add(Measurement(time: time, heartRate: 60_000 / interval, rrIntervals: [interval])).count
+            finalized += analyzer.add(HeartRateSample(time: time, heartRate: 60_000 / interval, rrIntervals: [interval])).count
         }
         finalized += analyzer.finish().count
         #expect(finalized == analyzer.sessionFigures.beatCount)
@@ -236,7 +236,7 @@ import Testing
 
     @Test func aHeartRateMeasurementBecomesAMeasurementInMilliseconds() {
         let value = HeartRateMeasurement(bpm: 70, rrIntervals: [RRInterval(rawValue: 1024), RRInterval(rawValue: 512)])
-        let measurement = Measurement(value, at: 3)
+        let measurement = HeartRateSample(value, at: 3)
         #expect(measurement.heartRate == 70 && measurement.rrIntervals == [1000, 500] && measurement.time == 3)
     }
 }

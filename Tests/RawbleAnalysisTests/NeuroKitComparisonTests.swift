@@ -39,9 +39,9 @@ struct NeuroKitComparisonTests {
             Self.expectClose(TimeDomainHRV(intervals: correction.intervals), reference.corrected, "\(label), corrected")
             // The whole-session path corrects the same way (one run: timestamps follow the beats).
             var time = 0.0
-            let measurements = intervals.map { interval -> Measurement in
+            let measurements = intervals.map { interval -> HeartRateSample in
                 time += interval / 1000
-                return Measurement(time: time, heartRate: 60_000 / interval, rrIntervals: [interval])
+                return HeartRateSample(time: time, heartRate: 60_000 / interval, rrIntervals: [interval])
             }
             let session = SessionAnalysis(measurements: measurements)
             Self.expectClose(session.figures, reference.corrected, "\(label), session")

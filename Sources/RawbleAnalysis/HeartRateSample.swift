@@ -1,6 +1,6 @@
 /// One heart-rate value as the analysis takes it: when it arrived, the rate, and the RR intervals
 /// it carried. Live, from each notification; in a batch, from each line of a session file.
-public struct Measurement: Sendable, Hashable {
+public struct HeartRateSample: Sendable, Hashable {
     /// Seconds on any clock that only moves forward (the monitor's monotonic clock, a file's
     /// timestamps).
     public var time: Double
@@ -61,14 +61,14 @@ public struct RRScreen: Sendable, Hashable {
 
     /// Whether `measurement` is in order (its time not before the last one's); out-of-order ones
     /// are counted by ``screen(_:into:)`` and left out whole.
-    public func isInOrder(_ measurement: Measurement) -> Bool {
+    public func isInOrder(_ measurement: HeartRateSample) -> Bool {
         guard measurement.time.isFinite else { return false }
         guard let lastTime else { return true }
         return measurement.time >= lastTime
     }
 
     /// Screens one measurement's intervals, appending its events to `events`.
-    public mutating func screen(_ measurement: Measurement, into events: inout [Event]) {
+    public mutating func screen(_ measurement: HeartRateSample, into events: inout [Event]) {
         counts.measurements += 1
         counts.intervals += measurement.rrIntervals.count
         guard isInOrder(measurement) else {
