@@ -72,7 +72,7 @@ struct Report: AsyncParsableCommand {
     func run() async throws {
         let (samples, summary) = try readSession()
         let measurements = samples.lazy.map {
-            Measurement(time: $0.seconds, heartRate: Double($0.bpm), rrIntervals: $0.rrIntervals)
+            HeartRateSample(time: $0.seconds, heartRate: Double($0.bpm), rrIntervals: $0.rrIntervals)
         }
         let analysis = SessionAnalysis(
             measurements: measurements,

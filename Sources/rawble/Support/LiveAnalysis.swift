@@ -35,7 +35,7 @@ final class LiveAnalysis: Sendable {
         let elapsed = ContinuousClock.now - origin
         let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return state.withLock { state -> JSON? in
-            state.analyzer.add(Measurement(measurement, at: now))
+            state.analyzer.add(HeartRateSample(measurement, at: now))
             state.sparkline.add(bpm: Double(measurement.bpm), at: now)
             guard every > 0 else { return nil }
             guard let start = state.windowStart else {
