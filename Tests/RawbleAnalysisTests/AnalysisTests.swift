@@ -185,6 +185,33 @@ import Testing
 }
 
 @Suite struct StreamingTests {
+    /// Beats far faster than a heart's (a 1 kHz test stream: 1 ms apart) are corrected in runs of
+    /// ``StreamingArtifactCorrector/batchBeats``: held beats stay bounded, figures match the batch.
+    @Test func aFastStreamIsCorrectedInBoundedBatches() throws {
+        let injected = RRSeries.withArtifacts(count: 3_000, seed: 7, spacing: 89)
+        let intervals = injected.series.intervals
+        var corrector = StreamingArtifactCorrector(lookahead: 10)
+        var beats: [CorrectedBeat] = []
+        var held = 0
+        var runs = 0
+        for (k, interval) in intervals.enumerated() {
+            let before = beats.count
+            corrector.add(interval, at: Double(k) / 1000, into: &beats)
+            if beats.count > before { runs += 1 }
+            held = max(held, corrector.heldBeats)
+        }
+        corrector.endRun(into: &beats)
+        #expect(held <= StreamingArtifactCorrector.lookbehind + 10 + StreamingArtifactCorrector.batchBeats)
+        #expect(runs <= intervals.count / StreamingArtifactCorrector.batchBeats + 2, "\(runs) correction runs")
+        let live = TimeDomainHRV(intervals: beats.map(\.interval))
+        let whole = TimeDomainHRV(intervals: ArtifactCorrection.kubios(intervals).intervals)
+        for (a, b) in [(live.rmssd, whole.rmssd), (live.sdnn, whole.sdnn), (live.meanHeartRate, whole.meanHeartRate)] {
+            let a = try #require(a), b = try #require(b)
+            #expect(abs(a - b) / b < 0.03, "live \(a), batch \(b)")
+        }
+        #expect(corrector.counts.total >= injected.injected.count)
+    }
+
     /// The live path finds the injected artifacts and lands within a few percent of the batch's
     /// figures; it holds no more than its window of beats.
     @Test func streamingCorrectionAgreesWithTheBatchAndStaysBounded() throws {
@@ -199,7 +226,7 @@ import Testing
             held = max(held, corrector.heldBeats)
         }
         corrector.endRun(into: &beats)
-        #expect(held <= StreamingArtifactCorrector.lookbehind + 11)
+        #expect(held <= StreamingArtifactCorrector.lookbehind + 10 + StreamingArtifactCorrector.batchBeats)
         let live = TimeDomainHRV(intervals: beats.map(\.interval))
         let whole = TimeDomainHRV(intervals: batch.intervals)
         for (a, b) in [(live.rmssd, whole.rmssd), (live.sdnn, whole.sdnn), (live.meanHeartRate, whole.meanHeartRate)] {
