@@ -3,8 +3,9 @@
 /// effort levels (60–170 bpm, a new one every 45 s, approached at a few bpm per second); each
 /// beat's RR interval is the mean RR (60/rate) plus respiratory sinus arrhythmia (a sinusoid
 /// of the breathing rate, 0.25 Hz at rest rising to 0.4 Hz at 170 bpm), a 0.1 Hz Mayer wave and
-/// a little noise, all three shrinking as the rate rises (as the cube of the mean RR): RMSSD is
-/// about 45–60 ms at 60–70 bpm and about 8 ms at 150 bpm. Energy expended accumulates, and the
+/// a little noise, all three shrinking as the rate rises (as the cube of the mean RR): RMSSD of
+/// the normal beats is about 50 ms at 60–70 bpm and 9 ms at 140 bpm and above (seeded 10-hour
+/// runs: 49–50 ms, 9.3–9.4 ms). Energy expended accumulates, and the
 /// values cycle through every combination of the measurement's optional parts so a central
 /// under test sees them all.
 ///
@@ -64,6 +65,12 @@ public struct SimulatedWorkout: Sendable {
         public var missed = 0
         public var extra = 0
         public var ectopic = 0
+
+        public init(missed: Int = 0, extra: Int = 0, ectopic: Int = 0) {
+            self.missed = missed
+            self.extra = extra
+            self.ectopic = ectopic
+        }
 
         /// All kinds together.
         public var total: Int { missed + extra + ectopic }
