@@ -429,8 +429,8 @@ class RealisticScript:
 
     Each normal RR is the mean RR of the rate (60/rate) plus respiratory sinus arrhythmia (a
     sinusoid of the breathing rate, 0.25 Hz at rest to ~0.37 Hz at 150 bpm), a 0.1 Hz Mayer wave and
-    a little noise, all scaled by the cube of the mean RR: RMSSD ~45-60 ms at 60-70 bpm, ~8 ms at
-    150 bpm.  Artifacts (`artifacts_per_hour`, default 30 = one per 2 minutes on average, 0 = none;
+    a little noise, all scaled by the cube of the mean RR: RMSSD of the normal beats ~50 ms at
+    55-70 bpm, ~9 ms at 140 bpm and above (seeded 10-hour runs: 49-51 ms, 9.2-9.7 ms).  Artifacts (`artifacts_per_hour`, default 30 = one per 2 minutes on average, 0 = none;
     `--hr-artifacts`), a third each, chosen per beat with a probability proportional to its length:
     a missed beat (one RR spanning two beats), an extra beat (one RR split in two, at 35-65 %), an
     ectopic beat (a premature RR of 55-75 % of the normal one, then a compensatory pause: the two

@@ -5,9 +5,8 @@
 /// of the breathing rate, 0.25 Hz at rest rising to 0.4 Hz at 170 bpm), a 0.1 Hz Mayer wave and
 /// a little noise, all three shrinking as the rate rises (as the cube of the mean RR): RMSSD of
 /// the normal beats is about 50 ms at 60–70 bpm and 9 ms at 140 bpm and above (seeded 10-hour
-/// runs: 49–50 ms, 9.3–9.4 ms). Energy expended accumulates, and the
-/// values cycle through every combination of the measurement's optional parts so a central
-/// under test sees them all.
+/// runs: 49–50 ms, 9.3–9.4 ms). Energy expended accumulates, and the values cycle through
+/// every combination of the measurement's optional parts so a central under test sees them all.
 ///
 /// Artifacts, as a real strap's series has them: on average `artifactsPerHour` (30 by default,
 /// one per 2 minutes; 0 = none), a third each, chosen per beat with a probability proportional
