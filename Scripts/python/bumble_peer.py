@@ -29,9 +29,15 @@ static address and its own Bumble host and controller:
                      whose characteristic ...0001 (value "sealed") is readable only on an
                      encrypted link (Insufficient Encryption before); Just Works pairing accepted.
                    --hr-script realistic (`--hr-seed`): a seeded workout instead of the test
-                     script (see RealisticScript); `--hr-count 0` = endless.  Realistic sessions
-                     (and --hr-disconnect-after) continue across connections; otherwise every
-                     subscription starts the script again.
+                     script (see RealisticScript: RR intervals with respiratory sinus arrhythmia,
+                     a Mayer wave and noise, RMSSD ~50 ms at rest and ~9 ms at 140+ bpm);
+                     `--hr-count 0` = endless.  Realistic sessions (and --hr-disconnect-after)
+                     continue across connections; otherwise every subscription starts the
+                     script again.  `--hr-artifacts PER_HOUR` (default 30, 0 = a clean series):
+                     missed, extra and ectopic beats, a third each, seeded.  `--hr-summary
+                     SECONDS` prints the realistic script's figures over that much session
+                     (RMSSD at rest and at 140+ bpm, artifacts by kind, RR sum) as one JSON line
+                     and exits, with no controller (a check for tests and people).
                  Also logged: {"kind": "subscription", "notify", "indicate"}, {"kind":
                  "energy-reset", "position"}, {"kind": "control-point-refused", "value"}.  After
                  an energy reset the test script's energy fields are sent minus the last energy
@@ -416,20 +422,44 @@ class AppendLog:
 
 
 class RealisticScript:
-    """A deterministic (seeded) workout: rate drifting smoothly between ~60 and ~150 bpm, contact
-    detected, RR-Intervals that add up to the time each value covers (one value = 1 s of the
-    session whatever `--hr-interval` is), energy expended (kJ) in every 10th value."""
+    """A deterministic (seeded) workout with the RR series of a real person: rate drifting smoothly
+    between ~60 and ~150 bpm (a new effort level every 45 s), contact detected, RR-Intervals that
+    add up to the time each value covers (one value = 1 s of the session whatever `--hr-interval`
+    is), energy expended (kJ) in every 10th value.
 
-    def __init__(self, seed):
+    Each normal RR is the mean RR of the rate (60/rate) plus respiratory sinus arrhythmia (a
+    sinusoid of the breathing rate, 0.25 Hz at rest to ~0.37 Hz at 150 bpm), a 0.1 Hz Mayer wave and
+    a little noise, all scaled by the cube of the mean RR: RMSSD of the normal beats ~50 ms at
+    55-70 bpm, ~9 ms at 140 bpm and above (seeded 10-hour runs: 49-51 ms, 9.2-9.7 ms).  Artifacts (`artifacts_per_hour`, default 30 = one per 2 minutes on average, 0 = none;
+    `--hr-artifacts`), a third each, chosen per beat with a probability proportional to its length:
+    a missed beat (one RR spanning two beats), an extra beat (one RR split in two, at 35-65 %), an
+    ectopic beat (a premature RR of 55-75 % of the normal one, then a compensatory pause: the two
+    add up to two normal RRs).  Each keeps the RR sum equal to the time covered.  The value's bpm
+    is the strap's smoothed rate: 60 / the mean RR of the second's beats (the last beat's when
+    none ended in it), held within 60-150 bpm (a strap's plausibility limit).
+    `last_kinds` says what each RR of the last value is ("normal", "missed", "extra", "ectopic",
+    "compensatory"); `artifacts` counts them by kind.  Memory stays flat: the last value, the
+    planned beats (at most two) and the last beat."""
+
+    RATE_RANGE = (60.0, 150.0)
+
+    def __init__(self, seed, artifacts_per_hour=30.0):
         import random
         self.seed = seed
+        self.artifacts_per_hour = max(0.0, float(artifacts_per_hour))
         self.random = random.Random(seed)
         self.generated = 0  # values made so far; only the last is kept (memory stays flat)
         self.last = None
+        self.last_kinds = []
         self.rate = 68.0
         self.target = 68.0
-        self.phase = 0.0  # 1/1024 s since the last R-wave
+        self.phase = 0  # 1/1024 s since the last R-wave sent
         self.energy = 0.0
+        self.breathing = self.random.random()  # phases, in turns
+        self.mayer = self.random.random()
+        self.planned = []  # (interval in 1/1024 s, kind): the next beat, or an artifact's two
+        self.last_beat = None  # the last RR sent, for a second without beats
+        self.artifacts = {"missed": 0, "extra": 0, "ectopic": 0}
 
     def reset_energy(self):
         self.energy = 0.0
@@ -437,31 +467,112 @@ class RealisticScript:
     def value(self, index):
         """(bpm, energy or None, RR list) of the index-th second; asked in increasing order."""
         if index < self.generated - 1:
-            self.__init__(self.seed)  # going back: replay from the start
+            self.__init__(self.seed, self.artifacts_per_hour)  # going back: replay from the start
         while self.generated <= index:
             self.last = self._step(self.generated)
             self.generated += 1
         return self.last
 
+    def _normal(self):
+        """One normal RR in 1/1024 s: mean RR, breathing and Mayer waves and noise, scaled by mean RR cubed."""
+        import math
+        mean = 60.0 / self.rate
+        scale = mean ** 3
+        effort = min(1.0, max(0.0, (self.rate - 60) / 110))
+        seconds = (mean + (0.008 + 0.060 * scale) * math.sin(2 * math.pi * self.breathing)
+                   + (0.005 + 0.020 * scale) * math.sin(2 * math.pi * self.mayer)
+                   + self.random.gauss(0, 0.003 + 0.010 * scale))
+        units = min(2048, max(256, int(round(seconds * 1024))))
+        self.breathing = (self.breathing + (0.25 + 0.15 * effort) * units / 1024) % 1.0
+        self.mayer = (self.mayer + 0.1 * units / 1024) % 1.0
+        return units
+
+    def _plan(self):
+        """The next beat, or an artifact's beats (made of one or two normal beats: time stays covered)."""
+        r = self.random
+        first = self._normal()
+        chance = self.artifacts_per_hour / 3600 * first / 1024
+        if chance <= 0 or r.random() >= chance:
+            self.planned.append((first, "normal"))
+            return
+        kind = r.random() * 3
+        if kind < 1:
+            self.planned.append((first + self._normal(), "missed"))
+            self.artifacts["missed"] += 1
+        elif kind < 2:
+            part = int(round(first * (0.35 + 0.3 * r.random())))
+            self.planned += [(part, "extra"), (first - part, "extra")]
+            self.artifacts["extra"] += 1
+        else:
+            second = self._normal()
+            premature = int(round(first * (0.55 + 0.2 * r.random())))
+            self.planned += [(premature, "ectopic"), (first + second - premature, "compensatory")]
+            self.artifacts["ectopic"] += 1
+
     def _step(self, index):
         r = self.random
         if index % 45 == 0:  # a new effort level every 45 s
             self.target = r.uniform(60, 150)
-        self.rate += (self.target - self.rate) * 0.08 + r.gauss(0, 0.7)
-        self.rate = min(150.0, max(60.0, self.rate))
-        bpm = int(round(self.rate))
-        # Beats in this second: each RR is 60/bpm s (1/1024 s units) with a little variability.
-        rr = []
+        low, high = self.RATE_RANGE
+        self.rate += (self.target - self.rate) * 0.04 + r.gauss(0, 0.3)
+        self.rate = min(high, max(low, self.rate))
+        # The beats that end in this second.
+        rr, kinds = [], []
         self.phase += 1024
         while True:
-            interval = int(round(60 * 1024 / self.rate * (1 + r.gauss(0, 0.015))))
+            if not self.planned:
+                self._plan()
+            interval, kind = self.planned[0]
             if self.phase < interval:
                 break
+            self.planned.pop(0)
             self.phase -= interval
             rr.append(interval)
+            kinds.append(kind)
+        if rr:
+            self.last_beat = rr[-1]
+        window = rr or ([self.last_beat] if self.last_beat else [])
+        bpm = 60 * 1024 * len(window) / sum(window) if window else self.rate
+        bpm = int(round(min(high, max(low, bpm))))
         self.energy += self.rate * 0.007  # ~0.4-1 kJ/s
         energy = min(0xFFFF, int(self.energy)) if index % 10 == 0 else None
+        self.last_kinds = kinds[:9]
         return bpm, energy, rr[:9]  # 9 RR fit a 23-byte MTU with energy
+
+
+def realistic_summary(seed, seconds, artifacts_per_hour):
+    """The realistic script's figures over `seconds` of session (`--hr-summary`): RMSSD of normal
+    beats at rest (55-70 bpm) and at 140 bpm and above, artifacts by kind and per hour, the RR
+    sum against the time covered, and how many values' bpm is 60 / their beats' mean RR."""
+    script = RealisticScript(seed, artifacts_per_hour)
+    beats, total, agreeing, with_beats, longest_value = [], 0, 0, 0, 0
+    squares = {"rest": [0.0, 0], "high": [0.0, 0]}
+    previous = None
+    for index in range(seconds):
+        bpm, energy, rr = script.value(index)
+        longest_value = max(longest_value, len(encode_hrm(bpm, "detected", energy, rr)))
+        total += sum(rr)
+        if rr and all(kind == "normal" for kind in script.last_kinds):
+            with_beats += 1
+            low, high = RealisticScript.RATE_RANGE
+            expected = int(round(min(high, max(low, 60 * 1024 * len(rr) / sum(rr)))))
+            agreeing += bpm == expected
+        for interval, kind in zip(rr, script.last_kinds):
+            if previous is not None and previous[1] == "normal" and kind == "normal":
+                rate = 120 * 1024 / (previous[0] + interval)
+                band = "rest" if 55 <= rate <= 70 else "high" if rate >= 140 else None
+                if band:
+                    difference = (interval - previous[0]) * 1000 / 1024
+                    squares[band][0] += difference * difference
+                    squares[band][1] += 1
+            previous = (interval, kind)
+    rmssd = {band: (s / n) ** 0.5 if n else None for band, (s, n) in squares.items()}
+    return {"seed": seed, "seconds": seconds, "artifactsPerHourAsked": artifacts_per_hour,
+            "rmssdRestMs": rmssd["rest"], "restPairs": squares["rest"][1],
+            "rmssdHighMs": rmssd["high"], "highPairs": squares["high"][1],
+            "artifacts": script.artifacts, "artifactsPerHour": sum(script.artifacts.values()) * 3600 / seconds,
+            "rrSeconds": total / 1024, "bpmAgreeing": agreeing, "valuesCompared": with_beats,
+            "longestValue": longest_value}
 
 
 # --strap-encrypted-read: the service and characteristic that need an encrypted link, and its value.
@@ -481,7 +592,8 @@ class Strap:
         self.energy_base = None  # test script: last energy sent before a reset (None: no reset)
         self.last_energy = 0
         self.disconnects = 0
-        self.realistic = RealisticScript(args.hr_seed) if args.hr_script == "realistic" else None
+        self.realistic = (RealisticScript(args.hr_seed, args.hr_artifacts)
+                          if args.hr_script == "realistic" else None)
         self.hrm = gatt.Characteristic(
             "2A37", gatt.Characteristic.Properties.NOTIFY, gatt.Characteristic.Permissions(0), b"",
             descriptors=[self.refusing_cccd()] if args.hr_refuse_cccd else [],
@@ -524,7 +636,7 @@ class Strap:
         """The strap's heart-rate options, for the ready line."""
         a = self.args
         return {"script": a.hr_script, "count": a.hr_count, "interval": a.hr_interval,
-                "seed": a.hr_seed, "disconnectAfter": a.hr_disconnect_after,
+                "seed": a.hr_seed, "artifacts": a.hr_artifacts, "disconnectAfter": a.hr_disconnect_after,
                 "disconnects": a.hr_disconnects, "invalid": a.hr_invalid,
                 "refuseCCCD": a.hr_refuse_cccd, "silent": a.hr_silent,
                 "handles": {"measurement": self.hrm.handle, "measurementCCCD": self.hrm.handle + 1,
@@ -1138,6 +1250,11 @@ def main(argv=None):
     parser.add_argument("--hr-script", choices=["test", "realistic"], default="test",
                         help="strap: the built-in test script, or a seeded realistic session (--hr-count 0 = endless)")
     parser.add_argument("--hr-seed", type=int, default=1, help="strap: seed of the realistic script")
+    parser.add_argument("--hr-artifacts", type=float, default=30.0, metavar="PER_HOUR",
+                        help="strap: the realistic script's artifacts (missed, extra, ectopic beats) per hour; 0 = none")
+    parser.add_argument("--hr-summary", type=int, metavar="SECONDS",
+                        help="print the realistic script's figures over SECONDS (--hr-seed, --hr-artifacts) "
+                             "as one JSON line and exit: RMSSD at rest and at 140+ bpm, artifacts by kind")
     parser.add_argument("--hr-disconnect-after", type=int, metavar="N",
                         help="strap: disconnect (reason 0x13) after N notifications, advertise, resume the script")
     parser.add_argument("--hr-disconnects", type=int, default=1, metavar="K",
@@ -1177,6 +1294,13 @@ def main(argv=None):
         parser.error("--hr-disconnect-after must be at least 1")
     if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
         parser.error("--hr-disconnects, --hr-count and --hr-interval cannot be negative")
+    if not 0 <= args.hr_artifacts < float("inf"):
+        parser.error("--hr-artifacts must be a number of artifacts per hour, 0 or more")
+    if args.hr_summary is not None:
+        if args.hr_summary < 1:
+            parser.error("--hr-summary needs at least 1 second")
+        sys.stdout.write(json.dumps(realistic_summary(args.hr_seed, args.hr_summary, args.hr_artifacts)) + "\n")
+        return 0
     if args.extended_controller and args.legacy_controller:
         parser.error("--extended-controller and --legacy-controller exclude each other")
     if not 1 <= args.ports <= 16:

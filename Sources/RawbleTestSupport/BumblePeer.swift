@@ -215,6 +215,8 @@ public final class BumblePeer: Sendable {
         public var interval: Double
         /// Seed of the realistic script.
         public var seed: Int
+        /// The realistic script's artifacts (missed, extra, ectopic beats) per hour; 0 = none.
+        public var artifacts: Double
         /// Notifications per connection before the strap disconnects (nil: never).
         public var disconnectAfter: Int?
         /// How many times it disconnects (0 = every `disconnectAfter`).

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import RawbleTestSupport
 import RawbleTransport
@@ -326,14 +327,14 @@ struct BumblePeerTests {
 
     @Test func strapOnlyPeerServesTheStrapAloneWithEveryOptionInItsReadyLine() async throws {
         let peer = try await BumblePeer.start(arguments: [
-            "--strap-only", "--hr-script", "realistic", "--hr-count", "0", "--hr-seed", "7",
+            "--strap-only", "--hr-script", "realistic", "--hr-count", "0", "--hr-seed", "7", "--hr-artifacts", "0",
             "--hr-interval", "0.5", "--hr-disconnect-after", "3", "--hr-disconnects", "0",
             "--hr-invalid", "--hr-refuse-cccd", "--hr-silent",
         ])
         defer { peer.stop() }
         #expect(peer.devices.map(\.name) == ["rawble-strap"])
         let settings = try #require(peer.devices.first?.heartRate)
-        #expect(settings.script == "realistic" && settings.count == 0 && settings.seed == 7)
+        #expect(settings.script == "realistic" && settings.count == 0 && settings.seed == 7 && settings.artifacts == 0)
         #expect(settings.interval == 0.5)
         #expect(settings.disconnectAfter == 3 && settings.disconnects == 0)
         #expect(settings.invalid && settings.refuseCCCD && settings.silent)
@@ -348,9 +349,69 @@ struct BumblePeerTests {
         #expect(try peer.heartRateLog().isEmpty)  // nothing without a subscriber
     }
 
+    /// What `--hr-summary` prints: the realistic script's figures over a session.
+    struct RealisticSummary: Decodable {
+        struct Artifacts: Decodable {
+            var missed: Int
+            var extra: Int
+            var ectopic: Int
+        }
+        var seconds: Int
+        var rmssdRestMs: Double
+        var restPairs: Int
+        var rmssdHighMs: Double
+        var highPairs: Int
+        var artifacts: Artifacts
+        var rrSeconds: Double
+        var bpmAgreeing: Int
+        var valuesCompared: Int
+        var longestValue: Int
+    }
+
+    /// Runs the peer's `--hr-summary` (pure computation: no controller, no Bumble device).
+    static func realisticSummary(_ arguments: [String]) async throws -> RealisticSummary {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BumblePeer.scriptPath)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let reader = output.fileHandleForReading
+        let data = try await within(seconds: 60) { await Task.detached { reader.readDataToEndOfFile() }.value }
+        try await within(seconds: 10) { await Task.detached { process.waitUntilExit() }.value }
+        #expect(process.terminationStatus == 0)
+        return try JSONDecoder().decode(RealisticSummary.self, from: data)
+    }
+
+    /// The realistic script (Scripts/sim-strap's, the demo's) over four seeded hours: heart-rate
+    /// variability as a person would recognise it, artifacts at the documented rate, the RR
+    /// series covering the session, the bpm field the second's mean RR.
+    @Test func realisticScriptHasPhysiologicalVariabilityAndOccasionalArtifacts() async throws {
+        let hours = 4
+        let summary = try await Self.realisticSummary(["--hr-summary", "\(hours * 3600)", "--hr-seed", "1"])
+        #expect(summary.restPairs > 200 && summary.highPairs > 200)
+        #expect((35...70).contains(summary.rmssdRestMs), "RMSSD at rest \(summary.rmssdRestMs) ms")
+        #expect((4...18).contains(summary.rmssdHighMs), "RMSSD at 140+ bpm \(summary.rmssdHighMs) ms")
+        // 30 an hour: 120 expected (±11 for one standard deviation), 40 of each kind (±6).
+        let a = summary.artifacts
+        #expect((85...160).contains(a.missed + a.extra + a.ectopic), "\(a)")
+        #expect([a.missed, a.extra, a.ectopic].allSatisfy { (20...65).contains($0) }, "\(a)")
+        // The RR sum covers the session, less the beat under way.
+        #expect(summary.rrSeconds > Double(summary.seconds) - 2.5 && summary.rrSeconds <= Double(summary.seconds))
+        #expect(summary.valuesCompared > summary.seconds * 9 / 10 && summary.bpmAgreeing == summary.valuesCompared)
+        #expect(summary.longestValue <= 20)  // 9 RR with energy at most: a 23-byte MTU's room
+
+        let clean = try await Self.realisticSummary(["--hr-summary", "3600", "--hr-seed", "1", "--hr-artifacts", "0"])
+        #expect(clean.artifacts.missed + clean.artifacts.extra + clean.artifacts.ectopic == 0)
+        #expect(clean.bpmAgreeing == clean.valuesCompared && clean.valuesCompared == 3600)
+    }
+
     @Test(arguments: [
         ["--hr-disconnect-after", "0"], ["--hr-script", "workout"], ["--hr-count", "-1"],
-        ["--hr-disconnect-after"],
+        ["--hr-disconnect-after"], ["--hr-artifacts", "-1"], ["--hr-summary", "0"],
     ])
     func badStrapOptionsStopThePeerBeforeItIsReady(arguments: [String]) async throws {
         await #expect {

@@ -32,8 +32,10 @@ public actor HeartRateStrap {
     private var workout: SimulatedWorkout
     private let resets: ResetRequests
 
-    /// A strap with `identity`, whose workout is seeded with `seed`.
-    public init(identity: Identity = Identity(), seed: UInt64 = 1) throws(GATTDefinitionError) {
+    /// A strap with `identity`, whose workout is seeded with `seed` and makes `artifactsPerHour`
+    /// artifacts (missed, extra, ectopic beats) an hour on average; 0 for a clean RR series.
+    public init(identity: Identity = Identity(), seed: UInt64 = 1,
+                artifactsPerHour: Double = SimulatedWorkout.defaultArtifactsPerHour) throws(GATTDefinitionError) {
         let database = try Self.database(identity)
         let resets = ResetRequests()
         let controlPoint = database.valueHandle(of: .heartRateControlPoint)
@@ -48,7 +50,7 @@ public actor HeartRateStrap {
             return .accept
         })
         measurementHandle = database.valueHandle(of: .heartRateMeasurement) ?? 0
-        workout = SimulatedWorkout(seed: seed)
+        workout = SimulatedWorkout(seed: seed, artifactsPerHour: artifactsPerHour)
         self.resets = resets
     }
 
