@@ -88,7 +88,8 @@ enum ReportText {
     }
 
     static func kinds(_ counts: ArtifactCounts) -> String {
-        ArtifactKind.allCases.filter { counts[$0] > 0 }.map { "\(counts[$0]) \($0)" }.joined(separator: ", ")
+        ArtifactKind.allCases.filter { counts[$0] > 0 }
+            .map { "\(counts[$0]) \($0 == .longShort ? "long or short" : $0.rawValue)" }.joined(separator: ", ")
     }
 
     static func zoneName(_ zone: Int) -> String { zone == 0 ? "rest" : "Z\(zone)" }
