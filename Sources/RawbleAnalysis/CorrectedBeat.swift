@@ -91,7 +91,7 @@ public struct StreamingArtifactCorrector: Sendable {
     /// Beats that follow a beat before it is final.
     public let lookahead: Int
     /// Beats waiting beyond the lookahead that start a correction run.
-    public static let batchBeats = 256
+    public static let batchBeats = 1024
     /// Measurement time after which the beats beyond the lookahead are corrected anyway, seconds.
     public static let batchSeconds = 2.0
     /// Artifacts found in final beats so far.

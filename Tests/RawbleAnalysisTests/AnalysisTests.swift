@@ -49,8 +49,9 @@ import Testing
 
     @Test func rollingQuantilesEqualASortPerWindow() {
         var random = SplitMix64(state: 5)
-        let values = (0..<400).map { _ in Double(random.next() % 1000) / 7 }
-        for width in [1, 11, 91, 1001] {
+        let spread = (0..<400).map { _ in Double(random.next() % 1000) / 7 }
+        let repeated = (0..<400).map { _ in Double(random.next() % 5) }  // many equal values
+        for values in [spread, repeated] { for width in [1, 11, 91, 1001] {
             let fast = RollingQuantiles.centred(values, width: width, quantiles: [0.25, 0.5, 0.75])
             let half = (width - 1) / 2
             for i in values.indices {
@@ -59,7 +60,7 @@ import Testing
                     #expect(abs(fast[q][i] - RollingQuantiles.interpolated(window, quantile)) < 1e-12)
                 }
             }
-        }
+        } }
     }
 }
 

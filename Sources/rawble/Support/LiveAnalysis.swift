@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import RawbleAnalysis
 import RawbleWire
 import Synchronization
@@ -19,7 +24,6 @@ final class LiveAnalysis: Sendable {
     /// Seconds between `hrv` events (also the analyzer's window); 0: no events.
     let every: Double
     private let state: Mutex<State>
-    private let origin = ContinuousClock.now
 
     /// Beats needed in the window before a rolling RMSSD is shown.
     static let minimumBeats = 20
@@ -32,8 +36,7 @@ final class LiveAnalysis: Sendable {
 
     /// Takes one measurement; returns the `hrv` event due with it, if any (`--json` only asks).
     func add(_ measurement: HeartRateMeasurement, wallTime: Int64) -> JSON? {
-        let elapsed = ContinuousClock.now - origin
-        let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let now = Self.monotonicSeconds()
         return state.withLock { state -> JSON? in
             state.analyzer.add(HeartRateSample(measurement, at: now))
             state.sparkline.add(bpm: Double(measurement.bpm), at: now)
@@ -50,6 +53,14 @@ final class LiveAnalysis: Sendable {
             state.artifactsAtWindowStart = artifacts
             return Self.event(state.analyzer, wallTime: wallTime, window: every, artifactsInWindow: inWindow)
         }
+    }
+
+    /// CLOCK_MONOTONIC in seconds: read per measurement, so without `Duration`'s 128-bit
+    /// arithmetic (a tenth of the analysis' cost at 1 kHz).
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// The status line's text: bpm, the sparkline, the zone, a rolling RMSSD once there are enough beats.
