@@ -55,14 +55,8 @@ enum FieldText {
             offsetSeconds = sign * (hours * 3600 + minutes * 60)
         }
         guard index == text.endIndex else { return nil }
-        // Days from civil (Howard Hinnant): years 0000–9999 keep every product far inside Int64.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let monthIndex = month > 2 ? month - 3 : month + 9
-        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
+        // Years 0000–9999 keep every product far inside Int64.
+        let days = CivilDate(year: year, month: month, day: day).daysSince1970
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return seconds * 1_000_000 + micros
     }

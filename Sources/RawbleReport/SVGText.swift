@@ -111,18 +111,9 @@ enum SVGText {
     /// `2026-11-22 05:14` for `seconds` since 1970 (already shifted to local time by the caller).
     static func dateTime(_ seconds: Double) -> String {
         let total = Int64(min(max(seconds, -1e11), 1e11).rounded(.down))
-        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
-        let secondOfDay = total - days * 86_400
-        // Civil from days (Howard Hinnant).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (days, secondOfDay) = CivilDate.split(unixSeconds: total)
+        let date = CivilDate(daysSince1970: days)
+        let (year, month, day) = (date.year, date.month, date.day)
         func two(_ value: Int64) -> String { (value < 10 ? "0" : "") + "\(value)" }
         return "\(year)-\(two(month))-\(two(day)) " + clockText(Double(secondOfDay), withSeconds: false, clock: true)
     }

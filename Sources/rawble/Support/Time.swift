@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// ISO 8601 UTC time with microseconds (`2026-11-22T05:14:12.123456Z`), from Unix
 /// microseconds, without Foundation's formatters.
 func iso8601(unixMicroseconds: Int64) -> String {
@@ -8,21 +10,13 @@ func iso8601(unixMicroseconds: Int64) -> String {
 }
 
 /// Appends the ``iso8601(unixMicroseconds:)`` text to `bytes`, digit by digit (the hot path of
-/// `hr --json`: no `String` built). Days-from-civil after Howard Hinnant.
+/// `hr --json`: no `String` built); the date from ``CivilDate``.
 func appendISO8601(unixMicroseconds: Int64, to bytes: inout [UInt8]) {
     let micros = ((unixMicroseconds % 1_000_000) + 1_000_000) % 1_000_000
     let seconds = (unixMicroseconds - micros) / 1_000_000
-    let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-    let secondOfDay = seconds - days * 86_400
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let mp = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    let (days, secondOfDay) = CivilDate.split(unixSeconds: seconds)
+    let date = CivilDate(daysSince1970: days)
+    let (year, month, day) = (date.year, date.month, date.day)
     appendPadded(year, width: 4, to: &bytes)
     bytes.append(UInt8(ascii: "-"))
     appendPadded(month, width: 2, to: &bytes)
