@@ -14,6 +14,9 @@ final class StatusLine: Sendable {
         var heartOn = false
         var frame = 0
         var shown = false
+        /// Set by ``stop()``: nothing is drawn again (a redraw racing the stop would leave the
+        /// line on screen, the shell prompt glued to it).
+        var stopped = false
     }
 
     let enabled: Bool
@@ -25,7 +28,7 @@ final class StatusLine: Sendable {
         guard enabled else { return }
         let task = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(100))
+                do { try await Task.sleep(for: .milliseconds(100)) } catch { return }
                 self?.redraw()
             }
         }
@@ -55,57 +58,71 @@ final class StatusLine: Sendable {
 
     /// Prints a line on stdout without tearing the status line.
     func printLine(_ line: String) {
-        clear()
-        Output.line(line)
-        redraw()
+        printing { Output.line(line) }
     }
 
     /// Prints whole lines given as bytes (newlines included) on stdout, like ``printLine(_:)``.
     func printLine(bytes: [UInt8]) {
-        clear()
-        Output.lineBytes(bytes)
-        redraw()
+        printing { Output.lineBytes(bytes) }
     }
 
     /// Prints a line on stderr (a warning) without tearing the status line.
     func printError(_ line: String) {
-        clear()
-        Output.error(line)
-        redraw()
+        printing { Output.error(line) }
+    }
+
+    /// Clears the status, writes, draws the status again: all under the lock, so the ticker's
+    /// redraw never lands in between.
+    private func printing(_ write: () -> Void) {
+        guard enabled else { return write() }
+        state.withLock { state in
+            if state.shown {
+                Output.status("\r\u{1B}[2K")
+                state.shown = false
+            }
+            write()
+            if let line = Self.text(&state) { Output.status("\r\u{1B}[2K" + line) }
+        }
     }
 
     func stop() {
         ticker.withLock { $0?.cancel() }
+        state.withLock { $0.stopped = true }
         clear()
     }
 
     private func clear() {
         guard enabled else { return }
-        let wasShown = state.withLock { state -> Bool in
-            defer { state.shown = false }
-            return state.shown
+        // Written under the lock, so a redraw cannot land between this clear and what follows.
+        state.withLock { state in
+            if state.shown { Output.status("\r\u{1B}[2K") }
+            state.shown = false
         }
-        if wasShown { Output.status("\r\u{1B}[2K") }
     }
 
     private func redraw() {
         guard enabled else { return }
-        let line: String? = state.withLock { state in
-            guard !state.text.isEmpty else { return nil }
-            let now = ContinuousClock.now
-            state.shown = true
-            if let bpm = state.beatsPerMinute, bpm > 0 {
-                // Lit for a short moment at every beat, like a pulse.
-                let period = Duration.milliseconds(60_000 / bpm)
-                if now - state.lastBeat >= period { state.lastBeat = now }
-                state.heartOn = now - state.lastBeat < .milliseconds(200)
-                return (state.heartOn ? "\u{1B}[31m♥\u{1B}[0m " : "♡ ") + state.text
-            }
-            state.frame = (state.frame + 1) % Self.spinner.count
-            let seconds = Int((now - state.since).components.seconds)
-            return "\(Self.spinner[state.frame]) \(state.text) \(seconds) s"
+        state.withLock { state in
+            guard let line = Self.text(&state) else { return }
+            Output.status("\r\u{1B}[2K" + line)
         }
-        if let line { Output.status("\r\u{1B}[2K" + line) }
+    }
+
+    /// The line to draw now, or `nil` (nothing to show, or stopped).
+    private static func text(_ state: inout State) -> String? {
+        guard !state.text.isEmpty, !state.stopped else { return nil }
+        let now = ContinuousClock.now
+        state.shown = true
+        if let bpm = state.beatsPerMinute, bpm > 0 {
+            // Lit for a short moment at every beat, like a pulse.
+            let period = Duration.milliseconds(60_000 / bpm)
+            if now - state.lastBeat >= period { state.lastBeat = now }
+            state.heartOn = now - state.lastBeat < .milliseconds(200)
+            return (state.heartOn ? "\u{1B}[31m♥\u{1B}[0m " : "♡ ") + state.text
+        }
+        state.frame = (state.frame + 1) % Self.spinner.count
+        let seconds = Int((now - state.since).components.seconds)
+        return "\(Self.spinner[state.frame]) \(state.text) \(seconds) s"
     }
 
     private static let spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
