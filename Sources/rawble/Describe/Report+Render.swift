@@ -23,7 +23,7 @@ enum ReportText {
         let figures = analysis.figures
         if figures.beatCount > 0 {
             let correction = corrected.total == 0 ? "no artifact found"
-                : "after correcting \(corrected.total) artifacts (\(kinds(corrected)))"
+                : "after correcting \(corrected.total) artifact\(corrected.total == 1 ? "" : "s") (\(kinds(corrected)))"
             lines.append("HRV, \(correction): " + describe(figures))
             if corrected.total > 0 {
                 lines.append("  before correction: " + describe(analysis.uncorrectedFigures))

@@ -88,7 +88,7 @@ final class LiveAnalysis: Sendable {
             if let rmssd = figures.rmssd, let sdnn = figures.sdnn {
                 let artifacts = state.analyzer.artifacts.total
                 parts.append("HRV over \(figures.beatCount) beats: RMSSD \(ReportText.decimal(rmssd)) ms, SDNN \(ReportText.decimal(sdnn)) ms"
-                    + (artifacts > 0 ? " (\(artifacts) artifacts corrected)" : ""))
+                    + (artifacts > 0 ? " (\(artifacts) artifact\(artifacts == 1 ? "" : "s") corrected)" : ""))
             } else {
                 parts.append("no HRV (too few RR intervals)")
             }
