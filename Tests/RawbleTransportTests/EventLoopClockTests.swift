@@ -8,7 +8,9 @@ import Testing
 struct EventLoopClockTests {
     private let loop = MultiThreadedEventLoopGroup.singleton.next()
 
-    @Test("a sleep lasts until its deadline, and a task preferring the loop wakes on the loop's thread")
+    /// The thread check guards the pacing `rawble peripheral` relies on (a sleeper preferring the
+    /// loop resumes there); it would hold for any clock, so it is not what tells this one apart.
+    @Test("a sleep on the loop's timer lasts until its deadline, and a task preferring the loop wakes on the loop's thread")
     func sleepsUntilTheDeadlineOnTheLoop() async throws {
         let clock = EventLoopClock(loop)
         let executor = EventLoopTaskExecutor(loop)

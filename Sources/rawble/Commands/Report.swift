@@ -4,39 +4,6 @@ import RawbleAnalysis
 import RawbleReport
 import SystemPackage
 
-/// The zones shared by `hr` and `report`: from a known maximum heart rate, or from age.
-struct ZoneOptions: ParsableArguments {
-    @Option(name: .customLong("max-hr"), help: ArgumentHelp(
-        "Your maximum heart rate, for the five zones (50-60-70-80-90 % of it).", valueName: "bpm"))
-    var maxHeartRate: Double?
-
-    @Option(help: ArgumentHelp("Your age, for the zones when --max-hr is not given (max HR = 208 − 0.7 × age, Tanaka 2001).",
-                               valueName: "years"))
-    var age: Double?
-
-    func validate() throws {
-        if let maxHeartRate, !(100...250).contains(maxHeartRate) {
-            throw ValidationError("--max-hr must be between 100 and 250 bpm")
-        }
-        if let age, !(5...110).contains(age) {
-            throw ValidationError("--age must be between 5 and 110 years")
-        }
-    }
-
-    /// The zones asked for, or `nil` when neither option was given.
-    var zones: HeartRateZones? {
-        if let maxHeartRate { return HeartRateZones(maxHeartRate: maxHeartRate) }
-        return age.map { HeartRateZones(age: $0) }
-    }
-
-    /// Where the maximum came from, for a person.
-    var source: String {
-        if maxHeartRate != nil { return "--max-hr" }
-        if let age { return "age \(Int(age)), 208 − 0.7 × age" }
-        return ""
-    }
-}
-
 /// `rawble report FILE`: a session that `rawble hr` wrote (`--csv`, `--jsonl`, or `--json`'s
 /// stdout), summarized: heart rate, time in zones, HRV over the session and per segment after
 /// RR artifact correction, gaps; `--plot` draws it as an SVG.
@@ -133,8 +100,9 @@ struct Report: AsyncParsableCommand {
             PlotSample(time: sample.seconds, bpm: Double(sample.bpm), zone: zoneSet?.zone(for: Double(sample.bpm)) ?? 0)
         }
         let beats = analysis.beats.map { PlotBeat(time: $0.time, rrMs: $0.interval, corrected: $0.corrected) }
+        // The analysis' own bounds, so the bands and legend match the zone each sample got.
         let plotZones = zoneSet.map { zones in
-            PlotZones(lowerBounds: HeartRateZones.lowerFractions.map { $0 * zones.maxHeartRate }, maximum: zones.maxHeartRate)
+            PlotZones(lowerBounds: (1...5).map { zones.bounds(of: $0).lower }, maximum: zones.maxHeartRate)
         }
         let document = SessionPlot(
             deviceName: title ?? (file == "-" ? "rawble hr session" : FilePath(file).lastComponent?.string ?? file),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import RawbleAnalysis
 import RawbleWire
 
 /// Output options every command shares.
@@ -170,4 +171,37 @@ struct HexBytes: ExpressibleByArgument {
 
 extension BluetoothUUID: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
+}
+
+/// The zones shared by `hr` and `report`: from a known maximum heart rate, or from age.
+struct ZoneOptions: ParsableArguments {
+    @Option(name: .customLong("max-hr"), help: ArgumentHelp(
+        "Your maximum heart rate, for the five zones (50-60-70-80-90 % of it).", valueName: "bpm"))
+    var maxHeartRate: Double?
+
+    @Option(help: ArgumentHelp("Your age, for the zones when --max-hr is not given (max HR = 208 − 0.7 × age, Tanaka 2001).",
+                               valueName: "years"))
+    var age: Double?
+
+    func validate() throws {
+        if let maxHeartRate, !(100...250).contains(maxHeartRate) {
+            throw ValidationError("--max-hr must be between 100 and 250 bpm")
+        }
+        if let age, !(5...110).contains(age) {
+            throw ValidationError("--age must be between 5 and 110 years")
+        }
+    }
+
+    /// The zones asked for, or `nil` when neither option was given.
+    var zones: HeartRateZones? {
+        if let maxHeartRate { return HeartRateZones(maxHeartRate: maxHeartRate) }
+        return age.map { HeartRateZones(age: $0) }
+    }
+
+    /// Where the maximum came from, for a person.
+    var source: String {
+        if maxHeartRate != nil { return "--max-hr" }
+        if let age { return "age \(Int(age)), 208 − 0.7 × age" }
+        return ""
+    }
 }
