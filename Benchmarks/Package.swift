@@ -58,6 +58,16 @@ let package = Package(
             ],
             path: "Sources/GATTTiming"
         ),
+        // The live analysis' and the whole-file correction's CPU per measurement (Scripts/benchmark-report, issue 13).
+        .executableTarget(
+            name: "AnalysisRates",
+            dependencies: [
+                .product(name: "RawbleAnalysis", package: "rawble"),
+                .product(name: "RawbleHeartRate", package: "rawble"),
+                .product(name: "RawbleWire", package: "rawble"),
+            ],
+            path: "Sources/AnalysisRates"
+        ),
         // An embedder consuming HeartRateMonitor.measurements() with no output (Scripts/benchmark-hr, issue 10).
         .executableTarget(
             name: "HREmbedder",

@@ -63,8 +63,7 @@ extension Kubios {
         let outcome = correct(beats, iterative: iterative)
         let artifacts = ArtifactCorrection.uniqueArtifacts(
             outcome.found.map { Artifact(index: max($0.origin, 0), kind: $0.kind) })
-        var kinds: [Int: ArtifactKind] = [:]
-        for artifact in artifacts { kinds[artifact.index] = artifact.kind }
+        let kinds = OriginKinds(artifacts.lazy.map { (origin: $0.index, kind: $0.kind) }, in: 0...max(intervals.count - 1, 0))
         var lastOrigin = -1
         var carried: ArtifactKind?
         var out: [CorrectedBeat] = []

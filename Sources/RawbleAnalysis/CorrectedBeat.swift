@@ -29,7 +29,7 @@ extension Kubios {
     /// reported (artifacts on origins up to it are not reported again); `carried` an artifact on
     /// a dropped beat after the last one emitted, for the next beat emitted (in or after this call).
     static func emit(
-        _ beats: [Beat], origins: ClosedRange<Int>, after previous: Beat, kinds: [Int: ArtifactKind],
+        _ beats: [Beat], origins: ClosedRange<Int>, after previous: Beat, kinds: OriginKinds,
         lastOrigin: inout Int, carried: inout ArtifactKind?, time: (Int) -> Double, firstContinues: Bool,
         into out: inout [CorrectedBeat]
     ) -> [Beat] {
@@ -62,14 +62,29 @@ extension Kubios {
         return emitted
     }
 
-    /// The first kind found on each origin in `range`.
-    static func kinds(_ found: [(origin: Int, kind: ArtifactKind)], in range: ClosedRange<Int>) -> [Int: ArtifactKind] {
-        var kinds: [Int: ArtifactKind] = [:]
-        for item in found where range.contains(item.origin) && kinds[item.origin] == nil {
-            kinds[item.origin] = item.kind
+}
+
+/// The first artifact kind found on each origin (input position) of a range, held in an array
+/// over the range: origins are consecutive, and this is looked up for every beat emitted.
+struct OriginKinds {
+    let range: ClosedRange<Int>
+    private var kinds: [ArtifactKind?]
+
+    /// The first kind in `found` for each origin in `range`.
+    init(_ found: some Sequence<(origin: Int, kind: ArtifactKind)>, in range: ClosedRange<Int>) {
+        self.range = range
+        kinds = [ArtifactKind?](repeating: nil, count: range.count)
+        for item in found where range.contains(item.origin) && kinds[item.origin - range.lowerBound] == nil {
+            kinds[item.origin - range.lowerBound] = item.kind
         }
-        return kinds
     }
+
+    subscript(origin: Int) -> ArtifactKind? {
+        range.contains(origin) ? kinds[origin - range.lowerBound] : nil
+    }
+
+    /// Every kind held, one per origin that has one.
+    var all: [ArtifactKind] { kinds.compactMap { $0 } }
 }
 
 /// Artifact correction one beat at a time, in bounded memory: the same Lipponen & Tarvainen
@@ -155,8 +170,8 @@ public struct StreamingArtifactCorrector: Sendable {
         let outcome = Kubios.correct(window)
         let first = pending[0].origin
         let range = first...pending[count - 1].origin
-        let kinds = Kubios.kinds(outcome.found, in: range)
-        for kind in kinds.values { counts[kind] += 1 }
+        let kinds = OriginKinds(outcome.found, in: range)
+        for kind in kinds.all { counts[kind] += 1 }
         let times = pendingTimes
         let before = out.count
         let emitted = Kubios.emit(

@@ -113,7 +113,7 @@ enum Kubios {
             }
         }
 
-        let medrr = RollingQuantiles.centred(rr, width: medianWidth, quantiles: [0.5])[0]
+        let medrr = RollingQuantiles.centredMedian(rr, width: medianWidth)
         var mrrs = [Double](repeating: 0, count: n)
         for k in 0..<n {
             let deviation = rr[k] - medrr[k]
@@ -160,8 +160,7 @@ enum Kubios {
 
     /// α × the quartile deviation of |values| over each centred 91-beat window.
     private static func threshold(_ values: [Double]) -> [Double] {
-        let quartiles = RollingQuantiles.centred(values.map { abs($0) }, width: thresholdWidth, quantiles: [0.25, 0.75])
-        return zip(quartiles[0], quartiles[1]).map { alpha * (($1 - $0) / 2) }
+        RollingQuantiles.centredQuartileDeviation(values.map { abs($0) }, width: thresholdWidth, scale: alpha)
     }
 
     /// NumPy's "reflect" padding: the index `k` (which may lie before or after the series) mirrored
@@ -195,12 +194,12 @@ enum Kubios {
         var ectopic = detection.ectopic
         var longShort = detection.longShort
         if !detection.extra.isEmpty {
-            let dropped = Set(detection.extra.filter { beats.indices.contains($0) })
+            let dropped = marks(detection.extra, count: beats.count) { _ in true }
             var kept: [Beat] = []
             kept.reserveCapacity(beats.count)
             var mergeNext = false
             for (index, beat) in beats.enumerated() {
-                if dropped.contains(index) { mergeNext = true; continue }
+                if dropped[index] { mergeNext = true; continue }
                 var beat = beat
                 if mergeNext { beat.merged = true; mergeNext = false }
                 kept.append(beat)
@@ -211,11 +210,11 @@ enum Kubios {
             longShort = shifted(longShort, by: detection.extra, -1)
         }
         if !missed.isEmpty {
-            let valid = Set(missed.filter { $0 > 1 && $0 < beats.count })
+            let valid = marks(missed, count: beats.count) { $0 > 1 }
             var grown: [Beat] = []
-            grown.reserveCapacity(beats.count + valid.count)
+            grown.reserveCapacity(beats.count + missed.count)
             for (index, beat) in beats.enumerated() {
-                if valid.contains(index) {
+                if valid[index] {
                     let previous = beats[index - 1].time
                     grown.append(Beat(time: previous + (beat.time - previous) / 2, origin: beat.origin, moved: true))
                 }
@@ -238,13 +237,27 @@ enum Kubios {
         for source in sources {
             positions = positions.map { $0 > source ? $0 + step : $0 }
         }
-        return Array(Set(positions)).sorted()
+        positions.sort()
+        var unique: [Int] = []
+        unique.reserveCapacity(positions.count)
+        for position in positions where position != unique.last { unique.append(position) }
+        return unique
+    }
+
+    /// A flag per beat (`count` of them), set at each of `positions` within range that `accepts`
+    /// (hash-free sets of positions: these run for every pass over every batch).
+    private static func marks(_ positions: [Int], count: Int, accepts: (Int) -> Bool) -> [Bool] {
+        var flags = [Bool](repeating: false, count: count)
+        for position in positions where position >= 0 && position < count && accepts(position) {
+            flags[position] = true
+        }
+        return flags
     }
 
     /// Moves each beat at `positions` (excluding the first two and the last) halfway between its
     /// neighbours as they were before any move, then re-sorts by time.
     private static func realigned(_ positions: [Int], _ beats: [Beat]) -> [Beat] {
-        let valid = Set(positions.filter { $0 > 1 && $0 < beats.count - 1 })
+        let valid = positions.filter { $0 > 1 && $0 < beats.count - 1 }
         guard !valid.isEmpty else { return beats }
         var result = beats
         for index in valid {
@@ -253,6 +266,14 @@ enum Kubios {
             result[index].time = previous + (next - previous) / 2
             result[index].moved = true
         }
+        // A beat moved halfway between its neighbours nearly always stays between them: then the
+        // order holds and there is nothing to sort (a stable sort of a sorted array is itself).
+        var ordered = true
+        for index in result.indices.dropFirst() where result[index - 1].time > result[index].time {
+            ordered = false
+            break
+        }
+        if ordered { return result }
         // Stable: equal times keep their order, as NumPy's mergesort does.
         return result.enumerated().sorted { a, b in
             a.element.time != b.element.time ? a.element.time < b.element.time : a.offset < b.offset
