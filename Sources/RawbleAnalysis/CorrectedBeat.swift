@@ -107,8 +107,14 @@ public struct StreamingArtifactCorrector: Sendable {
     public let lookahead: Int
     /// Beats waiting beyond the lookahead that start a correction run.
     public static let batchBeats = 1024
-    /// Measurement time after which the beats beyond the lookahead are corrected anyway, seconds.
-    public static let batchSeconds = 2.0
+    /// Measurement time after which the beats beyond the lookahead are corrected anyway, seconds,
+    /// unless the caller says otherwise. A real strap sends a value a second: each run then
+    /// corrects the ~60 beats of context for a few new ones, so the cost per new beat falls as
+    /// this grows (at 1 Hz, by Benchmarks' AnalysisRates: 11–12 µs per value with runs every 2 s,
+    /// 5.2–5.4 µs every 5 s), while the corrected beats lag by as much.
+    public static let defaultBatchSeconds = 5.0
+    /// This corrector's ``defaultBatchSeconds``.
+    public let batchSeconds: Double
     /// Artifacts found in final beats so far.
     public private(set) var counts = ArtifactCounts()
 
@@ -123,9 +129,11 @@ public struct StreamingArtifactCorrector: Sendable {
     /// When the last correction run was (measurement time), seconds.
     private var lastRun: Double?
 
-    /// A corrector that waits for `lookahead` (3 to 45) beats after each beat.
-    public init(lookahead: Int = 10) {
+    /// A corrector that waits for `lookahead` (3 to 45) beats after each beat, and corrects at
+    /// least every `batchSeconds` (0.1 s to an hour) of measurement time.
+    public init(lookahead: Int = 10, batchSeconds: Double = defaultBatchSeconds) {
         self.lookahead = min(max(lookahead, 3), 45)
+        self.batchSeconds = batchSeconds.isFinite ? min(max(batchSeconds, 0.1), 3600) : Self.defaultBatchSeconds
     }
 
     /// Beats held (bounded by ``lookbehind`` + `lookahead` + ``batchBeats``).
@@ -147,7 +155,7 @@ public struct StreamingArtifactCorrector: Sendable {
         serial += 1
         let waiting = pending.count - lookahead
         guard waiting > 0 else { return }
-        let due = lastRun.map { !(time - $0 < Self.batchSeconds) } ?? true
+        let due = lastRun.map { !(time - $0 < batchSeconds) } ?? true
         if waiting >= Self.batchBeats || due {
             lastRun = time
             finalize(waiting, into: &out)

@@ -13,12 +13,17 @@ public struct HeartRateAnalyzer: Sendable {
         public var maxGap: Double
         /// Beats the corrector waits for after each beat before it is final.
         public var lookahead: Int
+        /// The longest measurement time between two correction runs, seconds: corrected beats lag
+        /// the newest by up to this (and `lookahead` beats); longer is cheaper at a strap's 1 Hz.
+        public var correctionInterval: Double
 
-        public init(zones: HeartRateZones? = nil, windowDuration: Double = 60, maxGap: Double = 5, lookahead: Int = 10) {
+        public init(zones: HeartRateZones? = nil, windowDuration: Double = 60, maxGap: Double = 5, lookahead: Int = 10,
+                    correctionInterval: Double = StreamingArtifactCorrector.defaultBatchSeconds) {
             self.zones = zones
             self.windowDuration = windowDuration
             self.maxGap = maxGap
             self.lookahead = lookahead
+            self.correctionInterval = correctionInterval
         }
     }
 
@@ -36,7 +41,7 @@ public struct HeartRateAnalyzer: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         screen = RRScreen(maxGap: configuration.maxGap)
-        corrector = StreamingArtifactCorrector(lookahead: configuration.lookahead)
+        corrector = StreamingArtifactCorrector(lookahead: configuration.lookahead, batchSeconds: configuration.correctionInterval)
         window = HRVWindow(duration: configuration.windowDuration)
         zoneTime = configuration.zones.map { ZoneTime(zones: $0, maxGap: configuration.maxGap) }
     }

@@ -19,6 +19,15 @@ public struct HeartRateSample: Sendable, Hashable {
     public init(_ value: HeartRateMeasurement, at time: Double) {
         self.init(time: time, heartRate: Double(value.bpm), rrIntervals: value.rrIntervals.map(\.milliseconds))
     }
+
+    /// Becomes `value` received at `time`, reusing this sample's storage: a live monitor keeps one
+    /// sample and updates it per notification instead of allocating an array for each.
+    public mutating func update(_ value: HeartRateMeasurement, at time: Double) {
+        self.time = time
+        heartRate = Double(value.bpm)
+        rrIntervals.removeAll(keepingCapacity: true)
+        for interval in value.rrIntervals { rrIntervals.append(interval.milliseconds) }
+    }
 }
 
 /// What the analysis left out of its input, and why.

@@ -1,4 +1,5 @@
 @testable import RawbleAnalysis
+import RawbleWire
 import RawbleTestSupport
 import Testing
 
@@ -222,6 +223,29 @@ import Testing
         #expect(corrector.counts.total >= injected.injected.count)
     }
 
+    /// At a strap's pace the corrector runs every `batchSeconds` of measurement time, not at every
+    /// beat: beats become final in runs that many seconds apart (and no further apart).
+    @Test(arguments: [2.0, 5.0])
+    func aStrapsPaceIsCorrectedEveryBatchSeconds(batchSeconds: Double) {
+        let intervals = RRSeries.withArtifacts(count: 600, seed: 11, spacing: 101).series.intervals
+        var corrector = StreamingArtifactCorrector(lookahead: 10, batchSeconds: batchSeconds)
+        #expect(corrector.batchSeconds == batchSeconds)
+        var beats: [CorrectedBeat] = []
+        var runTimes: [Double] = []
+        var clock = 0.0
+        for interval in intervals {
+            clock += interval / 1000  // each beat's own time: about one value a second
+            let before = beats.count
+            corrector.add(interval, at: clock, into: &beats)
+            if beats.count > before { runTimes.append(clock) }
+        }
+        let gaps = zip(runTimes.dropFirst(), runTimes).map { $0 - $1 }
+        #expect(!gaps.isEmpty)
+        // A run comes with the first beat at or after `batchSeconds`: at most one beat (< 2 s) later.
+        #expect(gaps.allSatisfy { $0 >= batchSeconds && $0 < batchSeconds + 2 }, "\(gaps)")
+        #expect(StreamingArtifactCorrector(batchSeconds: .nan).batchSeconds == StreamingArtifactCorrector.defaultBatchSeconds)
+    }
+
     /// The live path finds the injected artifacts and lands within a few percent of the batch's
     /// figures; it holds no more than its window of beats.
     @Test func streamingCorrectionAgreesWithTheBatchAndStaysBounded() throws {
@@ -275,5 +299,21 @@ import Testing
         let value = HeartRateMeasurement(bpm: 70, rrIntervals: [RRInterval(rawValue: 1024), RRInterval(rawValue: 512)])
         let measurement = HeartRateSample(value, at: 3)
         #expect(measurement.heartRate == 70 && measurement.rrIntervals == [1000, 500] && measurement.time == 3)
+    }
+}
+
+@Suite struct SampleTests {
+    /// A live monitor keeps one sample and updates it per notification: it must become exactly
+    /// what a fresh sample of that notification is, whatever it held before (more RR intervals,
+    /// fewer, none).
+    @Test func updatingASampleEqualsMakingOne() throws {
+        let values = try ["1048000404050406", "16480004", "00ff", "1150000008"].map {
+            try HeartRateMeasurement.decode(Hex.decode($0))
+        }
+        var sample = HeartRateSample(time: -1, heartRate: nil, rrIntervals: [1, 2, 3, 4, 5, 6])
+        for (k, value) in values.enumerated() {
+            sample.update(value, at: Double(k))
+            #expect(sample == HeartRateSample(value, at: Double(k)))
+        }
     }
 }

@@ -15,6 +15,8 @@ import Synchronization
 final class LiveAnalysis: Sendable {
     private struct State {
         var analyzer: HeartRateAnalyzer
+        /// The sample each measurement is put in (its RR array reused, not allocated per value).
+        var sample = HeartRateSample(time: 0, heartRate: nil)
         var sparkline = Sparkline()
         /// When the current `hrv` window started, seconds on `clock`.
         var windowStart: Double?
@@ -31,14 +33,19 @@ final class LiveAnalysis: Sendable {
     init(zones: HeartRateZones?, every: Double) {
         self.every = every
         let window = every > 0 ? every : 60
-        state = Mutex(State(analyzer: HeartRateAnalyzer(configuration: .init(zones: zones, windowDuration: window))))
+        // Corrected beats lag by up to the correction interval: at most half an `hrv` window, so
+        // every event's window holds corrected beats.
+        let interval = min(StreamingArtifactCorrector.defaultBatchSeconds, window / 2)
+        state = Mutex(State(analyzer: HeartRateAnalyzer(configuration: .init(
+            zones: zones, windowDuration: window, correctionInterval: interval))))
     }
 
     /// Takes one measurement; returns the `hrv` event due with it, if any (`--json` only asks).
     func add(_ measurement: HeartRateMeasurement, wallTime: Int64) -> JSON? {
         let now = Self.monotonicSeconds()
         return state.withLock { state -> JSON? in
-            state.analyzer.add(HeartRateSample(measurement, at: now))
+            state.sample.update(measurement, at: now)
+            state.analyzer.add(state.sample)
             state.sparkline.add(bpm: Double(measurement.bpm), at: now)
             guard every > 0 else { return nil }
             guard let start = state.windowStart else {
