@@ -97,7 +97,9 @@ enum Kubios {
         for k in 0..<n { drrs[k] = th1[k] != 0 ? drrs[k] / th1[k] : .nan }
 
         // Subspaces S12 and S22 over the series padded by 2 (NumPy's "reflect").
-        func padded(_ k: Int) -> Double { drrs[reflect(k, count: n)] }
+        // Only the first and last two positions reach past an end: the rest index directly (the
+        // reflection's integer division, four per beat and pass, cost 3 % of the analysis).
+        func padded(_ k: Int) -> Double { k >= 0 && k < n ? drrs[k] : drrs[reflect(k, count: n)] }
         var s12 = [Double](repeating: 0, count: n)
         var s22 = [Double](repeating: 0, count: n)
         for d in 0..<n {

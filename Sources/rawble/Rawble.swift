@@ -24,6 +24,7 @@ enum Main {
         let arguments = reorderGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         do {
             try Logs.bootstrap(environment: environment())
+            try Decode.checkKind(arguments)
             var command = try Rawble.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()

@@ -94,6 +94,19 @@ struct HeartRateCommandTests {
         #expect(Self.raws(events) == (try peer.sentHeartRateValues()).prefix(12).map { Hex.encode($0) })
     }
 
+    @Test("text mode: a strap that disconnects and is found again is one stderr line saying why, the reason said once")
+    func reconnectsInText() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--hr-disconnect-after", "5"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--count", "8", "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let lost = result.stderrLines.filter { $0.contains("disconnected") }
+        #expect(lost.count == 1, "\(result.stderr)")
+        #expect(lost.first?.contains("disconnected: Remote User Terminated Connection") == true, "\(result.stderr)")
+        #expect(!result.stderr.contains("disconnected: disconnected"), "\(result.stderr)")
+        #expect(result.stdoutLines.filter { $0.contains("bpm") }.count == 8)
+    }
+
     @Test("invalid measurements are reported as such, the session goes on, and --count counts valid ones only")
     func invalidValues() async throws {
         let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--hr-invalid"])

@@ -1,6 +1,6 @@
 // CPU per measurement of the live analysis (HeartRateAnalyzer) and of a whole-file correction,
 // on the simulated strap's seeded workout, for Scripts/benchmark-report and profiling (issue 13).
-//   swift run -c release AnalysisRates [--values N] [--runs R] [--rate HZ] [--only NAME]
+//   swift run -c release AnalysisRates [--values N] [--runs R] [--rate HZ] [--only NAME] [--hr-json FILE]
 // Workloads:
 //   live       HeartRateAnalyzer.add for each of N values (each covering one second of the
 //              workout), stamped at HZ values per second of measurement time (1: a real strap;
@@ -19,6 +19,8 @@ struct Options: Sendable {
     var runs = 5
     var rate = 1000.0
     var only: String?
+    /// `rawble hr --json` output to take the values from instead of the simulated workout.
+    var file: String?
 
     static func parse() -> Options {
         var options = Options()
@@ -29,8 +31,9 @@ struct Options: Sendable {
             case "--runs": options.runs = max(1, Int(arguments.popFirst() ?? "") ?? options.runs)
             case "--rate": options.rate = Double(arguments.popFirst() ?? "") ?? options.rate
             case "--only": options.only = arguments.popFirst()
+            case "--hr-json": options.file = arguments.popFirst()
             default:
-                print("usage: AnalysisRates [--values N] [--runs R] [--rate HZ] [--only live|batch]")
+                print("usage: AnalysisRates [--values N] [--runs R] [--rate HZ] [--only live|batch] [--hr-json FILE]")
                 exit(2)
             }
         }
@@ -48,6 +51,23 @@ func threadCPUTime() -> Double {
 }
 
 let samples: [HeartRateSample] = {
+    if let file = options.file {
+        // The measurement events of `rawble hr --json` (RR intervals in seconds), restamped at the rate.
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            print("AnalysisRates: cannot read \(file)")
+            exit(1)
+        }
+        var samples: [HeartRateSample] = []
+        for line in text.split(separator: "\n") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  object["event"] as? String == "measurement" else { continue }
+            let rr = (object["rrIntervals"] as? [Double] ?? []).map { $0 * 1000 }
+            samples.append(HeartRateSample(time: Double(samples.count) / options.rate,
+                                           heartRate: object["bpm"] as? Double, rrIntervals: rr))
+            if samples.count == options.values { break }
+        }
+        return samples
+    }
     var workout = SimulatedWorkout(seed: 13)
     return (0..<options.values).map { index in
         HeartRateSample(workout.next(covering: 1.0, maximumLength: 512), at: Double(index) / options.rate)
@@ -58,7 +78,7 @@ let intervals = samples.flatMap(\.rrIntervals)
 if options.only == nil {
     let whole = ArtifactCorrection.kubios(intervals)
     FileHandle.standardError.write("""
-        # \(options.values) values at \(options.rate) Hz, \(intervals.count) RR intervals; corrected as a whole: \
+        # \(samples.count) values at \(options.rate) Hz, \(intervals.count) RR intervals; corrected as a whole: \
         \(whole.passes) passes, \(whole.counts.total) artifacts, \(whole.correctedIndices.count) intervals changed
 
         """.data(using: .utf8) ?? Data())
@@ -74,7 +94,7 @@ func measure(_ name: String, _ body: () -> Int) {
     for _ in 0..<options.runs {
         let start = threadCPUTime()
         beats = body()
-        perValue.append((threadCPUTime() - start) / Double(options.values) * 1e6)
+        perValue.append((threadCPUTime() - start) / Double(samples.count) * 1e6)
     }
     print("\(name)\t\(String(format: "%.3f", median(perValue)))\t\(beats)")
 }

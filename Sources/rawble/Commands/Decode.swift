@@ -11,24 +11,58 @@ struct Decode: AsyncParsableCommand {
         discussion: """
             Examples:
               rawble decode hrm 1e6d0800310234023702
-              rawble decode adv 0201060303 0d180b094865617274205261746500 (spaces allowed)
+              rawble decode hrm 10480004 16480004 (one value per argument)
+              rawble decode hrm 10 48 00 04 (single bytes: one value)
+              rawble decode adv 0201060303 0d180b094865617274205261746500 (one advertisement)
               rawble decode hci 040e0401030c00
               rawble decode att 1b0f00065a
               rawble decode btsnoop capture.log --json
             """,
         subcommands: [DecodeHRM.self, DecodeAdvertisement.self, DecodeHCI.self, DecodeATT.self, DecodeBtsnoop.self])
+
+    /// `rawble decode KIND …` with a kind that is not one: argument-parser would only say
+    /// "unexpected arguments", so the command line is checked before it parses.
+    static func checkKind(_ arguments: [String]) throws {
+        guard arguments.first == configuration.commandName, arguments.count > 1 else { return }
+        let kind = arguments[1]
+        let kinds = configuration.subcommands.map { $0._commandName }
+        guard !kind.hasPrefix("-"), !kinds.contains(kind) else { return }
+        throw CLIError(.usage, "decode has no kind '\(kind)'",
+                       fix: "name one of \(kinds.joined(separator: ", ")), e.g. `rawble decode hrm 1e6d0800`")
+    }
 }
 
-/// Hex given as one or more arguments (so `01 02 03` works without quotes).
+/// Hex given as one or more arguments.
 struct HexInput: ParsableArguments {
-    @Argument(help: "The bytes in hex (spaces, colons allowed).")
+    @Argument(help: "The bytes in hex (colons allowed): one value per argument, or single bytes forming one.")
     var hex: [String]
 
+    /// All arguments as one run of bytes (an advertisement's AD structures may be split anywhere).
     func bytes() throws -> [UInt8] {
         do {
             return try Hex.decode(hex.joined(separator: " "))
         } catch {
             throw CLIError(.malformedInput, "bad hex: \(error.kind.summary) at character \(error.offset)")
+        }
+    }
+
+    /// The values given: one per argument (`10480004 16480004`), except that arguments of one byte
+    /// each (`10 48 00 04`, as a hex dump is copied) are one value.
+    var values: [String] {
+        hex.count > 1 && !hex.allSatisfy({ $0.count == 2 }) ? hex : [hex.joined(separator: " ")]
+    }
+
+    /// Decodes each value in turn with `body`, which prints it; a value that does not decode ends
+    /// the run with an error naming it (by position, when there are several).
+    func forEachValue(_ body: (_ index: Int, _ bytes: [UInt8]) throws(WireError) -> Void) throws {
+        let values = values
+        for (index, text) in values.enumerated() {
+            let which = values.count > 1 ? "value \(index + 1) (\(text)): " : ""
+            let bytes: [UInt8]
+            do { bytes = try Hex.decode(text) } catch {
+                throw CLIError(.malformedInput, "\(which)bad hex: \(error.kind.summary) at character \(error.offset)")
+            }
+            do { try body(index, bytes) } catch { throw CLIError(.malformedInput, which + error.description) }
         }
     }
 }
@@ -56,13 +90,13 @@ struct DecodeHRM: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let bytes = try input.bytes()
-        let measurement: HeartRateMeasurement
-        do { measurement = try HeartRateMeasurement.decode(bytes) } catch { throw CLIError.malformed(error) }
-        if output.json {
-            Output.json(measurement.json(raw: bytes))
-        } else {
-            Output.line("Heart Rate Measurement: \(measurement.summary)")
+        try input.forEachValue { _, bytes throws(WireError) in
+            let measurement = try HeartRateMeasurement.decode(bytes)
+            if output.json {
+                Output.json(measurement.json(raw: bytes))
+            } else {
+                Output.line("Heart Rate Measurement: \(measurement.summary)")
+            }
         }
     }
 }
@@ -96,17 +130,14 @@ struct DecodeHCI: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let bytes = try input.bytes()
-        let fields: [(String, JSON)]
-        do {
-            fields = try PacketDescription.json(try H4Packet.decode(bytes))
-        } catch {
-            throw CLIError.malformed(error)
-        }
-        if output.json {
-            Output.json(.object(fields))
-        } else {
-            Output.line(TextRendering.render(.object(fields)))
+        try input.forEachValue { index, bytes throws(WireError) in
+            let fields = try PacketDescription.json(try H4Packet.decode(bytes))
+            if output.json {
+                Output.json(.object(fields))
+            } else {
+                if index > 0 { Output.line("") }  // a blank line between packets of several lines
+                Output.line(TextRendering.render(.object(fields)))
+            }
         }
     }
 }
@@ -117,13 +148,14 @@ struct DecodeATT: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let bytes = try input.bytes()
-        let pdu: ATTPDU
-        do { pdu = try ATTPDU.decode(bytes) } catch { throw CLIError.malformed(error) }
-        if output.json {
-            Output.json(pdu.json)
-        } else {
-            Output.line(TextRendering.render(pdu.json))
+        try input.forEachValue { index, bytes throws(WireError) in
+            let pdu = try ATTPDU.decode(bytes)
+            if output.json {
+                Output.json(pdu.json)
+            } else {
+                if index > 0 { Output.line("") }  // a blank line between PDUs of several lines
+                Output.line(TextRendering.render(pdu.json))
+            }
         }
     }
 }

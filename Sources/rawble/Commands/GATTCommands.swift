@@ -16,7 +16,7 @@ struct GATT: AsyncParsableCommand {
         commandName: "gatt",
         abstract: "Connect, discover the whole GATT database and read every readable value.")
 
-    @Argument(help: "The device address, AA:BB:CC:DD:EE:FF.") var address: BluetoothAddress
+    @Argument(help: "The device address, AA:BB:CC:DD:EE:FF.", transform: BluetoothAddress.parse) var address: BluetoothAddress
     @Option(name: .customLong("address-type"), help: "public or random (default: as seen while scanning, else random).")
     var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
@@ -48,8 +48,8 @@ struct GATT: AsyncParsableCommand {
 struct Read: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "read", abstract: "Read one attribute value (long values whole).")
 
-    @Argument(help: "The device address.") var address: BluetoothAddress
-    @Argument(help: "0x001D (a handle) or a characteristic UUID.") var target: AttributeTarget
+    @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
+    @Argument(help: "0x001D (a handle) or a characteristic UUID.", transform: AttributeTarget.parse) var target: AttributeTarget
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
@@ -76,8 +76,8 @@ struct Read: AsyncParsableCommand {
 struct Write: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "write", abstract: "Write one attribute value.")
 
-    @Argument(help: "The device address.") var address: BluetoothAddress
-    @Argument(help: "0x001D (a handle) or a characteristic UUID.") var target: AttributeTarget
+    @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
+    @Argument(help: "0x001D (a handle) or a characteristic UUID.", transform: AttributeTarget.parse) var target: AttributeTarget
     @Argument(help: "The value, in hex.") var value: HexBytes
     @Flag(name: .customLong("without-response"), help: "Write Command: no response from the peer.")
     var withoutResponse = false
@@ -104,9 +104,9 @@ struct Notify: AsyncParsableCommand {
         commandName: "notify",
         abstract: "Subscribe to a characteristic and print each value; unsubscribe at the end.")
 
-    @Argument(help: "The device address.") var address: BluetoothAddress
-    @Argument(help: "0x001D (a value handle) or a characteristic UUID.") var target: AttributeTarget
-    @Option(help: "Stop after this many values.") var count: Int?
+    @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
+    @Argument(help: "0x001D (a value handle) or a characteristic UUID.", transform: AttributeTarget.parse) var target: AttributeTarget
+    @Option(parsing: .unconditional, help: "Stop after this many values.") var count: Int?
     @Flag(help: "Subscribe to indications instead of notifications.") var indicate = false
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions

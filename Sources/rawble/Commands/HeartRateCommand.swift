@@ -14,7 +14,7 @@ struct HeartRate: AsyncParsableCommand {
 
     @Argument(help: "A device address or name (default: the first strap advertising Heart Rate).")
     var device: String?
-    @Option(help: "Stop after this many valid measurements.") var count: Int?
+    @Option(parsing: .unconditional, help: "Stop after this many valid measurements.") var count: Int?
     @Option(help: ArgumentHelp("Append every measurement to a CSV file.", valueName: "file")) var csv: String?
     @Option(help: ArgumentHelp("Append every measurement to a JSON lines file.", valueName: "file")) var jsonl: String?
     @Flag(name: .customLong("reset-energy"), help: "Reset Energy Expended through the Heart Rate Control Point.")
@@ -123,6 +123,8 @@ struct HeartRateSession: Sendable {
             case nil: break
             }
             if case .transport(let failure)? = bearer { return .lost(failure, transportFailed: true) }
+            // The reason alone: the line that reports it says "disconnected" itself.
+            if case .disconnected(let reason)? = bearer { return .lost(reason) }
             return .lost(fallback)
         }
     }

@@ -7,13 +7,14 @@ struct Scan: AsyncParsableCommand {
         commandName: "scan",
         abstract: "List advertising devices: a live table, or one JSON line per device.")
 
-    @Option(help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
     var duration: Double?
-    @Option(help: ArgumentHelp("Only devices advertising this service UUID.", valueName: "uuid"))
+    @Option(help: ArgumentHelp("Only devices advertising this service UUID (180D or 0x180D).", valueName: "uuid"),
+            transform: BluetoothUUID.parse)
     var service: BluetoothUUID?
     @Option(help: ArgumentHelp("Only devices whose name contains this text (case-insensitive).", valueName: "text"))
     var name: String?
-    @Option(help: ArgumentHelp("Only this device.", valueName: "address"))
+    @Option(help: ArgumentHelp("Only this device.", valueName: "address"), transform: BluetoothAddress.parse)
     var address: BluetoothAddress?
     @Flag(help: "Print every report, not only new or changed devices.")
     var duplicates = false

@@ -171,7 +171,7 @@ struct HostSession {
         switch error {
         case .connectionRefused, .ioError(ENOENT, _), .ioError(ECONNREFUSED, _):
             CLIError(.transport, "nothing listens at \(spec)",
-                     fix: "start the controller first (for a simulated one: Scripts/bumble-peer)")
+                     fix: "start the controller first (a simulated strap: Scripts/sim-strap, on tcp:127.0.0.1:9000)")
         case .permissionDenied:
             CLIError(.permission, error.description)
         case .notFound:

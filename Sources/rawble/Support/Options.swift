@@ -36,7 +36,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Write every HCI packet of the session to a btsnoop file.", valueName: "file"))
     var btsnoop: String?
 
-    @Option(name: .long, help: ArgumentHelp("Bound on connecting and on each ATT transaction, in seconds.", valueName: "seconds"))
+    // `.unconditional`: `--timeout -5` is a bad timeout, not an unknown option `-5`.
+    @Option(name: .long, parsing: .unconditional,
+            help: ArgumentHelp("Bound on connecting and on each ATT transaction, in seconds.", valueName: "seconds"))
     var timeout: Double = 30
 
     /// The largest `--timeout` accepted, in seconds.
@@ -127,6 +129,14 @@ enum TransportSpec: Equatable, ExpressibleByArgument, CustomStringConvertible {
 /// A peer address on the command line: `AA:BB:CC:DD:EE:FF`.
 extension BluetoothAddress: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
+
+    /// The address in `text`, or a usage error that says what an address looks like.
+    static func parse(_ text: String) throws -> BluetoothAddress {
+        guard let address = BluetoothAddress(text) else {
+            throw ValidationError("an address is six bytes in hex, AA:BB:CC:DD:EE:FF")
+        }
+        return address
+    }
 }
 
 /// `--address-type public|random`.
@@ -150,6 +160,15 @@ enum AttributeTarget: Equatable, ExpressibleByArgument, CustomStringConvertible 
         }
     }
 
+    /// The target in `text`, or a usage error that says what a handle and a UUID look like.
+    static func parse(_ text: String) throws -> AttributeTarget {
+        if let target = AttributeTarget(argument: text) { return target }
+        if text.hasPrefix("0x") || text.hasPrefix("0X") {
+            throw ValidationError("a handle is 0x0001 to 0xFFFF")
+        }
+        throw ValidationError("neither a handle (0x001D) nor a UUID (2A37, or 128-bit as 8-4-4-4-12 hex digits)")
+    }
+
     var description: String {
         switch self {
         case .handle(let h):
@@ -171,6 +190,16 @@ struct HexBytes: ExpressibleByArgument {
 
 extension BluetoothUUID: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
+
+    /// A service or characteristic UUID where nothing else is meant: `180D`, `0x180D` (as
+    /// written in the Assigned Numbers) or 128-bit; otherwise a usage error saying what a UUID is.
+    static func parse(_ text: String) throws -> BluetoothUUID {
+        let digits = text.hasPrefix("0x") || text.hasPrefix("0X") ? String(text.dropFirst(2)) : text
+        guard let uuid = BluetoothUUID(digits) else {
+            throw ValidationError("a UUID is 16-bit (180D or 0x180D), 32-bit, or 128-bit as 8-4-4-4-12 hex digits")
+        }
+        return uuid
+    }
 }
 
 /// The zones shared by `hr` and `report`: from a known maximum heart rate, or from age.

@@ -1,0 +1,78 @@
+import Foundation
+import RawbleTestSupport
+import Testing
+
+/// What a new user typed wrong, or typed as other tools write it, and what rawble answers: one
+/// line that says why and what would be right (issue 14's list), or the value taken as meant.
+@Suite("Usage: values taken as written, and errors that say why")
+struct UsageMessageTests {
+    static func expectUsage(_ arguments: [String], containing texts: String...,
+                            sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let result = try await CLI.run(arguments)
+        ExitStatusTests.expectOneLine(result, status: 64, sourceLocation: sourceLocation)
+        for text in texts {
+            #expect(result.stderr.contains(text), "\(arguments): \(result.stderr)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("decode with a kind that does not exist names the kinds there are; decode alone shows its help")
+    func decodeUnknownKind() async throws {
+        try await Self.expectUsage(["decode", "foo", "00"], containing: "decode has no kind 'foo'", "hrm, adv, hci, att, btsnoop")
+        let help = try await CLI.run(["decode"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.stdout.contains("SUBCOMMANDS"), "\(help.stdout)")
+    }
+
+    @Test("decode hrm/att/hci: one value per argument, single bytes as one value, a bad value named by position")
+    func decodeSeveralValues() async throws {
+        let two = try await CLI.run(["decode", "hrm", "10480004", "16500008"])
+        #expect(two.status == 0, "\(two.stderr)")
+        #expect(two.stdoutLines.count == 2, "\(two.stdout)")
+        #expect(two.stdoutLines.first?.contains("72 bpm") == true && two.stdoutLines.last?.contains("80 bpm") == true, "\(two.stdout)")
+        #expect(two.stdoutLines.first?.contains("1000.0 ms") == true, "\(two.stdout)")
+        let json = try await CLI.run(["decode", "hrm", "10480004", "16500008", "--json"])
+        #expect(try json.stdoutLines.map(CLI.jsonObject).compactMap { $0["bpm"] as? Int } == [72, 80], "\(json.stdout)")
+        let bytes = try await CLI.run(["decode", "hrm", "10", "48", "00", "04"])
+        #expect(bytes.status == 0 && bytes.stdoutLines.count == 1, "\(bytes.stdout)\(bytes.stderr)")
+        #expect(bytes.stdout.contains("72 bpm") && bytes.stdout.contains("1000.0 ms"), "\(bytes.stdout)")
+        let att = try await CLI.run(["decode", "att", "1b0f00065a", "0a0300"])
+        #expect(att.status == 0, "\(att.stderr)")
+        #expect(att.stdout.contains("Handle Value Notification") && att.stdout.contains("Read Request"), "\(att.stdout)")
+        // The first value printed, then the second named in the error.
+        let bad = try await CLI.run(["decode", "hrm", "10480004", "1e6d08"])
+        ExitStatusTests.expectOneLine(bad, status: 65, containing: "value 2 (1e6d08)")
+        #expect(bad.stdoutLines.count == 1, "\(bad.stdout)")
+        ExitStatusTests.expectOneLine(try await CLI.run(["decode", "hrm", "10480004", "zz"]), status: 65, containing: "value 2 (zz): bad hex")
+    }
+
+    @Test("a UUID as the Assigned Numbers write it (0x180D) is taken by --service; a bad one says what a UUID is")
+    func serviceUUIDs() async throws {
+        // Taken: the command goes on to the transport, which is not there.
+        let missing = ExitStatusTests.missingPath()
+        let result = try await CLI.run(["scan", "--service", "0x180D", "--duration", "1", "--transport", "unix:\(missing)"])
+        ExitStatusTests.expectOneLine(result, status: 74, containing: "nothing listens")
+        // …and the hint names the simulated strap users are told to start.
+        #expect(result.stderr.contains("Scripts/sim-strap"), "\(result.stderr)")
+        try await Self.expectUsage(["scan", "--service", "18", "--transport", "unix:\(missing)"], containing: "a UUID is 16-bit")
+    }
+
+    @Test("a target, an address or a number that is not one says why")
+    func invalidValuesSayWhy() async throws {
+        let address = "11:22:33:44:55:66"
+        try await Self.expectUsage(["read", address, "2A3"], containing: "neither a handle (0x001D) nor a UUID")
+        try await Self.expectUsage(["read", address, "0x0"], containing: "a handle is 0x0001 to 0xFFFF")
+        try await Self.expectUsage(["read", "11:22", "180D"], containing: "an address is six bytes")
+        try await Self.expectUsage(["scan", "--address", "11:22"], containing: "an address is six bytes")
+    }
+
+    @Test("a negative number is a bad value, not a missing one")
+    func negativeNumbers() async throws {
+        let transport = "unix:\(ExitStatusTests.missingPath())"
+        try await Self.expectUsage(["hr", "--count", "-1", "--transport", transport], containing: "--count must be at least 1")
+        try await Self.expectUsage(["notify", "11:22:33:44:55:66", "2A37", "--count", "-3", "--transport", transport],
+                                   containing: "--count must be at least 1")
+        try await Self.expectUsage(["read", "11:22:33:44:55:66", "2A37", "--timeout", "-5", "--transport", transport],
+                                   containing: "--timeout must be a positive number")
+        try await Self.expectUsage(["scan", "--duration", "-1", "--transport", transport], containing: "--duration must be a positive number")
+    }
+}
