@@ -166,6 +166,11 @@ struct GATTCommandTests {
         #expect(refused.stderrLines.count == 1)
         #expect(refused.stderr.contains("0x80"), "\(refused.stderr)")
 
+        // 0x2A19 is a handle the strap does not have; its Battery Level (2A19) is what was meant.
+        let slip = try await CLI.run(["read", strap.address, "0x2A19", "--transport", peer.transport])
+        ExitStatusTests.expectOneLine(slip, status: 76, containing: "write 2A19 without 0x")
+        #expect(slip.stderr.contains("characteristic 2A19 (Battery Level) is at 0x"), "\(slip.stderr)")
+
         let absent = try await CLI.run(["read", "C0:00:00:00:00:99", "2A29", "--address-type", "random", "--timeout", "1", "--transport", peer.transport])
         #expect(absent.status == 75)
         #expect(absent.stderrLines.count == 1)

@@ -124,9 +124,18 @@ struct PeerSession {
             }
             return (found.valueHandle, found)
         case .handle(let handle):
-            for service in try await gatt.services() where service.startHandle <= handle && handle <= service.endHandle {
+            let services = try await gatt.services()
+            for service in services where service.startHandle <= handle && handle <= service.endHandle {
                 let found = try await gatt.characteristics(of: service).first { $0.valueHandle == handle || $0.declarationHandle == handle }
                 return (found?.valueHandle ?? handle, found)
+            }
+            // In no service, so nothing is there; `0x2A19` written for the UUID 2A19 is a common slip.
+            let uuid = BluetoothUUID(handle)
+            if let meant = try await gatt.characteristic(uuid) {
+                throw .notFound("""
+                    no attribute at handle \(target) (0x… is a handle); characteristic \(uuid)\(uuid.name.map { " (\($0))" } ?? "") \
+                    is at \(AttributeTarget.handle(meant.valueHandle)): to name it by UUID, write \(uuid) without 0x
+                    """)
             }
             return (handle, nil)
         }
