@@ -166,6 +166,18 @@ struct GATTCommandTests {
         #expect(refused.stderrLines.count == 1)
         #expect(refused.stderr.contains("0x80"), "\(refused.stderr)")
 
+        // What a characteristic does not allow is said before any request, from its properties
+        // (Control Point 2A39: write only; Body Sensor Location 2A38: read only; 2A37: notify).
+        for (arguments, text) in [
+            (["read", strap.address, "2A39"], "characteristic 2A39 (Heart Rate Control Point) cannot be read: its properties are write"),
+            (["write", strap.address, "2A38", "01"], "2A38 (Body Sensor Location) cannot be written: its properties are read"),
+            (["write", strap.address, "2A39", "01", "--without-response"], "takes no Write Command: its properties are write: leave out --without-response"),
+            (["notify", strap.address, "2A38"], "2A38 (Body Sensor Location) can neither notify nor indicate: its properties are read"),
+            (["notify", strap.address, "2A37", "--indicate"], "notifies and does not indicate: its properties are notify: leave out --indicate"),
+        ] {
+            ExitStatusTests.expectOneLine(try await CLI.run(arguments + ["--transport", peer.transport]), status: 76, containing: text)
+        }
+
         // 0x2A19 is a handle the strap does not have; its Battery Level (2A19) is what was meant.
         let slip = try await CLI.run(["read", strap.address, "0x2A19", "--transport", peer.transport])
         ExitStatusTests.expectOneLine(slip, status: 76, containing: "write 2A19 without 0x")

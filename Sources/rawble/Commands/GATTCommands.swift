@@ -59,6 +59,7 @@ struct Read: AsyncParsableCommand {
         let (target, json) = (self.target, output.json)
         try await session.run { session in
             let (handle, characteristic) = try await session.characteristic(for: target)
+            try characteristic.map { try CharacteristicUse.read.check($0) }
             let value = try await session.gatt.read(handle: handle)
             if json {
                 Output.json(.object([
@@ -93,7 +94,8 @@ struct Write: AsyncParsableCommand {
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
         let (target, bytes, withoutResponse) = (self.target, value.bytes, self.withoutResponse)
         try await session.run { session in
-            let (handle, _) = try await session.characteristic(for: target)
+            let (handle, characteristic) = try await session.characteristic(for: target)
+            try characteristic.map { try CharacteristicUse.write(withoutResponse: withoutResponse).check($0) }
             try await session.gatt.write(bytes, to: handle, withoutResponse: withoutResponse)
         }
     }
@@ -124,6 +126,7 @@ struct Notify: AsyncParsableCommand {
             guard let characteristic = found else {
                 throw GATTError.notFound("no characteristic at \(target)")
             }
+            try CharacteristicUse.subscribe(indications: indicate).check(characteristic)
             let subscription = try await session.gatt.subscribe(to: characteristic, indications: indicate)
             var received = 0
             let uuid = Array(characteristic.uuid.description.utf8)
@@ -148,6 +151,47 @@ struct Notify: AsyncParsableCommand {
             }
             // Unsubscribe even after Ctrl-C: a detached task is not cancelled with this one.
             _ = await Task.detached { try? await subscription.cancel() }.value
+        }
+    }
+}
+
+/// What a command is about to do with a characteristic, checked against the properties its
+/// declaration lists before any request: a peer may leave a forbidden request unanswered (the
+/// whole --timeout) or accept a write it ignores, and "not found" would hide that it exists.
+enum CharacteristicUse {
+    case read
+    case write(withoutResponse: Bool)
+    case subscribe(indications: Bool)
+
+    /// Throws a one-line error (76) naming the characteristic, what it allows and, where another
+    /// flag would do, which one.
+    func check(_ characteristic: GATTCharacteristic) throws {
+        let properties = characteristic.properties
+        let name = "characteristic \(characteristic.uuid)\(characteristic.uuid.name.map { " (\($0))" } ?? "")"
+        let allows = properties.names.isEmpty ? "its properties list nothing" : "its properties are \(properties)"
+        switch self {
+        case .read:
+            guard !properties.contains(.read) else { return }
+            throw CLIError(.peerError, "\(name) cannot be read: \(allows)")
+        case .write(let withoutResponse):
+            let wanted: CharacteristicProperties = withoutResponse ? .writeWithoutResponse : .write
+            guard !properties.contains(wanted) else { return }
+            if properties.contains(.write) {
+                throw CLIError(.peerError, "\(name) takes no Write Command: \(allows)", fix: "leave out --without-response")
+            }
+            if properties.contains(.writeWithoutResponse) {
+                throw CLIError(.peerError, "\(name) takes only Write Commands: \(allows)", fix: "add --without-response")
+            }
+            throw CLIError(.peerError, "\(name) cannot be written: \(allows)")
+        case .subscribe(let indications):
+            guard !properties.contains(indications ? .indicate : .notify) else { return }
+            if properties.contains(.indicate) {
+                throw CLIError(.peerError, "\(name) indicates and does not notify: \(allows)", fix: "add --indicate")
+            }
+            if properties.contains(.notify) {
+                throw CLIError(.peerError, "\(name) notifies and does not indicate: \(allows)", fix: "leave out --indicate")
+            }
+            throw CLIError(.peerError, "\(name) can neither notify nor indicate: \(allows)")
         }
     }
 }
