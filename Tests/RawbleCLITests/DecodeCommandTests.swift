@@ -93,6 +93,19 @@ struct DecodeCommandTests {
         #expect(object["numHCICommandPackets"] as? Int == 1)
     }
 
+    /// The opcode is a number in every record (as in Command Complete and in commands), the
+    /// command's name beside it: a Command Status once gave "Disconnect (0x0406)" instead.
+    @Test func commandStatusOpcodeIsANumber() async throws {
+        let result = try await CLI.run(["decode", "hci", "040f0400010604", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try CLI.jsonObject(try #require(result.stdoutLines.first))
+        #expect(object["name"] as? String == "Command Status")
+        #expect(object["opcode"] as? Int == 0x0406, "\(result.stdout)")
+        #expect(object["command"] as? String == "Disconnect")
+        #expect(object["status"] as? String == "Success (0x00)", "\(result.stdout)")
+        #expect(object["numHCICommandPackets"] as? Int == 1)
+    }
+
     @Test func resetCommand() async throws {
         let result = try await CLI.run(["decode", "hci", "01030c00", "--json"])
         #expect(result.status == 0)

@@ -23,6 +23,8 @@ struct GATTCommandTests {
         defer { peer.stop() }
         let result = try await CLI.run(["gatt", lab.address, "--transport", peer.transport, "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
+        // One JSON line, as every --json output is.
+        #expect(result.stdoutLines.count == 1, "\(result.stdout.prefix(300))")
         let document = try CLI.jsonObject(result.stdout)
         #expect(document["address"] as? String == lab.address)
         #expect(document["mtu"] as? Int == 517)
@@ -85,8 +87,14 @@ struct GATTCommandTests {
         let back = try await CLI.run(["read", lab.address, Self.handle(handles.write), "--transport", peer.transport])
         #expect(back.stdout == Hex.encode(value) + "\n")
 
-        let command = try await CLI.run(["write", lab.address, Self.handle(handles.write), "beef", "--without-response", "--transport", peer.transport])
+        let command = try await CLI.run(["write", lab.address, Self.handle(handles.write), "beef", "--without-response", "--transport", peer.transport, "--json"])
         #expect(command.status == 0, "stderr: \(command.stderr)")
+        // --json says what was written, in one line.
+        #expect(command.stdoutLines.count == 1, "\(command.stdout)")
+        let written = try CLI.jsonObject(command.stdout)
+        #expect(written["handle"] as? String == Self.handle(handles.write))
+        #expect(written["value"] as? String == "beef")
+        #expect(written["withoutResponse"] as? Bool == true)
         let afterCommand = try await CLI.run(["read", lab.address, Self.handle(handles.write), "--transport", peer.transport])
         #expect(afterCommand.stdout == "beef\n")
     }

@@ -37,7 +37,7 @@ struct GATT: AsyncParsableCommand {
             }
             let mtu = await session.gatt.mtu
             if json {
-                Output.document(database.json(address: session.connection.peer, mtu: mtu, values: values))
+                Output.json(database.json(address: session.connection.peer, mtu: mtu, values: values))
             } else {
                 for line in database.tree(address: session.connection.peer, mtu: mtu, values: values) { Output.line(line) }
             }
@@ -92,11 +92,20 @@ struct Write: AsyncParsableCommand {
 
     func run() async throws {
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
-        let (target, bytes, withoutResponse) = (self.target, value.bytes, self.withoutResponse)
+        let (target, bytes, withoutResponse, json) = (self.target, value.bytes, self.withoutResponse, output.json)
         try await session.run { session in
             let (handle, characteristic) = try await session.characteristic(for: target)
             try characteristic.map { try CharacteristicUse.write(withoutResponse: withoutResponse).check($0) }
             try await session.gatt.write(bytes, to: handle, withoutResponse: withoutResponse)
+            // What was written, as `read --json` shows what was read (a person's output stays empty).
+            if json {
+                Output.json(.object([
+                    ("handle", .handle(handle)),
+                    ("uuid", characteristic.map { .uuid($0.uuid) } ?? .null),
+                    ("value", .hex(bytes)),
+                    ("withoutResponse", .bool(withoutResponse)),
+                ]))
+            }
         }
     }
 }

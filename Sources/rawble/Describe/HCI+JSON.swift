@@ -292,6 +292,14 @@ enum PacketDescription {
                 fields.append(("error", "return parameters do not match the command"))
             }
             return fields
+        case .commandStatus(let status):
+            // As Command Complete: the opcode a number, the command's name beside it.
+            return [
+                ("status", .string(status.status.description)),
+                ("numHCICommandPackets", JSON(status.numHCICommandPackets)),
+                ("opcode", JSON(status.opcode.rawValue)),
+                ("command", .string(status.opcode.name ?? status.opcode.description)),
+            ]
         case .le(.advertisingReport(let reports)), .le(.extendedAdvertisingReport(let reports)):
             return [("reports", .array(reports.map(\.deviceJSON)))]
         case .le(let meta):

@@ -15,10 +15,6 @@ enum Output {
         line(value.serialized())
     }
 
-    static func document(_ value: JSON) {
-        line(value.serialized(indent: 2))
-    }
-
     /// Bytes on stdout as they are (a whole line, newline included), with one write(2).
     static func lineBytes(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { writeAll($0, to: 1) }
