@@ -9,6 +9,25 @@ struct Rawble: AsyncParsableCommand {
         commandName: "rawble",
         abstract: "Bluetooth Low Energy from the terminal, without BlueZ's daemon.",
         discussion: """
+            Options every command takes, before or after it:
+              --transport T      hciN (kernel; default: the first adapter up), user:hciN
+                                 (HCI user channel), tcp:HOST:PORT, unix:PATH,
+                                 serial:PATH[:BAUD]
+              --btsnoop FILE     every HCI packet of the session into a btsnoop file
+              --timeout SECONDS  bound on connecting and on each ATT transaction (30)
+              --json             one JSON object per line on stdout
+              -v, -vv, -vvv      the stack's log records on stderr as they happen
+              --quiet            no status line or spinner
+
+            Environment:
+              RAWBLE_TRANSPORT   the transport when --transport is not given
+              RAWBLE_LOG=LEVEL   as -v: trace, debug, info, notice, warning, error
+
+            No hardware: Scripts/sim-strap serves a simulated strap on tcp:127.0.0.1:9000;
+              rawble hr --transport tcp:127.0.0.1:9000
+
+            Shell completion: rawble --generate-completion-script bash (or zsh, fish).
+
             Exit statuses: 0 success, 64 usage, 65 malformed input, 66 cannot open file, \
             69 unavailable (no adapter / not in this build), 70 internal error, 74 transport, \
             75 timeout, 76 peer error, 77 permission, 78 interrupted.

@@ -13,6 +13,24 @@ struct CLIConventionTests {
         }
     }
 
+    /// The top-level help teaches what every command shares: the options, the environment, the
+    /// simulated strap, completions; every command's own help shows examples of it.
+    @Test func helpTeaches() async throws {
+        let top = try await CLI.run(["--help"])
+        for text in ["--transport", "--btsnoop", "--timeout", "--json", "RAWBLE_TRANSPORT", "RAWBLE_LOG",
+                     "Scripts/sim-strap", "--generate-completion-script"] {
+            #expect(top.stdout.contains(text), "rawble --help lacks \(text)")
+        }
+        let commands: [[String]] = [["adapters"], ["decode"], ["scan"], ["gatt"], ["read"], ["write"], ["notify"], ["hr"],
+                                    ["report"], ["peripheral"], ["peripheral", "hr"], ["peripheral", "echo"]]
+        for command in commands {
+            let help = try await CLI.run(command + ["--help"])
+            #expect(help.status == 0)
+            #expect(help.stdout.contains("Examples:\n") && help.stdout.contains("rawble \(command.joined(separator: " "))"),
+                    "rawble \(command.joined(separator: " ")) --help has no example of itself")
+        }
+    }
+
     @Test func badAddressIsAOneLineUsageError() async throws {
         let result = try await CLI.run(["read", "11:22", "180D"])
         #expect(result.status == 64)

@@ -92,6 +92,10 @@ struct HeartRateCommandTests {
         #expect(kinds.filter { $0 == "connected" }.count == 2, "\(kinds)")
         #expect(kinds.filter { $0 == "disconnected" }.count == 1, "\(kinds)")
         #expect(Self.raws(events) == (try peer.sentHeartRateValues()).prefix(12).map { Hex.encode($0) })
+        // Every event carries its time, not only the measurements.
+        for event in events {
+            #expect((event["time"] as? String)?.hasSuffix("Z") == true, "\(event)")
+        }
     }
 
     @Test("text mode: a strap that disconnects and is found again is one stderr line saying why, the reason said once")
@@ -116,7 +120,7 @@ struct HeartRateCommandTests {
         let events = try Self.events(result)
         let invalid = events.filter { $0["event"] as? String == "invalid" }
         #expect(!invalid.isEmpty)
-        #expect(invalid.allSatisfy { ($0["error"] as? String)?.isEmpty == false && $0["raw"] is String })
+        #expect(invalid.allSatisfy { ($0["error"] as? String)?.isEmpty == false && $0["raw"] is String && $0["time"] is String })
         #expect(events.filter { $0["event"] as? String == "measurement" }.count == 8)
         // Every value the strap sent up to the last one shown, valid or not, in order.
         let shown = events.compactMap { $0["event"] as? String == "connected" ? nil : $0["raw"] as? String }

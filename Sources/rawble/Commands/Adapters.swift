@@ -5,7 +5,12 @@ import RawbleKernel
 struct Adapters: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "adapters",
-        abstract: "List the kernel's Bluetooth adapters (hciN): address, up or down, LE, and the transports each can take.")
+        abstract: "List the kernel's Bluetooth adapters (hciN): address, up or down, LE, and the transports each can take.",
+        discussion: """
+            Examples:
+              rawble adapters
+              rawble adapters --json
+            """)
 
     @OptionGroup var output: OutputOptions
 

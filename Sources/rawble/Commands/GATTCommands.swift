@@ -14,7 +14,12 @@ import RawbleHost
 struct GATT: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatt",
-        abstract: "Connect, discover the whole GATT database and read every readable value.")
+        abstract: "Connect, discover the whole GATT database and read every readable value.",
+        discussion: """
+            Examples:
+              rawble gatt C0:B1:E0:00:00:01
+              rawble gatt C0:B1:E0:00:00:01 --json
+            """)
 
     @Argument(help: "The device address, AA:BB:CC:DD:EE:FF.", transform: BluetoothAddress.parse) var address: BluetoothAddress
     @Option(name: .customLong("address-type"), help: "public or random (default: as seen while scanning, else random).")
@@ -46,7 +51,13 @@ struct GATT: AsyncParsableCommand {
 }
 
 struct Read: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "read", abstract: "Read one attribute value (long values whole).")
+    static let configuration = CommandConfiguration(
+        commandName: "read", abstract: "Read one attribute value (long values whole).",
+        discussion: """
+            Examples:
+              rawble read C0:B1:E0:00:00:01 2A19          (by UUID: Battery Level)
+              rawble read C0:B1:E0:00:00:01 0x001D --json (by handle)
+            """)
 
     @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
     @Argument(help: "0x001D (a handle) or a characteristic UUID.", transform: AttributeTarget.parse) var target: AttributeTarget
@@ -75,7 +86,13 @@ struct Read: AsyncParsableCommand {
 }
 
 struct Write: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "write", abstract: "Write one attribute value.")
+    static let configuration = CommandConfiguration(
+        commandName: "write", abstract: "Write one attribute value.",
+        discussion: """
+            Examples:
+              rawble write C0:B1:E0:00:00:01 2A39 01      (Heart Rate Control Point: reset energy)
+              rawble write AA:BB:CC:DD:EE:FF 0x0021 beef --without-response
+            """)
 
     @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
     @Argument(help: "0x001D (a handle) or a characteristic UUID.", transform: AttributeTarget.parse) var target: AttributeTarget
@@ -113,7 +130,12 @@ struct Write: AsyncParsableCommand {
 struct Notify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notify",
-        abstract: "Subscribe to a characteristic and print each value; unsubscribe at the end.")
+        abstract: "Subscribe to a characteristic and print each value; unsubscribe at the end.",
+        discussion: """
+            Examples:
+              rawble notify C0:B1:E0:00:00:01 2A37 --count 5
+              rawble notify AA:BB:CC:DD:EE:FF 0x0023 --indicate --json
+            """)
 
     @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
     @Argument(help: "0x001D (a value handle) or a characteristic UUID.", transform: AttributeTarget.parse) var target: AttributeTarget

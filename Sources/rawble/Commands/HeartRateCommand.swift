@@ -10,7 +10,13 @@ import Synchronization
 struct HeartRate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hr",
-        abstract: "Find a heart-rate strap, connect, and show and log every beat.")
+        abstract: "Find a heart-rate strap, connect, and show and log every beat.",
+        discussion: """
+            Examples:
+              rawble hr                                  (the first strap advertising Heart Rate)
+              rawble hr "Polar H10" --csv session.csv --max-hr 185
+              rawble hr --json --count 60 --transport tcp:127.0.0.1:9000
+            """)
 
     @Argument(help: "A device address or name (default: the first strap advertising Heart Rate).")
     var device: String?
@@ -279,6 +285,7 @@ struct HeartRateSession: Sendable {
         if json {
             emit(.object([
                 ("event", "connected"),
+                Self.now,
                 ("address", .string(peer.address.description)),
                 ("name", JSON(info.name)),
                 ("manufacturer", JSON(info.manufacturer)),
@@ -337,7 +344,7 @@ struct HeartRateSession: Sendable {
 
     private func report(invalid raw: [UInt8], error: WireError) {
         if json {
-            emit(.object([("event", "invalid"), ("raw", .hex(raw)), ("error", .string(error.description))]))
+            emit(.object([("event", "invalid"), Self.now, ("raw", .hex(raw)), ("error", .string(error.description))]))
         } else {
             status.printError("rawble: a measurement that does not decode (\(Hex.encode(raw))): \(error)")
         }
@@ -346,7 +353,7 @@ struct HeartRateSession: Sendable {
     /// The link ended: a JSON event, or a line on stderr unless an error line follows.
     private func report(disconnected reason: String, onStderr: Bool) {
         if json {
-            emit(.object([("event", "disconnected"), ("reason", .string(reason))]))
+            emit(.object([("event", "disconnected"), Self.now, ("reason", .string(reason))]))
         } else if onStderr {
             status.printError("rawble: disconnected: \(reason)")
         }
@@ -355,7 +362,7 @@ struct HeartRateSession: Sendable {
     /// The peer's answer to the Reset Energy Expended write (`nil`: success).
     private func report(energyReset error: HeartRateError?) {
         if json {
-            emit(.object([("event", "energyReset"), ("ok", .bool(error == nil))]
+            emit(.object([("event", "energyReset"), Self.now, ("ok", .bool(error == nil))]
                          + (error.map { [("error", JSON.string($0.description))] } ?? [])))
         } else if let error {
             status.printError("rawble: energy expended not reset: \(error)")
@@ -363,6 +370,9 @@ struct HeartRateSession: Sendable {
             status.printLine("energy expended reset")
         }
     }
+
+    /// The `time` field every event carries, as `measurement` has it: now, ISO 8601 UTC.
+    private static var now: (String, JSON) { ("time", .string(iso8601(unixMicroseconds: Clock.unixMicroseconds()))) }
 
     private func emit(_ value: JSON) {
         status.printLine(value.serialized())

@@ -10,6 +10,11 @@ struct PeripheralCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peripheral",
         abstract: "Be a peripheral: advertise and serve GATT (a simulated heart-rate strap, or an echo service).",
+        discussion: """
+            Examples:
+              rawble peripheral hr --rate 1
+              rawble peripheral echo --name rawble-echo
+            """,
         subcommands: [PeripheralHeartRate.self, PeripheralEcho.self])
 }
 
@@ -31,7 +36,12 @@ struct PeripheralOptions: ParsableArguments {
 struct PeripheralHeartRate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hr",
-        abstract: "A simulated heart-rate strap: Heart Rate (measurements, body sensor location, energy reset), Device Information, Battery.")
+        abstract: "A simulated heart-rate strap: Heart Rate (measurements, body sensor location, energy reset), Device Information, Battery.",
+        discussion: """
+            Examples:
+              rawble peripheral hr --transport hci1
+              rawble peripheral hr --rate 4 --seed 7 --json
+            """)
 
     @Option(help: ArgumentHelp("Measurements per second.", valueName: "hz")) var rate: Double = 1
     @Option(help: "Seed of the simulated workout (the same seed, the same session).") var seed: UInt64 = 1
@@ -67,7 +77,11 @@ struct PeripheralHeartRate: AsyncParsableCommand {
 struct PeripheralEcho: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "echo",
-        abstract: "A custom 128-bit service: what a central writes is notified (or indicated) back to every subscriber.")
+        abstract: "A custom 128-bit service: what a central writes is notified (or indicated) back to every subscriber.",
+        discussion: """
+            Examples:
+              rawble peripheral echo --transport hci1
+            """)
 
     /// The service and its two characteristics ("rawble" and "ECHO" in the UUIDs).
     static let service = BluetoothUUID("72617762-6C65-4543-484F-000000000000")!

@@ -16,6 +16,11 @@ struct Report: AsyncParsableCommand {
             standard input). RR intervals are corrected for artifacts (missed, extra and ectopic \
             beats; Lipponen & Tarvainen 2019) before any HRV figure. Two measurements more than \
             5 s apart are a gap (a disconnection): no zone time, no HRV across it.
+
+            Examples:
+              rawble report session.csv --max-hr 185
+              rawble report session.csv --plot session.svg --title "Tuesday intervals"
+              rawble hr --json --count 600 | rawble report - --json
             """)
 
     @Argument(help: ArgumentHelp("The session file (CSV or JSON lines from `rawble hr`), or - for standard input.",

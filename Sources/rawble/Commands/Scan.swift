@@ -5,7 +5,13 @@ import RawbleHost
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
-        abstract: "List advertising devices: a live table, or one JSON line per device.")
+        abstract: "List advertising devices: a live table, or one JSON line per device.",
+        discussion: """
+            Examples:
+              rawble scan --duration 10
+              rawble scan --service 180D --json
+              rawble scan --name strap --transport tcp:127.0.0.1:9000
+            """)
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
     var duration: Double?
