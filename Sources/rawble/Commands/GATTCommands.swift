@@ -152,7 +152,7 @@ struct Notify: AsyncParsableCommand {
     func run() async throws {
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
         let (target, count, indicate, json) = (self.target, self.count, self.indicate, output.json)
-        try await session.run { session in
+        try await session.run(untilInterrupted: count == nil) { session in
             let (_, found) = try await session.characteristic(for: target)
             guard let characteristic = found else {
                 throw GATTError.notFound("no characteristic at \(target)")

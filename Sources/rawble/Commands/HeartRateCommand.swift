@@ -65,7 +65,8 @@ struct HeartRate: AsyncParsableCommand {
         do {
             try result.get()
         } catch is CancellationError {
-            return  // Ctrl-C: a normal end of a live view.
+            // Ctrl-C: the normal end of a live view, unless it came before --count.
+            if count != nil { throw CLIError.interrupted }
         }
     }
 }

@@ -172,7 +172,11 @@ enum PeripheralSession {
                 serving.cancel()
             }
         }
-        let interrupt = InterruptWatcher { serving.cancel() }
+        let interrupted = Atomic<Bool>(false)
+        let interrupt = InterruptWatcher {
+            interrupted.store(true, ordering: .relaxed)
+            serving.cancel()
+        }
         let result = await serving.result
         withExtendedLifetime(interrupt) {}
         stopper?.cancel()
@@ -182,7 +186,9 @@ enum PeripheralSession {
         do {
             try result.get()
         } catch is CancellationError {
-            return // Ctrl-C or --duration: the normal end of a peripheral
+            // --duration, or Ctrl-C without one: the normal end of a peripheral; Ctrl-C before
+            // its --duration cut it short.
+            if options.duration != nil, interrupted.load(ordering: .relaxed) { throw CLIError.interrupted }
         }
     }
 

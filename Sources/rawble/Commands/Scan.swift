@@ -1,5 +1,6 @@
 import ArgumentParser
 import RawbleHost
+import Synchronization
 
 /// `rawble scan`: advertising devices as a table or JSON lines, until --duration or Ctrl-C.
 struct Scan: AsyncParsableCommand {
@@ -68,17 +69,24 @@ struct Scan: AsyncParsableCommand {
                 return nil
             }
         }
-        let interrupt = InterruptWatcher { printing.cancel() }
-        if let duration {
+        let interrupted = Atomic<Bool>(false)
+        let interrupt = InterruptWatcher {
+            interrupted.store(true, ordering: .relaxed)
+            printing.cancel()
+        }
+        let timer = duration.map { duration in
             Task {
                 try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
                 printing.cancel()
             }
         }
         let failure = await printing.value
+        timer?.cancel()
         await session.close()
         withExtendedLifetime(interrupt) {}
         if let failure { throw session.cliError(failure) }
+        // Ctrl-C is how a scan without --duration ends; before its --duration, it cut it short.
+        if duration != nil, interrupted.load(ordering: .relaxed) { throw CLIError.interrupted }
     }
 }
 

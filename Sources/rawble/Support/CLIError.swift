@@ -43,4 +43,9 @@ struct CLIError: Error, CustomStringConvertible {
         if let fix { return "\(message): \(fix)" }
         return message
     }
+
+    /// Ctrl-C (or SIGTERM) stopped a command before its own end: everything was closed cleanly.
+    /// A command whose end is Ctrl-C (scan or peripheral without --duration, notify or hr
+    /// without --count) exits 0 instead.
+    static let interrupted = CLIError(.interrupted, "interrupted")
 }

@@ -10,6 +10,7 @@ import RawbleKernel
 import RawbleKernelHost
 import RawbleHost
 import RawbleTransport
+import Synchronization
 
 /// What a command opened: the transport (flag or `RAWBLE_TRANSPORT`), the btsnoop capture
 /// around it, and the central on top: rawble's own host on H4 and the user channel, the
@@ -204,21 +205,53 @@ struct HostSession {
     }
 }
 
-/// Runs `body` once when SIGINT or SIGTERM arrives (Ctrl-C): commands stop their work cleanly.
-final class InterruptWatcher {
-    private let sources: [any DispatchSourceSignal]
+/// Runs `body` when SIGINT or SIGTERM arrives (Ctrl-C) while this watcher lives: commands stop
+/// their work cleanly. Watchers may follow one another (opening a peer, then the command's work).
+final class InterruptWatcher: Sendable {
+    private let id: Int
 
     init(_ body: @escaping @Sendable () -> Void) {
-        sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: body)
-            source.resume()
-            return source
-        }
+        id = Interrupts.shared.add(body)
     }
 
     deinit {
-        for source in sources { source.cancel() }
+        Interrupts.shared.remove(id)
+    }
+}
+
+/// The process's one pair of signal sources, made with the first watcher and never cancelled:
+/// a source made for a signal after an earlier one was cancelled missed the Ctrl-C (libdispatch
+/// on Linux), so watchers register handlers here instead of making sources of their own.
+private final class Interrupts: Sendable {
+    static let shared = Interrupts()
+
+    private let handlers = Mutex<(next: Int, bodies: [Int: @Sendable () -> Void])>((0, [:]))
+    /// Kept, never cancelled (see above); a Mutex only to hold them in a Sendable class.
+    private let sources: Mutex<[any DispatchSourceSignal]>
+
+    private init() {
+        sources = Mutex([SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { Interrupts.shared.fire() }
+            source.resume()
+            return source
+        })
+    }
+
+    func add(_ body: @escaping @Sendable () -> Void) -> Int {
+        handlers.withLock { state in
+            state.next += 1
+            state.bodies[state.next] = body
+            return state.next
+        }
+    }
+
+    func remove(_ id: Int) {
+        _ = handlers.withLock { $0.bodies.removeValue(forKey: id) }
+    }
+
+    private func fire() {
+        for body in handlers.withLock({ Array($0.bodies.values) }) { body() }
     }
 }

@@ -11,9 +11,20 @@ struct PeerSession {
     let timeout: Duration
 
     /// Opens the transport, finds the address type (the flag, else as seen in a short scan,
-    /// else random), connects within `--timeout`, and exchanges the MTU.
+    /// else random), connects within `--timeout`, and exchanges the MTU. Ctrl-C meanwhile stops
+    /// it cleanly (what was opened is closed) with ``CLIError/interrupted``.
     static func open(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
                      connection options: ConnectionOptions, output: OutputOptions) async throws -> PeerSession {
+        let work = Task { try await openUninterrupted(address, addressType: addressType, connection: options, output: output) }
+        let interrupt = InterruptWatcher { work.cancel() }
+        defer { withExtendedLifetime(interrupt) {} }
+        let result = await work.result
+        if work.isCancelled, case .failure = result { throw CLIError.interrupted }
+        return try result.get()
+    }
+
+    private static func openUninterrupted(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
+                                          connection options: ConnectionOptions, output: OutputOptions) async throws -> PeerSession {
         let timeout = Duration.milliseconds(Int(options.timeout * 1000))
         let host = try await HostSession.open(options, output: output)
         do {
@@ -89,7 +100,7 @@ struct PeerSession {
         case .timeout:
             CLIError(.timeout, "\(connection.peer.address): \(error)")
         case .cancelled, .bearer(.cancelled):
-            CLIError(.interrupted, "interrupted")
+            CLIError.interrupted
         case .bearer(.pduTooLong(let length, let maximum)):
             CLIError(.usage, "\(length - 3) bytes do not fit one Write Command at this link's MTU (at most \(maximum - 3))",
                      fix: "write without --without-response (a long write)")
@@ -102,6 +113,11 @@ struct PeerSession {
         case .requestQueueFull:
             CLIError(.transport, "\(connection.peer.address): \(error)")
         }
+    }
+
+    /// The end of a command Ctrl-C stopped: nothing when that is how it ends, else 78.
+    static func interrupted(normalEnd: Bool) throws {
+        if !normalEnd { throw CLIError.interrupted }
     }
 
     /// What to do about a peer that wants a more secure link: the kernel transport raises the
@@ -143,7 +159,9 @@ struct PeerSession {
 
     /// Runs `body`; Ctrl-C (or SIGTERM) cancels it, then the session closes either way. It
     /// runs on the host's event loop, where values arrive, so each reaches it with no hop.
-    func run(_ body: @escaping @Sendable (PeerSession) async throws -> Void) async throws {
+    /// Interrupted, the command ends well when Ctrl-C is its normal end (`untilInterrupted`:
+    /// `notify` without `--count`), else with ``CLIError/interrupted`` (78).
+    func run(untilInterrupted: Bool = false, _ body: @escaping @Sendable (PeerSession) async throws -> Void) async throws {
         let work = Task(executorPreference: host.central.taskExecutor) { try await body(self) }
         let interrupt = InterruptWatcher { work.cancel() }
         let result = await work.result
@@ -152,10 +170,11 @@ struct PeerSession {
         do {
             try result.get()
         } catch let error as GATTError {
-            if case .cancelled = error { return }
+            if case .cancelled = error { return try Self.interrupted(normalEnd: untilInterrupted) }
             throw cliError(error)
         } catch is CancellationError {
-            return
+            return try Self.interrupted(normalEnd: untilInterrupted)
         }
+        if work.isCancelled { try Self.interrupted(normalEnd: untilInterrupted) }
     }
 }
