@@ -298,12 +298,23 @@ let emptyEvent = H4Packet(type: .event, bytes: [0x13, 0x00])
     }
 
     @Test func connectingToAClosedPortIsRefused() async throws {
-        // Take a free port from the kernel, then close it so nothing listens there.
-        let port: UInt16
-        do {
-            let peer = try Peer()
-            port = peer.port
+        // A port bound but not listening: the kernel refuses connections to it, and no other
+        // test's listener can take it meanwhile (a port released before connecting was taken by
+        // a parallel test's peer once, and the connection succeeded).
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
         }
+        try #require(bound)
+        let port = UInt16(bigEndian: address.sin_port)
         await #expect(throws: TransportError.connectionRefused(host: "127.0.0.1", port: port)) {
             _ = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: port)
         }

@@ -47,8 +47,11 @@ final class StatusLine: Sendable {
     }
 
     /// Shows a heart beating at `bpm`, with `text` beside it.
-    func beat(_ bpm: Int, _ text: String) {
+    /// `text` is only made when the line is shown (on a terminal, without --quiet): the live
+    /// analysis' status recomputes the window's HRV.
+    func beat(_ bpm: Int, _ text: @autoclosure () -> String) {
         guard enabled else { return }
+        let text = text()
         state.withLock {
             $0.text = text
             $0.beatsPerMinute = bpm
