@@ -146,6 +146,19 @@ struct GATTCommandTests {
         #expect(sent.contains { ($0["name"] as? String)?.hasPrefix("Disconnect") == true }, "\(sent.compactMap { $0["name"] })")
     }
 
+    @Test("notify --duration: the values of that long, then unsubscribed, status 0 (its own end)")
+    func notifyForADuration() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--strap-only", "--hr-interval", "0.1", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first)
+        let result = try await CLI.run(["notify", strap.address, "2A37", "--duration", "2", "--json", "--transport", peer.transport])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+        // About 20 values in 2 s at 10 a second; at least a few, whatever the machine's load.
+        #expect(result.stdoutLines.count >= 3, "\(result.stdout)")
+        #expect(try result.stdoutLines.map(CLI.jsonObject).allSatisfy { $0["value"] is String })
+    }
+
     @Test("a peer that disconnects during notify is one line, the peer-error status, the reason said once")
     func notifyPeerDisconnects() async throws {
         let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.02", "--hr-count", "1000", "--hr-disconnect-after", "3"])

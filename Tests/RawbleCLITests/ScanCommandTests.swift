@@ -17,6 +17,20 @@ struct ScanCommandTests {
         return devices
     }
 
+    @Test("--first stops at the first device that matches (0); none within --duration is one line (75)")
+    func first() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        #expect(peer.devices.count > 1)
+        let one = try await CLI.run(["scan", "--first", "--service", "0x180D", "--json", "--transport", peer.transport])
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(one.stdoutLines.count == 1, "\(one.stdout)")
+        let device = try CLI.jsonObject(one.stdout)
+        #expect(device["name"] as? String == "rawble-strap", "\(device)")
+        let none = try await CLI.run(["scan", "--first", "--name", "no-such-device", "--duration", "2", "--transport", peer.transport])
+        ExitStatusTests.expectOneLine(none, status: 75, containing: "no device matched within 2 s")
+    }
+
     @Test("--json lists every advertiser with the fields it advertises (scan response merged, broken AD still listed)")
     func jsonListsEveryAdvertiser() async throws {
         let peer = try await BumblePeer.start()

@@ -134,12 +134,15 @@ struct Notify: AsyncParsableCommand {
         discussion: """
             Examples:
               rawble notify C0:B1:E0:00:00:01 2A37 --count 5
+              rawble notify C0:B1:E0:00:00:01 2A37 --duration 60 --json
               rawble notify AA:BB:CC:DD:EE:FF 0x0023 --indicate --json
             """)
 
     @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
     @Argument(help: "0x001D (a value handle) or a characteristic UUID.", transform: AttributeTarget.parse) var target: AttributeTarget
     @Option(parsing: .unconditional, help: "Stop after this many values.") var count: Int?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds (default: until --count or Ctrl-C).", valueName: "seconds"))
+    var duration: Double?
     @Flag(help: "Subscribe to indications instead of notifications.") var indicate = false
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
@@ -147,12 +150,16 @@ struct Notify: AsyncParsableCommand {
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let duration, !(duration > 0 && duration <= ConnectionOptions.maximumTimeout) {
+            throw ValidationError("--duration must be a positive number of seconds, at most \(Int(ConnectionOptions.maximumTimeout)) (a day)")
+        }
     }
 
     func run() async throws {
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
         let (target, count, indicate, json) = (self.target, self.count, self.indicate, output.json)
-        try await session.run(untilInterrupted: count == nil) { session in
+        let deadline = duration.map { Duration.milliseconds(Int($0 * 1000)) }
+        try await session.run(untilInterrupted: count == nil && duration == nil, deadline: deadline) { session in
             let (_, found) = try await session.characteristic(for: target)
             guard let characteristic = found else {
                 throw GATTError.notFound("no characteristic at \(target)")

@@ -27,6 +27,8 @@ struct Scan: AsyncParsableCommand {
     var duplicates = false
     @Flag(help: "Passive scan: no scan requests, so no scan responses.")
     var passive = false
+    @Flag(help: "Stop at the first device that matches the filters (exit 0); with --duration, 75 when none did in time.")
+    var first = false
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
@@ -51,8 +53,9 @@ struct Scan: AsyncParsableCommand {
             await session.close()
             throw session.cliError(error)
         }
-        let json = output.json
+        let (json, first) = (output.json, self.first)
         let table: ScanTable? = json ? nil : ScanTable()
+        let found = Atomic<Bool>(false)
         let printing = Task {
             do {
                 for try await device in devices {
@@ -60,6 +63,10 @@ struct Scan: AsyncParsableCommand {
                         Output.json(device.json)
                     } else {
                         table?.print(device)
+                    }
+                    if first {
+                        found.store(true, ordering: .relaxed)
+                        break
                     }
                 }
                 return nil as HostError?
@@ -86,7 +93,14 @@ struct Scan: AsyncParsableCommand {
         withExtendedLifetime(interrupt) {}
         if let failure { throw session.cliError(failure) }
         // Ctrl-C is how a scan without --duration ends; before its --duration, it cut it short.
-        if duration != nil, interrupted.load(ordering: .relaxed) { throw CLIError.interrupted }
+        if duration != nil || first, interrupted.load(ordering: .relaxed), !found.load(ordering: .relaxed) {
+            throw CLIError.interrupted
+        }
+        if first, !found.load(ordering: .relaxed), let duration {
+            let seconds = duration == duration.rounded() ? String(Int(duration)) : String(duration)
+            throw CLIError(.timeout, "no device matched within \(seconds) s",
+                           fix: "check the filters (--service, --name, --address) and that the device advertises")
+        }
     }
 }
 

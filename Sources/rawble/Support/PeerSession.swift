@@ -1,6 +1,7 @@
 import FoundationEssentials
 import RawbleGATT
 import RawbleHost
+import Synchronization
 
 /// A command's link to one peer: the host session, the connection and a GATT client on its ATT
 /// bearer with the MTU exchanged. `close()` disconnects and closes everything.
@@ -161,12 +162,27 @@ struct PeerSession {
     /// runs on the host's event loop, where values arrive, so each reaches it with no hop.
     /// Interrupted, the command ends well when Ctrl-C is its normal end (`untilInterrupted`:
     /// `notify` without `--count`), else with ``CLIError/interrupted`` (78).
-    func run(untilInterrupted: Bool = false, _ body: @escaping @Sendable (PeerSession) async throws -> Void) async throws {
+    /// `deadline`: the command's own end after that long (`notify --duration`), a normal end.
+    func run(untilInterrupted: Bool = false, deadline: Duration? = nil,
+             _ body: @escaping @Sendable (PeerSession) async throws -> Void) async throws {
         let work = Task(executorPreference: host.central.taskExecutor) { try await body(self) }
-        let interrupt = InterruptWatcher { work.cancel() }
+        let interrupted = Atomic<Bool>(false)
+        let interrupt = InterruptWatcher {
+            interrupted.store(true, ordering: .relaxed)
+            work.cancel()
+        }
+        let timer = deadline.map { deadline in
+            Task {
+                try await Task.sleep(for: deadline)
+                work.cancel()
+            }
+        }
         let result = await work.result
+        timer?.cancel()
         withExtendedLifetime(interrupt) {}
         await close()
+        // Stopped at its deadline and not by Ctrl-C: the command's own end.
+        let untilInterrupted = untilInterrupted || (deadline != nil && !interrupted.load(ordering: .relaxed))
         do {
             try result.get()
         } catch let error as GATTError {
