@@ -198,7 +198,7 @@ struct HostSession {
         case .unsupported:
             CLIError(.unavailable, error.description)
         case .cancelled:
-            CLIError(.interrupted, "interrupted")
+            CLIError.interrupted
         default:
             CLIError(.transport, error.description)
         }
