@@ -190,6 +190,22 @@ struct HeartRateCommandTests {
         #expect(!result.stderr.contains("disconnected: disconnected"), "\(result.stderr)")
     }
 
+    @Test("hr NAME that matches no strap says, once and still scanning, which straps it did see")
+    func namesTheStrapsSeen() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let result = try await CLI.runInterrupted(["hr", "rawble-strpa", "--transport", peer.transport],
+                                                  whenStderrContains: "straps seen")
+        #expect(result.reachedReady, "no hint: \(result.stderr)")
+        #expect(result.status == 0, "\(result.stderr)")  // hr without --count: Ctrl-C is its end
+        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("no strap matches “rawble-strpa” yet (still scanning); straps seen: rawble-strap (\(strap.address))"),
+                "\(result.stderr)")
+        // The other advertisers are not straps: not named.
+        #expect(!result.stderr.contains("rawble-thermo"), "\(result.stderr)")
+    }
+
     @Test("the controller gone in the middle of hr (the simulator killed) is one stderr line and the transport status")
     func controllerGone() async throws {
         let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.05", "--hr-count", "1000"])

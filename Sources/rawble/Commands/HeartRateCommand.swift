@@ -99,6 +99,29 @@ enum StrapTarget: Sendable, CustomStringConvertible {
     }
 }
 
+/// The heart-rate straps heard that were not the one looked for, for the hint: at most 8, by
+/// address, each with its name when it advertised one.
+struct StrapsSeen: CustomStringConvertible, Sendable {
+    static let limit = 8
+    private var straps: [(address: BluetoothAddress, name: String?)] = []
+
+    var isEmpty: Bool { straps.isEmpty }
+
+    mutating func add(_ device: DiscoveredDevice) {
+        guard device.advertisingData.serviceUUIDs.contains(.heartRateService) else { return }
+        if let index = straps.firstIndex(where: { $0.address == device.address.address }) {
+            if straps[index].name == nil { straps[index].name = device.name }
+        } else if straps.count < Self.limit {
+            straps.append((device.address.address, device.name))
+        }
+    }
+
+    /// `rawble-strap (C0:B1:E0:00:00:01), C0:B1:E0:00:00:02`.
+    var description: String {
+        straps.map { strap in strap.name.map { "\($0) (\(strap.address))" } ?? "\(strap.address)" }.joined(separator: ", ")
+    }
+}
+
 /// One `rawble hr` run: scan, connect, subscribe, print and log; reconnect when the link drops.
 struct HeartRateSession: Sendable {
     let host: HostSession
@@ -113,6 +136,9 @@ struct HeartRateSession: Sendable {
     let jsonl: AppendFile?
     /// The live HRV and zones (status line, `hrv` events), when asked for.
     let live: LiveAnalysis?
+    /// How long a strap looked for by name or address may not show before the straps that did
+    /// are named (once): time for a strap being switched on, not for a typo.
+    static let hintDelay = Duration.seconds(3)
 
     /// Why one connection ended.
     private enum LinkEnd: Error {
@@ -170,20 +196,45 @@ struct HeartRateSession: Sendable {
     }
 
     /// Scans until the target advertises (connectable), bounded only by Ctrl-C: a strap that
-    /// is off now may be switched on in a minute. The status line says for how long.
+    /// is off now may be switched on in a minute. The status line says for how long. A strap
+    /// looked for by name or address that has not shown up after ``hintDelay`` gets one line
+    /// naming the straps that did (a typo, or another strap than the one expected).
     private func findStrap() async throws -> DiscoveredDevice {
         status.show("scanning for \(target)")
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
+        // For a name or an address, every advertiser is heard, so the straps that do not match
+        // can be named; the target itself is matched here.
+        let filter = target.filter
+        let scanFilter = if case .anyStrap = target { filter } else { ScanFilter() }
         do {
-            devices = try await host.central.scan(ScanOptions(active: true, filter: target.filter))
+            devices = try await host.central.scan(ScanOptions(active: true, filter: scanFilter))
         } catch {
             throw host.cliError(error)
         }
         defer { Task { [central = host.central] in try? await central.stopScanning() } }
+        let others = Mutex(StrapsSeen())
+        let hint: Task<Void, Never>? = if case .anyStrap = target { nil } else {
+            Task { [status, target] in
+                // Once, as soon as there is a strap to name after the delay.
+                guard (try? await Task.sleep(for: Self.hintDelay)) != nil else { return }
+                while !Task.isCancelled {
+                    let seen = others.withLock { $0 }
+                    if !seen.isEmpty {
+                        status.printError("rawble: no strap matches \(target) yet (still scanning); straps seen: \(seen)")
+                        return
+                    }
+                    guard (try? await Task.sleep(for: .seconds(1))) != nil else { return }
+                }
+            }
+        }
+        defer { hint?.cancel() }
         do {
-            for try await device in devices where device.isConnectable {
-                try await host.central.stopScanning()
-                return device
+            for try await device in devices {
+                if filter.matches(device), device.isConnectable {
+                    try await host.central.stopScanning()
+                    return device
+                }
+                if hint != nil { others.withLock { $0.add(device) } }
             }
         } catch let error as HostError {
             throw host.cliError(error)
