@@ -20,7 +20,12 @@ struct PeerSession {
         let interrupt = InterruptWatcher { work.cancel() }
         defer { withExtendedLifetime(interrupt) {} }
         let result = await work.result
-        if work.isCancelled, case .failure = result { throw CLIError.interrupted }
+        if work.isCancelled {
+            // Ctrl-C came while opening; opened just the same, the session is closed again (the
+            // command's work would not see that Ctrl-C).
+            if case .success(let session) = result { await session.close() }
+            throw CLIError.interrupted
+        }
         return try result.get()
     }
 
