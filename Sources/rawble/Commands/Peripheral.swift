@@ -172,11 +172,7 @@ enum PeripheralSession {
                 serving.cancel()
             }
         }
-        let interrupted = Atomic<Bool>(false)
-        let interrupt = InterruptWatcher {
-            interrupted.store(true, ordering: .relaxed)
-            serving.cancel()
-        }
+        let interrupt = InterruptWatcher { serving.cancel() }
         let result = await serving.result
         withExtendedLifetime(interrupt) {}
         stopper?.cancel()
@@ -188,7 +184,7 @@ enum PeripheralSession {
         } catch is CancellationError {
             // --duration, or Ctrl-C without one: the normal end of a peripheral; Ctrl-C before
             // its --duration cut it short.
-            if options.duration != nil, interrupted.load(ordering: .relaxed) { throw CLIError.interrupted }
+            if options.duration != nil, interrupt.fired { throw CLIError.interrupted }
         }
     }
 

@@ -76,11 +76,7 @@ struct Scan: AsyncParsableCommand {
                 return nil
             }
         }
-        let interrupted = Atomic<Bool>(false)
-        let interrupt = InterruptWatcher {
-            interrupted.store(true, ordering: .relaxed)
-            printing.cancel()
-        }
+        let interrupt = InterruptWatcher { printing.cancel() }
         let timer = duration.map { duration in
             Task {
                 try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
@@ -93,7 +89,7 @@ struct Scan: AsyncParsableCommand {
         withExtendedLifetime(interrupt) {}
         if let failure { throw session.cliError(failure) }
         // Ctrl-C is how a scan without --duration ends; before its --duration, it cut it short.
-        if duration != nil || first, interrupted.load(ordering: .relaxed), !found.load(ordering: .relaxed) {
+        if duration != nil || first, interrupt.fired, !found.load(ordering: .relaxed) {
             throw CLIError.interrupted
         }
         if first, !found.load(ordering: .relaxed), let duration {

@@ -209,9 +209,23 @@ struct HostSession {
 /// their work cleanly. Watchers may follow one another (opening a peer, then the command's work).
 final class InterruptWatcher: Sendable {
     private let id: Int
+    private let flag: Flag
+
+    /// Whether Ctrl-C (or SIGTERM) came while this watcher lived: a command stopped by it rather
+    /// than by its own end (`--duration`, `--count`) exits 78.
+    var fired: Bool { flag.value.load(ordering: .relaxed) }
 
     init(_ body: @escaping @Sendable () -> Void) {
-        id = Interrupts.shared.add(body)
+        let flag = Flag()
+        self.flag = flag
+        id = Interrupts.shared.add {
+            flag.value.store(true, ordering: .relaxed)
+            body()
+        }
+    }
+
+    private final class Flag: Sendable {
+        let value = Atomic<Bool>(false)
     }
 
     deinit {

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import RawbleGATT
 import RawbleHost
-import Synchronization
 
 /// A command's link to one peer: the host session, the connection and a GATT client on its ATT
 /// bearer with the MTU exchanged. `close()` disconnects and closes everything.
@@ -171,11 +170,7 @@ struct PeerSession {
     func run(untilInterrupted: Bool = false, deadline: Duration? = nil,
              _ body: @escaping @Sendable (PeerSession) async throws -> Void) async throws {
         let work = Task(executorPreference: host.central.taskExecutor) { try await body(self) }
-        let interrupted = Atomic<Bool>(false)
-        let interrupt = InterruptWatcher {
-            interrupted.store(true, ordering: .relaxed)
-            work.cancel()
-        }
+        let interrupt = InterruptWatcher { work.cancel() }
         let timer = deadline.map { deadline in
             Task {
                 try await Task.sleep(for: deadline)
@@ -187,7 +182,7 @@ struct PeerSession {
         withExtendedLifetime(interrupt) {}
         await close()
         // Stopped at its deadline and not by Ctrl-C: the command's own end.
-        let untilInterrupted = untilInterrupted || (deadline != nil && !interrupted.load(ordering: .relaxed))
+        let untilInterrupted = untilInterrupted || (deadline != nil && !interrupt.fired)
         do {
             try result.get()
         } catch let error as GATTError {
