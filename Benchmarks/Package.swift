@@ -10,6 +10,7 @@ let package = Package(
     dependencies: [
         .package(name: "rawble", path: ".."),
         .package(url: "https://github.com/ordo-one/package-benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The measured loops and input loading, shared by both executables.
@@ -79,6 +80,16 @@ let package = Package(
                 .product(name: "RawbleHeartRate", package: "rawble"),
             ],
             path: "Sources/HREmbedder"
+        ),
+        // SwiftNIO's read loop alone, next to a C blocking read (Scripts/benchmark-readloop, issue 10).
+        .executableTarget(
+            name: "ReadLoopFloor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "RawbleTransport", package: "rawble"),
+            ],
+            path: "Sources/ReadLoopFloor"
         ),
     ],
     swiftLanguageModes: [.v6]
