@@ -43,6 +43,7 @@ enum Main {
         let arguments = reorderGlobalOptions(Array(CommandLine.arguments.dropFirst()))
         do {
             try Logs.bootstrap(environment: environment())
+            try checkCommand(arguments)
             try Decode.checkKind(arguments)
             var command = try Rawble.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -67,6 +68,18 @@ enum Main {
             Output.error("rawble: \(message) (see `\(help)`)")
             exit(code.rawValue == 0 ? ExitStatus.usage.rawValue : code.rawValue)
         }
+    }
+
+    /// A first argument that names no command: one line, with the command meant when it is a
+    /// typo (`sacn`), else the list (argument-parser says only "Unexpected argument").
+    static func checkCommand(_ arguments: [String]) throws {
+        guard let first = arguments.first, !first.hasPrefix("-") else { return }
+        let names = Rawble.configuration.subcommands.map { $0._commandName } + ["help"]
+        guard !names.contains(first) else { return }
+        if let meant = Suggestion.closest(to: first, among: names) {
+            throw CLIError(.usage, "no command '\(first)'", fix: "did you mean '\(meant)'? (rawble --help lists them)")
+        }
+        throw CLIError(.usage, "no command '\(first)'", fix: "name one of \(names.dropLast().joined(separator: ", ")) (rawble --help)")
     }
 
     /// Options shared by every command may come before the subcommand (`rawble --json scan`);

@@ -57,8 +57,19 @@ struct ExitStatusTests {
                            status: 66, containing: "directory")
         let controller = try UnixSocketController(.silentPeer)
         defer { controller.stop() }
-        Self.expectOneLine(try await CLI.run(["scan", "--duration", "1", "--transport", controller.transport,
-                                              "--btsnoop", Self.missingPath() + "/capture.log"]), status: 66)
+        // The missing folder is named as the cause, with the way out; not "check the path (for
+        // a serial device, that it is plugged in)", the transport's words for a missing device.
+        let folder = Self.missingPath()
+        let missing = try await CLI.run(["scan", "--duration", "1", "--transport", controller.transport,
+                                         "--btsnoop", folder + "/capture.log"])
+        Self.expectOneLine(missing, status: 66)
+        #expect(missing.stderr == "rawble: cannot write the btsnoop file \(folder)/capture.log: the folder \(folder) does not exist: "
+                 + "create it first (mkdir -p \(folder)) or name a file in a folder that exists\n", "\(missing.stderr)")
+        let directory = FileManager.default.temporaryDirectory.path
+        let isFolder = try await CLI.run(["scan", "--duration", "1", "--transport", controller.transport, "--btsnoop", directory])
+        Self.expectOneLine(isFolder, status: 66, containing: "cannot write the btsnoop file \(directory): \(directory) is a folder: name a file in it")
+        let csv = try await CLI.run(["hr", "--count", "1", "--transport", controller.transport, "--csv", folder + "/hr.csv"])
+        Self.expectOneLine(csv, status: 66, containing: "cannot write the file \(folder)/hr.csv: the folder \(folder) does not exist")
     }
 
     /// This machine's kernel has no Bluetooth (the VM tests cover a kernel that has it).
@@ -82,6 +93,23 @@ struct ExitStatusTests {
         let result = try await CLI.run(["read", UnixSocketController.peer, "0x0003", "--address-type", "random",
                                         "--timeout", "5", "--transport", controller.transport])
         Self.expectOneLine(result, status: 74)
+    }
+
+    @Test("75 timeout: --timeout is one bound for finding the peer and connecting, and the line says which failed")
+    func connectingIsOneBound() async throws {
+        let controller = try UnixSocketController(.nothingAdvertises)
+        defer { controller.stop() }
+        // The scan for its address type takes the whole bound: nothing is left to connect in
+        // (before, the connection then took a second --timeout of its own).
+        let unseen = try await CLI.run(["gatt", UnixSocketController.peer, "--timeout", "2", "--transport", controller.transport])
+        Self.expectOneLine(unseen, status: 75)
+        #expect(unseen.stderr == "rawble: no connection to \(UnixSocketController.peer): it did not advertise within 2 s: "
+                 + "check it is on, in range and advertising (rawble scan lists what is), or give a longer --timeout\n",
+                 "\(unseen.stderr)")
+        // With its type given there is no scan: the connection has the whole bound.
+        let typed = try await CLI.run(["read", UnixSocketController.peer, "2A19", "--address-type", "random", "--timeout", "1.5",
+                                       "--transport", controller.transport])
+        Self.expectOneLine(typed, status: 75, containing: "no connection to \(UnixSocketController.peer) (random static) within 1.5 s: is it advertising and connectable?")
     }
 
     @Test("75 timeout: a peer that stops answering ATT requests is one line, no log record before it")

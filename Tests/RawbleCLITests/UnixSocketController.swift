@@ -20,6 +20,9 @@ final class UnixSocketController: @unchecked Sendable {
         /// whose characteristic walk answers with a declaration at 0xFFFF pointing back at
         /// 0x0002 (this once trapped `rawble gatt` on arithmetic overflow).
         case declarationAtTopHandle
+        /// Nothing advertises: LE Create Connection is accepted (Command Status) and never
+        /// completes, until the host cancels it.
+        case nothingAdvertises
     }
 
     /// The peer the controller connects to (random static address).
@@ -170,6 +173,7 @@ final class UnixSocketController: @unchecked Sendable {
         case .leReadBufferSize:
             return [complete([0x00, 27, 0x00, 3])]
         case .leCreateConnection:
+            if case .nothingAdvertises = script { return [status()] }
             let refused: Bool = if case .refuseConnection = script { true } else { false }
             return [status(), .le(.connectionComplete(LEConnectionComplete(
                 status: refused ? .connectionFailedToBeEstablished : .success, connectionHandle: Self.handle,

@@ -75,4 +75,14 @@ struct UsageMessageTests {
                                    containing: "--timeout must be a positive number")
         try await Self.expectUsage(["scan", "--duration", "-1", "--transport", transport], containing: "--duration must be a positive number")
     }
+
+    @Test("a mistyped command or decode kind: did you mean the one a letter away; far from all, the list")
+    func didYouMean() async throws {
+        let command = try await CLI.run(["sacn", "--duration", "1"])
+        ExitStatusTests.expectOneLine(command, status: 64)
+        #expect(command.stderr == "rawble: no command 'sacn': did you mean 'scan'? (rawble --help lists them)\n", "\(command.stderr)")
+        try await Self.expectUsage(["notfiy", "C0:B1:E0:00:00:01", "2A37"], containing: "did you mean 'notify'?")
+        try await Self.expectUsage(["bogus"], containing: "no command 'bogus': name one of adapters, decode, scan")
+        try await Self.expectUsage(["decode", "hmr", "065a"], containing: "decode has no kind 'hmr': did you mean 'hrm'?")
+    }
 }

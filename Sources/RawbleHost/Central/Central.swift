@@ -23,6 +23,13 @@ public protocol Central: Sendable {
     /// Connects to `peer` as the central, giving up after `timeout`.
     func connect(to peer: DeviceAddress, timeout: Duration) async throws(HostError) -> Link
 
+    /// Asks the controller something harmless (its version) and waits for the answer, bounded
+    /// by `timeout`. A host whose values stopped learns here whether the controller itself
+    /// stopped answering (unplugged, or taken by another host: a controller serves one host).
+    /// - Throws: ``HostError/commandTimedOut(_:seconds:)`` when it does not answer in time, or
+    ///   the error that ended the host.
+    func checkController(timeout: Duration) async throws(HostError)
+
     /// Ends everything: stops scanning, disconnects every link (bounded) and closes the
     /// transport or sockets. Safe to call more than once.
     func close() async
@@ -51,6 +58,10 @@ public protocol CentralLink: AnyObject, Sendable {
 
 extension Adapter: Central {
     public typealias Link = Connection
+
+    public func checkController(timeout: Duration) async throws(HostError) {
+        _ = try await execute(.readLocalVersionInformation, timeout: timeout)
+    }
 }
 
 extension Connection: CentralLink {

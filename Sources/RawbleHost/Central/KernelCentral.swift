@@ -48,6 +48,12 @@ public final class KernelCentral<Opener: KernelLinkOpener>: Central {
         try await scanner.scan(options)
     }
 
+    /// Asks the controller on the raw channel (the kernel keeps it; a silence here means it is
+    /// gone or wedged, not taken).
+    public func checkController(timeout: Duration) async throws(HostError) {
+        try await scanner.checkController(timeout: timeout)
+    }
+
     public func stopScanning() async throws(HostError) {
         try await scanner.stopScanning()
     }

@@ -27,6 +27,9 @@ struct Decode: AsyncParsableCommand {
         let kind = arguments[1]
         let kinds = configuration.subcommands.map { $0._commandName }
         guard !kind.hasPrefix("-"), !kinds.contains(kind) else { return }
+        if let meant = Suggestion.closest(to: kind, among: kinds) {
+            throw CLIError(.usage, "decode has no kind '\(kind)'", fix: "did you mean '\(meant)'? (kinds: \(kinds.joined(separator: ", ")))")
+        }
         throw CLIError(.usage, "decode has no kind '\(kind)'",
                        fix: "name one of \(kinds.joined(separator: ", ")), e.g. `rawble decode hrm 1e6d0800`")
     }

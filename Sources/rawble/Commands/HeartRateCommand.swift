@@ -47,21 +47,32 @@ struct HeartRate: AsyncParsableCommand {
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
         let host = try await HostSession.open(connection, output: output)
         let status = StatusLine(quiet: output.quiet)
+        let gone = Mutex<HostError?>(nil)
+        let work = Mutex<Task<Void, any Error>?>(nil)
         // Analysed live where someone sees it: hrv events, or the status line and a last line.
         let analysed = output.json ? hrvEvery > 0 : true
         let monitor = HeartRateSession(
             host: host, status: status, target: StrapTarget(device), count: count, resetEnergy: resetEnergy,
             reconnect: reconnect, json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)),
             csv: csvFile, jsonl: jsonlFile,
-            live: analysed ? LiveAnalysis(zones: zones.zones, every: hrvEvery) : nil)
+            live: analysed ? LiveAnalysis(zones: zones.zones, every: hrvEvery, sparkline: !output.json) : nil,
+            controllerGone: { error in
+                gone.withLock { $0 = $0 ?? error }
+                work.withLock { $0?.cancel() }
+            })
         // On the host's event loop, where the measurements are decoded: none waits for a hop.
-        let work = Task(executorPreference: host.central.taskExecutor) { try await monitor.run() }
-        let interrupt = InterruptWatcher { work.cancel() }
-        let result = await work.result
+        let running = Task(executorPreference: host.central.taskExecutor) { try await monitor.run() }
+        work.withLock { $0 = running }
+        let interrupt = InterruptWatcher { running.cancel() }
+        let result = await running.result
         withExtendedLifetime(interrupt) {}
         status.stop()
         if !output.json, let line = monitor.live?.summaryLine() { Output.line(line) }
         await host.close()
+        if let error = gone.withLock({ $0 }), !interrupt.fired {
+            throw CLIError(.transport, "the controller at \(host.transport) stopped answering while the strap was silent (\(error))",
+                           fix: "is another program using it? A controller serves one host at a time: stop the other one and run hr again")
+        }
         do {
             try result.get()
         } catch is CancellationError {
@@ -136,6 +147,9 @@ struct HeartRateSession: Sendable {
     let jsonl: AppendFile?
     /// The live HRV and zones (status line, `hrv` events), when asked for.
     let live: LiveAnalysis?
+    /// Called when the strap went silent and the controller did not answer either: the run
+    /// must end (the controller is gone or another host took it).
+    let controllerGone: @Sendable (HostError) -> Void
     /// How long a strap looked for by name or address may not show before the straps that did
     /// are named (once): time for a strap being switched on, not for a typo.
     static let hintDelay = Duration.seconds(3)
@@ -287,7 +301,8 @@ struct HeartRateSession: Sendable {
             batch.reserveCapacity(4096)
             var timestamps = TimestampCache()
             defer { flush(&batch) }
-            let silence = SilenceWatch(after: timeout, status: status, device: device)
+            let silence = SilenceWatch(after: timeout, status: status, device: device, central: host.central,
+                                       controllerGone: controllerGone)
             defer { silence.cancel() }
             var iterator = events.makeAsyncIterator()
             while let event = try await iterator.next() {
@@ -444,7 +459,10 @@ final class SilenceWatch: Sendable {
     private let heardCount = Atomic<UInt64>(0)
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(after limit: Duration, status: StatusLine, device: DiscoveredDevice) {
+    /// After `limit` without a value it asks `central` whether the controller still answers:
+    /// if not, `controllerGone` (the strap is not the problem); if so, a line about the strap.
+    init(after limit: Duration, status: StatusLine, device: DiscoveredDevice, central: any Central,
+         controllerGone: @escaping @Sendable (HostError) -> Void) {
         let watcher = Task { [weak self] in
             var warned = false
             var lastCount: UInt64 = 0
@@ -460,6 +478,14 @@ final class SilenceWatch: Sendable {
                 let silent = ContinuousClock.now - lastHeard
                 if silent >= limit, !warned {
                     warned = true
+                    do throws(HostError) {
+                        try await central.checkController(timeout: min(limit, .seconds(3)))
+                    } catch .cancelled {
+                        return
+                    } catch {
+                        controllerGone(error)
+                        return
+                    }
                     status.printError("rawble: no measurement from \(device.name ?? device.address.address.description) for \(silent.components.seconds) s: is the strap worn and its contact moist? (still waiting)")
                 } else if silent < limit {
                     warned = false

@@ -118,8 +118,10 @@ struct Report: AsyncParsableCommand {
             let out = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite, .groupRead, .otherRead])
             defer { try? out.close() }
             _ = try out.writeAll(Array(document.utf8))
+        } catch let error as Errno {
+            throw OutputFile.error(creating: "the plot", at: path, errno: error.rawValue)
         } catch {
-            throw CLIError(.cannotOpen, "cannot write the plot to \(path): \(error)", fix: "check the directory exists and is writable")
+            throw CLIError(.cannotOpen, "cannot write the plot \(path): \(error)")
         }
     }
 }

@@ -13,8 +13,7 @@ final class AppendFile: Sendable {
         self.path = path
         descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw CLIError(.cannotOpen, "cannot open \(path) for appending: \(String(cString: strerror(errno)))",
-                           fix: "check the directory exists and is writable")
+            throw OutputFile.error(creating: "the file", at: path, errno: errno)
         }
         var status = stat()
         if let header, fstat(descriptor, &status) == 0, status.st_size == 0 {

@@ -115,8 +115,7 @@ struct HostSession {
         do {
             return try BtsnoopCaptureFile(path: path)
         } catch {
-            throw CLIError(.cannotOpen, "cannot write the btsnoop file \(path): \(error)",
-                           fix: "check the directory exists and is writable")
+            throw OutputFile.error(creating: "the btsnoop file", at: path, error)
         }
     }
 

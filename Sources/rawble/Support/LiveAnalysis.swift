@@ -25,13 +25,17 @@ final class LiveAnalysis: Sendable {
 
     /// Seconds between `hrv` events (also the analyzer's window); 0: no events.
     let every: Double
+    /// Whether the last minute's sparkline is kept (the status line and the last line show it;
+    /// `--json` shows neither, so it does not pay for it per measurement).
+    let keepsSparkline: Bool
     private let state: Mutex<State>
 
     /// Beats needed in the window before a rolling RMSSD is shown.
     static let minimumBeats = 20
 
-    init(zones: HeartRateZones?, every: Double) {
+    init(zones: HeartRateZones?, every: Double, sparkline: Bool = true) {
         self.every = every
+        keepsSparkline = sparkline
         let window = every > 0 ? every : 60
         // Corrected beats lag by up to the correction interval: at most half an `hrv` window, so
         // every event's window holds corrected beats.
@@ -46,7 +50,7 @@ final class LiveAnalysis: Sendable {
         return state.withLock { state -> JSON? in
             state.sample.update(measurement, at: now)
             state.analyzer.add(state.sample)
-            state.sparkline.add(bpm: Double(measurement.bpm), at: now)
+            if keepsSparkline { state.sparkline.add(bpm: Double(measurement.bpm), at: now) }
             guard every > 0 else { return nil }
             guard let start = state.windowStart else {
                 state.windowStart = now

@@ -31,15 +31,29 @@ struct PeerSession {
     private static func openUninterrupted(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
                                           connection options: ConnectionOptions, output: OutputOptions) async throws -> PeerSession {
         let timeout = Duration.milliseconds(Int(options.timeout * 1000))
+        // One bound for finding the peer and connecting to it: the scan for its address type
+        // takes part of `--timeout`, the connection what is left (they each took all of it).
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
         let host = try await HostSession.open(options, output: output)
         do {
             let type = try await resolveType(of: address, given: addressType, central: host.central,
                                              within: min(timeout, .seconds(5)))
-            let peer = DeviceAddress(address, type: type)
+            let peer = DeviceAddress(address, type: type.type)
+            let left = deadline - clock.now
+            if type.seen == false, left < .milliseconds(100) {
+                // Not heard within the whole bound: a connection could not start in the time left.
+                throw CLIError(.timeout, "no connection to \(address): it did not advertise within \(Self.seconds(timeout))",
+                               fix: "check it is on, in range and advertising (rawble scan lists what is), or give a longer --timeout")
+            }
             let connection: any CentralLink
             do {
-                connection = try await host.central.connect(to: peer, timeout: timeout)
+                connection = try await host.central.connect(to: peer, timeout: max(left, .milliseconds(100)))
             } catch {
+                if case .connectionTimedOut = error {
+                    throw CLIError(.timeout, "no connection to \(peer) within \(Self.seconds(timeout))",
+                                   fix: "is it advertising and connectable? (rawble scan lists what is)")
+                }
                 throw host.cliError(error)
             }
             var configuration = ATTClient.Configuration()
@@ -61,18 +75,19 @@ struct PeerSession {
 
     /// The type the flag gives, else the one the device advertises with (a scan of at most
     /// `limit`), else random (what almost every LE peripheral uses).
+    /// `seen`: whether the scan heard it (`nil`: no scan was needed or possible).
     private static func resolveType(of address: BluetoothAddress, given: AddressTypeArgument?, central: any Central,
-                                    within limit: Duration) async throws -> LEAddressType {
+                                    within limit: Duration) async throws -> (type: LEAddressType, seen: Bool?) {
         switch given {
-        case .public?: return .public
-        case .random?: return .random
+        case .public?: return (.public, nil)
+        case .random?: return (.random, nil)
         case nil: break
         }
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
         do {
             devices = try await central.scan(ScanOptions(active: false, filter: ScanFilter(addresses: [address])))
         } catch {
-            return .random
+            return (.random, nil)
         }
         let first = Task { () -> LEAddressType? in
             for try await device in devices { return device.address.type }
@@ -85,7 +100,13 @@ struct PeerSession {
         let type = (try? await first.value) ?? nil
         watchdog.cancel()
         try? await central.stopScanning()
-        return type ?? .random
+        return (type ?? .random, type != nil)
+    }
+
+    /// `5 s`, `2.5 s`: a `--timeout` as the user gave it.
+    static func seconds(_ duration: Duration) -> String {
+        let milliseconds = Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
     }
 
     /// Disconnects (bounded) and closes the host session.
