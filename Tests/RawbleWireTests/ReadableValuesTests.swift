@@ -288,6 +288,10 @@ struct MedicalFloatTests {
         #expect(MedicalFloat(decimal: "") == nil)
         #expect(MedicalFloat(decimal: "abc") == nil)
         #expect(MedicalFloat(decimal: "123456789012") == nil)
+        // Fields built by hand that no pattern holds: nil, never a trap.
+        #expect(MedicalFloat(mantissa: .min, exponent: 0).float32Bits == nil)
+        #expect(MedicalFloat(mantissa: .min, exponent: 0).sfloatBits == nil)
+        #expect(MedicalFloat(mantissa: 5, exponent: 8).sfloatBits == nil)
     }
 
     @Test("FLOAT and SFLOAT: bits → text → bits is the identity for every number")
@@ -356,7 +360,8 @@ struct ValueFormatTests {
         #expect(ReadableValues.describe([1, 2], as: .u16).fields == [.init("type", .text("u16")), .init("value", .unsigned(513))])
         // The wrong width is malformed, the hex kept.
         let wrong = ReadableValues.describe([1, 2, 3], as: .u16)
-        #expect(wrong.error?.kind == .invalidLength(3))
+        #expect(wrong.error?.description == "u16: 1 unexpected trailing byte at byte 2")
+        #expect(ReadableValues.describe([1], as: .u16).error?.kind == .truncated(needed: 2, available: 1))
         #expect(wrong.text == "010203")
     }
 
@@ -373,7 +378,7 @@ struct ValueFormatTests {
             for format in [ValueFormat.s8, .s16, .s24, .s32, .s64] {
                 let bits = 8 * (format.width ?? 8)
                 let shift = Int64(64 - bits)
-                let value = Int64(bitPattern: raw) << shift >> shift
+                let value = (Int64(bitPattern: raw) << shift) >> shift
                 let encoded = format.encode(String(value))
                 #expect(encoded.map { ReadableValues.describe($0, as: format).text } == String(value))
             }

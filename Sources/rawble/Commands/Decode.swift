@@ -17,7 +17,7 @@ struct Decode: AsyncParsableCommand {
               rawble decode hci 040e0401030c00
               rawble decode att 1b0f00065a
               rawble decode value 2A19 57 (a characteristic or descriptor value by its UUID: Battery Level)
-              rawble decode value 2A50 015900010000 01 (PnP ID)
+              rawble decode value 2A50 01590001000100 (PnP ID)
               rawble decode value --as s16 feff
               rawble decode btsnoop capture.log --json
             """,

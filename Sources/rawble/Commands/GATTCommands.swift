@@ -103,7 +103,7 @@ struct Write: AsyncParsableCommand {
               rawble write C0:B1:E0:00:00:01 2A39 --as u8 1
               rawble write AA:BB:CC:DD:EE:FF 0x0021 beef --without-response
               rawble write AA:BB:CC:DD:EE:FF 0x0022 --as utf8 "hello"
-              rawble write AA:BB:CC:DD:EE:FF 0x0022 --as s16 -- -5   (-- before a negative number)
+              rawble write AA:BB:CC:DD:EE:FF 0x0022 --as s16 -5
             """)
 
     @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
@@ -136,6 +136,25 @@ struct Write: AsyncParsableCommand {
     }
 
     func validate() throws { _ = try bytes() }
+
+    /// `write ADDR TARGET --as s16 -5`: the parser would take `-5` for an option, so a negative
+    /// number given with `--as` (not as another option's value) is moved after a `--`.
+    static func negativeValueLast(_ arguments: [String]) -> [String] {
+        guard arguments.first == configuration.commandName, arguments.contains("--as"), !arguments.contains("--") else {
+            return arguments
+        }
+        let takesValue: Set<String> = ["--as", "--transport", "--btsnoop", "--timeout", "--address-type"]
+        for index in arguments.indices.dropFirst() {
+            let argument = arguments[index]
+            guard argument.count > 1, argument.hasPrefix("-"), !takesValue.contains(arguments[index - 1]) else { continue }
+            let rest = argument.dropFirst()
+            guard rest.first.map({ $0.isNumber || $0 == "." }) == true || rest.lowercased() == "inf" else { continue }
+            var moved = arguments
+            moved.remove(at: index)
+            return moved + ["--", argument]
+        }
+        return arguments
+    }
 
     func run() async throws {
         let bytes = try bytes()

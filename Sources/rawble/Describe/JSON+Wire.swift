@@ -54,11 +54,12 @@ func appendNotificationJSONLine(
     }
 }
 
-/// ``appendNotificationJSONLine(time:handle:uuid:value:to:timestamps:)`` for a single line.
+/// ``appendNotificationJSONLine(time:handle:uuid:value:decoded:to:timestamps:)`` for a single line.
 func appendNotificationJSONLine(
-    time unixMicroseconds: Int64, handle: UInt16, uuid: [UInt8], value: some Collection<UInt8>, to bytes: inout [UInt8]
+    time unixMicroseconds: Int64, handle: UInt16, uuid: [UInt8], value: some Collection<UInt8>, decoded: String = "",
+    to bytes: inout [UInt8]
 ) {
     var timestamps = TimestampCache()
-    appendNotificationJSONLine(time: unixMicroseconds, handle: handle, uuid: uuid, value: value, to: &bytes,
+    appendNotificationJSONLine(time: unixMicroseconds, handle: handle, uuid: uuid, value: value, decoded: decoded, to: &bytes,
                                timestamps: &timestamps)
 }

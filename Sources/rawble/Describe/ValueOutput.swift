@@ -62,7 +62,7 @@ extension ReadableValue {
     var treeText: String {
         switch outcome {
         case .decoded(let text, _):
-            return isText || bytes.count > 16 ? text : "\(text)  (\(Hex.encode(bytes)))"
+            return isText || bytes.count > 4 ? text : "\(text)  (\(Hex.encode(bytes)))"
         case .malformed(let error):
             return "\(Self.hexWithText(bytes)) (does not decode: \(error))"
         case .unknown:

@@ -66,7 +66,7 @@ public struct MedicalFloat: Hashable, Sendable, CustomStringConvertible {
     /// the reserved patterns.
     public var float32Bits: UInt32? {
         if let special { return Self.pattern(special, base: 0x80_0000) }
-        guard abs(mantissa) <= Self.float32MantissaLimit else { return nil }
+        guard mantissa.magnitude <= Self.float32MantissaLimit.magnitude else { return nil }
         return UInt32(UInt8(bitPattern: exponent)) << 24 | UInt32(bitPattern: mantissa) & 0x00FF_FFFF
     }
 
@@ -74,7 +74,7 @@ public struct MedicalFloat: Hashable, Sendable, CustomStringConvertible {
     /// exponent more than 4.
     public var sfloatBits: UInt16? {
         if let special { return UInt16(truncatingIfNeeded: Self.pattern(special, base: 0x800)) }
-        guard abs(mantissa) <= Self.sfloatMantissaLimit, (-8...7).contains(exponent) else { return nil }
+        guard mantissa.magnitude <= Self.sfloatMantissaLimit.magnitude, (-8...7).contains(exponent) else { return nil }
         return UInt16(UInt8(bitPattern: exponent) & 0x0F) << 12 | UInt16(truncatingIfNeeded: mantissa) & 0x0FFF
     }
 

@@ -128,8 +128,9 @@ public enum ValueFormat: String, Hashable, Sendable, CaseIterable, CustomStringC
             let bits = UInt64(8 * count)
             if isSigned {
                 guard let value = Int64(text) else { return nil }
-                let limit = Int64(1) << (bits - 1) - 1
-                guard bits == 64 || (value >= -limit - 1 && value <= limit) else { return nil }
+                // The value must survive sign-extension from its width unchanged.
+                let shift = 64 - bits
+                guard (value << shift) >> shift == value else { return nil }
                 return littleEndian(UInt64(bitPattern: value), count: count)
             }
             let value: UInt64?
@@ -150,9 +151,11 @@ public enum ValueFormat: String, Hashable, Sendable, CaseIterable, CustomStringC
     /// Reads `bytes` as this format: a number, text or hex. Throws when the length is not the
     /// format's width, or (utf8) the bytes are not UTF-8.
     public func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> ValueField {
-        if let width, bytes.count != width {
-            throw WireError(.invalidLength(bytes.count), at: bytes.startIndex,
-                            in: "\(rawValue) (\(width) byte\(width == 1 ? "" : "s"), value of \(bytes.count))")
+        if let width, bytes.count < width {
+            throw WireError(.truncated(needed: width, available: bytes.count), at: bytes.startIndex, in: rawValue)
+        }
+        if let width, bytes.count > width {
+            throw WireError(.trailingBytes(count: bytes.count - width), at: bytes.startIndex + width, in: rawValue)
         }
         var raw: UInt64 = 0
         for (index, byte) in bytes.prefix(8).enumerated() { raw |= UInt64(byte) << UInt64(8 * index) }
