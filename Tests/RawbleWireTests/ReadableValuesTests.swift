@@ -294,6 +294,18 @@ struct MedicalFloatTests {
         #expect(MedicalFloat(mantissa: 5, exponent: 8).sfloatBits == nil)
     }
 
+    @Test("every FLOAT and SFLOAT pattern decodes and encodes back to itself")
+    func bitsRoundTrip() async {
+        await propertyCheck(count: 3000, input: Gen.uint32()) { bits in
+            #expect(MedicalFloat(float32Bits: bits).float32Bits == bits)
+            let short = UInt16(truncatingIfNeeded: bits)
+            #expect(MedicalFloat(sfloatBits: short).sfloatBits == short)
+        }
+        // The edges: the most negative mantissa with a non-zero exponent is a number.
+        #expect(MedicalFloat(float32Bits: 0x0180_0000).description == "-83886080")
+        #expect(MedicalFloat(float32Bits: 0x0180_0000).float32Bits == 0x0180_0000)
+    }
+
     @Test("FLOAT and SFLOAT: bits → text → bits is the identity for every number")
     func textRoundTrip() async {
         await propertyCheck(count: 2000, input: Gen.uint32()) { bits in

@@ -62,19 +62,21 @@ public struct MedicalFloat: Hashable, Sendable, CustomStringConvertible {
     static let float32MantissaLimit: Int32 = 0x7F_FFFD
     static let sfloatMantissaLimit: Int32 = 0x7FD
 
-    /// The 32-bit FLOAT pattern; `nil` when the mantissa needs more than 24 bits or is one of
-    /// the reserved patterns.
+    /// The 32-bit FLOAT pattern; `nil` when the mantissa needs more than 24 bits or, with
+    /// exponent 0, would read as one of the reserved patterns.
     public var float32Bits: UInt32? {
         if let special { return Self.pattern(special, base: 0x80_0000) }
-        guard mantissa.magnitude <= Self.float32MantissaLimit.magnitude else { return nil }
+        guard (-0x80_0000...0x7F_FFFF).contains(mantissa),
+              exponent != 0 || mantissa.magnitude <= Self.float32MantissaLimit.magnitude else { return nil }
         return UInt32(UInt8(bitPattern: exponent)) << 24 | UInt32(bitPattern: mantissa) & 0x00FF_FFFF
     }
 
-    /// The 16-bit SFLOAT pattern; `nil` when the mantissa needs more than 12 bits or the
-    /// exponent more than 4.
+    /// The 16-bit SFLOAT pattern; `nil` when the mantissa needs more than 12 bits, the
+    /// exponent more than 4, or, with exponent 0, it would read as a reserved pattern.
     public var sfloatBits: UInt16? {
         if let special { return UInt16(truncatingIfNeeded: Self.pattern(special, base: 0x800)) }
-        guard mantissa.magnitude <= Self.sfloatMantissaLimit.magnitude, (-8...7).contains(exponent) else { return nil }
+        guard (-0x800...0x7FF).contains(mantissa), (-8...7).contains(exponent),
+              exponent != 0 || mantissa.magnitude <= Self.sfloatMantissaLimit.magnitude else { return nil }
         return UInt16(UInt8(bitPattern: exponent) & 0x0F) << 12 | UInt16(truncatingIfNeeded: mantissa) & 0x0FFF
     }
 
