@@ -16,7 +16,7 @@ struct Decode: AsyncParsableCommand {
               rawble decode adv 0201060303 0d180b094865617274205261746500 (one advertisement)
               rawble decode hci 040e0401030c00
               rawble decode att 1b0f00065a
-              rawble decode value 2A19 57 (a characteristic or descriptor value by its UUID: Battery Level)
+              rawble decode value 2A19 57 (a value by its UUID: Battery Level)
               rawble decode value 2A50 01590001000100 (PnP ID)
               rawble decode value --as s16 feff
               rawble decode btsnoop capture.log --json
@@ -180,6 +180,12 @@ struct DecodeValue: AsyncParsableCommand {
             Temperature Measurement 2A1C, System ID 2A23, the Device Information strings 2A24-2A29, \
             Heart Rate Measurement 2A37, Body Sensor Location 2A38, PnP ID 2A50, RSC Measurement 2A53, \
             CSC Measurement 2A5B; descriptors 2900, 2901, 2902, 2904.
+
+            Examples:
+              rawble decode value 2A19 57              (Battery Level: 87 %)
+              rawble decode value 2A38 01 --json       (Body Sensor Location: chest)
+              rawble decode value 2904 0400ad27010601  (a Presentation Format)
+              rawble decode value --as s16 feff        (-2)
             """)
 
     @Argument(help: ArgumentHelp("The UUID (unless --as), then the bytes in hex: one value per argument, or single bytes forming one.",

@@ -66,7 +66,7 @@ struct Read: AsyncParsableCommand {
         commandName: "read", abstract: "Read one attribute value (long values whole).",
         discussion: """
             Examples:
-              rawble read C0:B1:E0:00:00:01 2A19          (by UUID: Battery Level, prints 87 %)
+              rawble read C0:B1:E0:00:00:01 2A19          (Battery Level: 87 %)
               rawble read C0:B1:E0:00:00:01 0x001D --json (by handle)
               rawble read C0:B1:E0:00:00:01 2A29 --as hex (the bytes, not the text)
               rawble read AA:BB:CC:DD:EE:FF 0x0022 --as u16
