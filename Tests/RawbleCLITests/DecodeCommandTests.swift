@@ -209,9 +209,11 @@ struct DecodeCommandTests {
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
             #expect(result.stdout == line + "\n", "\(arguments)")
         }
-        // One value per argument, as the other kinds.
-        let two = try await CLI.run(["decode", "value", "2A19", "57", "64"])
-        #expect(two.stdout == "Battery Level: 87 %\nBattery Level: 100 %\n")
+        // One value per argument, as the other kinds (single bytes form one value).
+        let two = try await CLI.run(["decode", "value", "2A01", "4103", "4003"])
+        #expect(two.stdout == "Appearance: Heart Rate Sensor: Heart Rate Belt (0x0341)\nAppearance: Heart Rate Sensor (0x0340)\n")
+        ExitStatusTests.expectOneLine(try await CLI.run(["decode", "value", "2A19", "57", "64"]), status: 65,
+                                      containing: "Battery Level: 1 unexpected trailing byte at byte 1")
     }
 
     @Test("decode value --json: uuid, name, value (hex) and decoded")
