@@ -30,12 +30,13 @@ enum ValueOutput {
 
 extension ReadableValue {
     /// One line for a person: the readable form (`87 %`, `"rawble-sim"`, `chest`); a value that
-    /// does not fit its format is its hex and why; an unknown one its hex.
+    /// does not fit its format is its hex and why; an unknown one its hex exactly as before
+    /// formats were known (an empty value an empty line), which scripts may rely on.
     var line: String {
         switch outcome {
         case .decoded(let text, _): text
         case .malformed(let error): "\(text) (does not decode: \(error))"
-        case .unknown: text
+        case .unknown: Hex.encode(bytes)
         }
     }
 
@@ -56,9 +57,9 @@ extension ReadableValue {
         jsonFields.map { "," + String(JSON.object([$0]).serialized().dropFirst().dropLast()) }.joined()
     }
 
-    /// The `gatt` tree's form: the readable form with the hex beside it where the readable
-    /// form is not the bytes themselves (a short decoded number or structure); the hex and a
-    /// printable text for unknown formats.
+    /// The `gatt` tree's form: the readable form, with the hex beside it for a short value (up
+    /// to 4 bytes: a number, a code) that is not text; the hex and a printable text for
+    /// unknown formats.
     var treeText: String {
         switch outcome {
         case .decoded(let text, _):

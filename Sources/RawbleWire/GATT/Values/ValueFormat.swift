@@ -157,8 +157,7 @@ public enum ValueFormat: String, Hashable, Sendable, CaseIterable, CustomStringC
         if let width, bytes.count > width {
             throw WireError(.trailingBytes(count: bytes.count - width), at: bytes.startIndex + width, in: rawValue)
         }
-        var raw: UInt64 = 0
-        for (index, byte) in bytes.prefix(8).enumerated() { raw |= UInt64(byte) << UInt64(8 * index) }
+        let raw = littleEndianValue(bytes)
         switch self {
         case .utf8: return .text(try GATTString.decode(bytes).text)
         case .hex: return .text(Hex.encode(bytes))
@@ -188,6 +187,7 @@ public enum ValueFormat: String, Hashable, Sendable, CaseIterable, CustomStringC
         }
     }
 
+    /// The first 8 bytes as a little-endian integer (the fixed-width formats' raw bits).
     private func littleEndianValue(_ bytes: ArraySlice<UInt8>) -> UInt64 {
         var raw: UInt64 = 0
         for (index, byte) in bytes.prefix(8).enumerated() { raw |= UInt64(byte) << UInt64(8 * index) }
