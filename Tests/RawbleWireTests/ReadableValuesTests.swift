@@ -23,7 +23,7 @@ private func error(_ uuid: UInt16, _ hex: String) -> WireError? {
 
 /// Every UUID the registry knows, for the hostile-input properties.
 private let registered: [UInt16] = [
-    0x2A00, 0x2A01, 0x2A05, 0x2A19, 0x2A1C, 0x2A23, 0x2A24, 0x2A25, 0x2A26, 0x2A27, 0x2A28, 0x2A29, 0x2A37, 0x2A38,
+    0x2A00, 0x2A01, 0x2A05, 0x2A08, 0x2A19, 0x2A1C, 0x2A23, 0x2A24, 0x2A25, 0x2A26, 0x2A27, 0x2A28, 0x2A29, 0x2A37, 0x2A38,
     0x2A50, 0x2A53, 0x2A5B, 0x2900, 0x2901, 0x2902, 0x2904,
 ]
 
@@ -125,6 +125,15 @@ struct ReadableValuesTests {
         // A time stamp the flags announce and the value lacks; a month 13.
         #expect(error(0x2A1C, "02 6D0100FF E807") != nil)
         #expect(error(0x2A1C, "02 6D0100FF E807 0D 01 00 00 00")?.offset == 7)
+    }
+
+    @Test func dateTimeIsTheDevicesLocalTime() {
+        #expect(text(0x2A08, "E807 01 1F 08 05 09") == "2024-01-31 08:05:09")
+        #expect(fields(0x2A08, "E807 01 1F 08 05 09")["time"] == .text("2024-01-31T08:05:09"))
+        // Unknown year, month and day are zeros; an hour 24 is out of range.
+        #expect(text(0x2A08, "0000 00 00 17 3B 3B") == "0000-00-00 23:59:59")
+        #expect(error(0x2A08, "E807 01 1F 18 05 09")?.offset == 4)
+        #expect(error(0x2A08, "E807 01 1F 08 05") != nil)
     }
 
     @Test func cscMeasurementWheelAndCrank() {

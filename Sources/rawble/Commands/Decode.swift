@@ -176,7 +176,7 @@ struct DecodeValue: AsyncParsableCommand {
         commandName: "value",
         abstract: "A characteristic or descriptor value, by its UUID (2A19, 2A37, 2904, …) or as a type (--as).",
         discussion: """
-            Formats known by UUID: Device Name 2A00, Appearance 2A01, Service Changed 2A05, Battery Level 2A19, \
+            Formats known by UUID: Device Name 2A00, Appearance 2A01, Service Changed 2A05, Date Time 2A08, Battery Level 2A19, \
             Temperature Measurement 2A1C, System ID 2A23, the Device Information strings 2A24-2A29, \
             Heart Rate Measurement 2A37, Body Sensor Location 2A38, PnP ID 2A50, RSC Measurement 2A53, \
             CSC Measurement 2A5B; descriptors 2900, 2901, 2902, 2904.

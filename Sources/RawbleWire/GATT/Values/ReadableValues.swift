@@ -191,6 +191,7 @@ public enum ReadableValues {
             return Entry(AssignedNumbers.name(uuid16: short) ?? "UTF-8 string", isText: true, string)
         case 0x2A01: return Entry("Appearance", appearance)
         case 0x2A05: return Entry("Service Changed", serviceChanged)
+        case 0x2A08: return Entry("Date Time", dateTime)
         case 0x2A19: return Entry("Battery Level", batteryLevel)
         case 0x2A1C: return Entry("Temperature Measurement", temperature)
         case 0x2A23: return Entry("System ID", systemID)
@@ -230,6 +231,11 @@ public enum ReadableValues {
                             at: bytes.startIndex + 2, in: "Service Changed")
         }
         return (value.description, [Member("start", .handle(value.startHandle)), Member("end", .handle(value.endHandle))])
+    }
+
+    private static func dateTime(_ bytes: ArraySlice<UInt8>) throws(WireError) -> (String, [Member]) {
+        let value = try GATTDateTime.decode(bytes)
+        return (value.description, [Member("time", .text(value.iso8601))])
     }
 
     private static func batteryLevel(_ bytes: ArraySlice<UInt8>) throws(WireError) -> (String, [Member]) {
