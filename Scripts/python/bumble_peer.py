@@ -57,7 +57,9 @@ static address and its own Bumble host and controller:
                  write, write without response, up to 512 bytes, each completed write logged to
                  `--write-log`), a stream (notify+indicate, user description) sending
                  `--stream-count` values at `--stream-rate` Hz of `--stream-size` bytes (4-byte LE
-                 counter, then padding) on subscription, logged to `--stream-log`.  The ready
+                 counter, then padding) on subscription, logged to `--stream-log`, and a
+                 presented value (read; user description and a Presentation Format: sint16,
+                 exponent -2, degree Celsius: 21.50 °C).  The ready
                  line's "gatt" field lists every service/include/characteristic/descriptor with
                  the handles Bumble assigned.  `--service-changed-after S`: S s after a client
                  connects (first connection only), a service is appended at the end of the database
@@ -758,6 +760,11 @@ LAB_SERVICE_128 = "72617762-6c65-4c61-6200-000000000001"
 LAB_LONG_READ_128 = "72617762-6c65-4c61-6200-000000000002"
 LAB_WRITE_128 = "72617762-6c65-4c61-6200-000000000003"
 LAB_STREAM_128 = "72617762-6c65-4c61-6200-000000000004"
+LAB_PRESENTED_128 = "72617762-6c65-4c61-6200-000000000005"
+# The presented value: sint16 2150 with a Presentation Format of exponent -2, unit degree
+# Celsius (0x272F), Bluetooth SIG namespace, description "main" (0x0106): 21.50 °C.
+LAB_PRESENTED_VALUE = struct.pack("<h", 2150)
+LAB_PRESENTATION_FORMAT = struct.pack("<BbHBH", 0x0E, -2, 0x272F, 0x01, 0x0106)
 LAB_ADDED_SERVICE_128 = "72617762-6c65-4c61-6200-000000000010"
 LAB_ADDED_CHAR_128 = "72617762-6c65-4c61-6200-000000000011"
 LAB_APPEARANCE = 0x0341  # Heart Rate Sensor: Heart Rate Belt
@@ -851,9 +858,13 @@ class Lab:
                             descriptors=[user_description("lab write")])
         self.stream = C(LAB_STREAM_128, P.NOTIFY | P.INDICATE, C.Permissions(0), b"",
                         descriptors=[user_description("lab stream")])
+        presented = C(LAB_PRESENTED_128, P.READ, C.READABLE, LAB_PRESENTED_VALUE,
+                      descriptors=[user_description("lab temperature"),
+                                   gatt.Descriptor(gatt.GATT_CHARACTERISTIC_PRESENTATION_FORMAT_DESCRIPTOR,
+                                                   gatt.Descriptor.READABLE, LAB_PRESENTATION_FORMAT)])
         self.lab_service = gatt.Service(
             LAB_SERVICE_128,
-            [readable(LAB_LONG_READ_128, LAB_LONG_VALUE), self.write_char, self.stream],
+            [readable(LAB_LONG_READ_128, LAB_LONG_VALUE), self.write_char, self.stream, presented],
             included_services=[battery],
         )
         device.add_services([

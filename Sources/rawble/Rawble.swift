@@ -40,7 +40,7 @@ struct Rawble: AsyncParsableCommand {
 @main
 enum Main {
     static func main() async {
-        let arguments = reorderGlobalOptions(Array(CommandLine.arguments.dropFirst()))
+        let arguments = Write.negativeValueLast(reorderGlobalOptions(Array(CommandLine.arguments.dropFirst())))
         do {
             try Logs.bootstrap(environment: environment())
             try checkCommand(arguments)

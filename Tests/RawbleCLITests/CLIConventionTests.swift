@@ -21,7 +21,7 @@ struct CLIConventionTests {
                      "Scripts/sim-strap", "--generate-completion-script"] {
             #expect(top.stdout.contains(text), "rawble --help lacks \(text)")
         }
-        let commands: [[String]] = [["adapters"], ["decode"], ["scan"], ["gatt"], ["read"], ["write"], ["notify"], ["hr"],
+        let commands: [[String]] = [["adapters"], ["decode"], ["decode", "value"], ["scan"], ["gatt"], ["read"], ["write"], ["notify"], ["hr"],
                                     ["report"], ["peripheral"], ["peripheral", "hr"], ["peripheral", "echo"]]
         for command in commands {
             let help = try await CLI.run(command + ["--help"])

@@ -184,6 +184,62 @@ struct DecodeCommandTests {
         #expect(result.stderr.contains("byte 1"))
     }
 
+    // MARK: value
+
+    @Test("decode value: a characteristic or descriptor value by its UUID, as what it means")
+    func valuesByUUID() async throws {
+        for (arguments, line) in [
+            (["2A19", "57"], "Battery Level: 87 %"),
+            (["2a38", "01"], "Body Sensor Location: chest"),
+            (["2A01", "4103"], "Appearance: Heart Rate Sensor: Heart Rate Belt (0x0341)"),
+            (["2A29", "726177626c652d73696d"], "Manufacturer Name String: \"rawble-sim\""),
+            (["2A50", "01590034121001"], "PnP ID: vendor 0x0059 Nordic Semiconductor ASA (Bluetooth SIG), product 0x1234, version 1.1.0"),
+            (["2A23", "0100000000C9A000"], "System ID: manufacturer 0x0000000001, OUI 00:A0:C9"),
+            (["2A37", "10480004"], "Heart Rate Measurement: 72 bpm, contact unsupported, RR 1000.0 ms"),
+            (["2A1C", "00", "6D", "01", "00", "FF"], "Temperature Measurement: 36.5 °C"),
+            (["2A5B", "022C01000A"], "CSC Measurement: crank 300 revolutions (last at 2.500 s)"),
+            (["2A53", "0000035A"], "RSC Measurement: walking 3.000 m/s, 90 steps/min"),
+            (["2A05", "0100FFFF"], "Service Changed: handles 0x0001–0xFFFF"),
+            (["2902", "0200"], "Client Characteristic Configuration: indications"),
+            (["2904", "0400AD27010601"], "Characteristic Presentation Format: uint8, percentage (27AD), exponent 0, Bluetooth SIG description main (0x0106)"),
+            (["--as", "s16", "feff"], "s16: -2"),
+            (["--as", "medfloat16", "6DF1"], "medfloat16: 36.5"),
+        ] {
+            let result = try await CLI.run(["decode", "value"] + arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            #expect(result.stdout == line + "\n", "\(arguments)")
+        }
+        // One value per argument, as the other kinds (single bytes form one value).
+        let two = try await CLI.run(["decode", "value", "2A01", "4103", "4003"])
+        #expect(two.stdout == "Appearance: Heart Rate Sensor: Heart Rate Belt (0x0341)\nAppearance: Heart Rate Sensor (0x0340)\n")
+        ExitStatusTests.expectOneLine(try await CLI.run(["decode", "value", "2A19", "57", "64"]), status: 65,
+                                      containing: "Battery Level: 1 unexpected trailing byte at byte 1")
+    }
+
+    @Test("decode value --json: uuid, name, value (hex) and decoded")
+    func valueJSON() async throws {
+        let result = try await CLI.run(["decode", "value", "2A38", "01", "--json"])
+        #expect(result.stdout == #"{"uuid":"2A38","name":"Body Sensor Location","value":"01","decoded":{"location":"chest","code":1}}"# + "\n")
+        let typed = try await CLI.run(["decode", "value", "--as", "u16", "0102", "--json"])
+        #expect(typed.stdout == #"{"value":"0102","decoded":{"type":"u16","value":513}}"# + "\n")
+    }
+
+    @Test("decode value: bytes that do not fit are 65 naming the byte; an unknown UUID is 64 suggesting --as")
+    func valueErrors() async throws {
+        ExitStatusTests.expectOneLine(try await CLI.run(["decode", "value", "2A19", "65"]), status: 65,
+                                      containing: "Battery Level: 101 % is above 100 % (reserved) at byte 0")
+        ExitStatusTests.expectOneLine(try await CLI.run(["decode", "value", "2A50", "0159"]), status: 65,
+                                      containing: "PnP ID: truncated: needs 2 bytes, 1 left at byte 1")
+        ExitStatusTests.expectOneLine(try await CLI.run(["decode", "value", "2AFF", "01"]), status: 64,
+                                      containing: "rawble knows no format for 2AFF (Luminous Flux): name a type with --as")
+        ExitStatusTests.expectOneLine(try await CLI.run(["decode", "value", "2A19"]), status: 64,
+                                      containing: "give a UUID and the value in hex")
+        ExitStatusTests.expectOneLine(try await CLI.run(["decode", "value", "zz", "01"]), status: 64,
+                                      containing: "'zz' is not a UUID")
+        ExitStatusTests.expectOneLine(try await CLI.run(["decode", "value", "--as", "u9", "01"]), status: 64,
+                                      containing: "'u9' is not a type")
+    }
+
     // MARK: btsnoop
 
     private func writeCapture(_ records: [BtsnoopRecord], truncateBy: Int = 0) throws -> String {

@@ -71,7 +71,8 @@ struct GATTCommandTests {
         let handles = try #require(lab.handles)
         let manufacturer = try await CLI.run(["read", lab.address, "2a29", "--transport", peer.transport])
         #expect(manufacturer.status == 0, "stderr: \(manufacturer.stderr)")
-        #expect(manufacturer.stdout == Hex.encode(Array("rawble-sim".utf8)) + "\n")
+        // A string characteristic reads as its text (issue 14: readable values).
+        #expect(manufacturer.stdout == "\"rawble-sim\"\n")
 
         let long = try await CLI.run(["read", lab.address, Self.handle(handles.longRead), "--transport", peer.transport, "--json"])
         let object = try CLI.jsonObject(long.stdout)

@@ -106,12 +106,13 @@ struct JSONLineTests {
 /// serializer prints for the same fields.
 @Suite("notify's JSON line builder")
 struct NotificationJSONLineTests {
-    @Test("random handles, UUIDs and values: byte for byte the serializer's line, in one reused buffer")
+    @Test("random handles, UUIDs and values: byte for byte the serializer's line (decoded fields included), in one reused buffer")
     func matchesTheSerializer() {
         var random = SplitMix64(state: 0x5EED_0A77)
         var line: [UInt8] = []
         let uuids: [BluetoothUUID] = [
             BluetoothUUID(0x2A37), BluetoothUUID(0x0001), BluetoothUUID("72617762-6C65-4C61-6200-000000000004")!,
+            BluetoothUUID(0x2A19), BluetoothUUID(0x2A00),
         ]
         for round in 0..<3_000 {
             let handle = round < 3 ? [0x0000, 0x001D, 0xFFFF][round] : UInt16(truncatingIfNeeded: random.next())
@@ -119,13 +120,16 @@ struct NotificationJSONLineTests {
             let value = (0..<Int(random.next() % 40)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             let time = Int64(random.next() % 4_102_444_800_000_000)
             line.removeAll(keepingCapacity: true)
-            appendNotificationJSONLine(time: time, handle: handle, uuid: Array(uuid.description.utf8), value: value[...], to: &line)
+            // Known formats (2A37, 2A19, 2A00) add `decoded` (or `decodeError` for random bytes that do not fit).
+            let readable = ValueOutput.readable(value, uuid: uuid, as: nil)
+            appendNotificationJSONLine(time: time, handle: handle, uuid: Array(uuid.description.utf8), value: value[...],
+                                       decoded: readable.jsonSuffix, to: &line)
             let reference = JSON.object([
                 ("time", .string(iso8601(unixMicroseconds: time))),
                 ("handle", .handle(handle)),
                 ("uuid", .uuid(uuid)),
                 ("value", .hex(value)),
-            ]).serialized() + "\n"
+            ] + readable.jsonFields).serialized() + "\n"
             #expect(String(decoding: line, as: UTF8.self) == reference)
         }
     }

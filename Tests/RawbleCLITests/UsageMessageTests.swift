@@ -17,7 +17,7 @@ struct UsageMessageTests {
 
     @Test("decode with a kind that does not exist names the kinds there are; decode alone shows its help")
     func decodeUnknownKind() async throws {
-        try await Self.expectUsage(["decode", "foo", "00"], containing: "decode has no kind 'foo'", "hrm, adv, hci, att, btsnoop")
+        try await Self.expectUsage(["decode", "foo", "00"], containing: "decode has no kind 'foo'", "hrm, adv, hci, att, value, btsnoop")
         let help = try await CLI.run(["decode"])
         #expect(help.status == 0, "\(help.stderr)")
         #expect(help.stdout.contains("SUBCOMMANDS"), "\(help.stdout)")

@@ -106,7 +106,7 @@ struct BumbleCentralTests {
         }
         #expect(services == laidOut)
         let userDescriptions = events.filter { $0.event == "read" && $0.descriptor == true && $0.uuid == "2901" }
-        #expect(Set(userDescriptions.compactMap(\.bytes)) == [Array("lab write".utf8), Array("lab stream".utf8)])
+        #expect(Set(userDescriptions.compactMap(\.bytes)) == [Array("lab write".utf8), Array("lab stream".utf8), Array("lab temperature".utf8)])
     }
 
     @Test func requestsOnStdinWriteAndReadAfterDiscoveryAndEndTheRun() async throws {

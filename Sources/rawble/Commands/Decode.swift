@@ -16,9 +16,12 @@ struct Decode: AsyncParsableCommand {
               rawble decode adv 0201060303 0d180b094865617274205261746500 (one advertisement)
               rawble decode hci 040e0401030c00
               rawble decode att 1b0f00065a
+              rawble decode value 2A19 57 (a value by its UUID: Battery Level)
+              rawble decode value 2A50 01590001000100 (PnP ID)
+              rawble decode value --as s16 feff
               rawble decode btsnoop capture.log --json
             """,
-        subcommands: [DecodeHRM.self, DecodeAdvertisement.self, DecodeHCI.self, DecodeATT.self, DecodeBtsnoop.self])
+        subcommands: [DecodeHRM.self, DecodeAdvertisement.self, DecodeHCI.self, DecodeATT.self, DecodeValue.self, DecodeBtsnoop.self])
 
     /// `rawble decode KIND …` with a kind that is not one: argument-parser would only say
     /// "unexpected arguments", so the command line is checked before it parses.
@@ -51,14 +54,22 @@ struct HexInput: ParsableArguments {
 
     /// The values given: one per argument (`10480004 16480004`), except that arguments of one byte
     /// each (`10 48 00 04`, as a hex dump is copied) are one value.
-    var values: [String] {
+    var values: [String] { Self.values(hex) }
+
+    /// The values in `hex`, the arguments (see ``values``).
+    static func values(_ hex: [String]) -> [String] {
         hex.count > 1 && !hex.allSatisfy({ $0.count == 2 }) ? hex : [hex.joined(separator: " ")]
     }
 
     /// Decodes each value in turn with `body`, which prints it; a value that does not decode ends
     /// the run with an error naming it (by position, when there are several).
     func forEachValue(_ body: (_ index: Int, _ bytes: [UInt8]) throws(WireError) -> Void) throws {
-        let values = values
+        try Self.forEachValue(in: hex, body)
+    }
+
+    /// ``forEachValue(_:)`` for the arguments `hex`.
+    static func forEachValue(in hex: [String], _ body: (_ index: Int, _ bytes: [UInt8]) throws(WireError) -> Void) throws {
+        let values = values(hex)
         for (index, text) in values.enumerated() {
             let which = values.count > 1 ? "value \(index + 1) (\(text)): " : ""
             let bytes: [UInt8]
@@ -158,6 +169,68 @@ struct DecodeATT: AsyncParsableCommand {
             } else {
                 if index > 0 { Output.line("") }  // a blank line between PDUs of several lines
                 Output.line(TextRendering.render(pdu.json))
+            }
+        }
+    }
+}
+
+struct DecodeValue: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "value",
+        abstract: "A characteristic or descriptor value, by its UUID (2A19, 2A37, 2904, …) or as a type (--as).",
+        discussion: """
+            Formats known by UUID: Device Name 2A00, Appearance 2A01, Service Changed 2A05, Date Time 2A08, Battery Level 2A19, \
+            Temperature Measurement 2A1C, System ID 2A23, the Device Information strings 2A24-2A29, \
+            Heart Rate Measurement 2A37, Body Sensor Location 2A38, PnP ID 2A50, RSC Measurement 2A53, \
+            CSC Measurement 2A5B; descriptors 2900, 2901, 2902, 2904.
+
+            Examples:
+              rawble decode value 2A19 57              (Battery Level: 87 %)
+              rawble decode value 2A38 01 --json       (Body Sensor Location: chest)
+              rawble decode value 2904 0400ad27010601  (a Presentation Format)
+              rawble decode value --as s16 feff        (-2)
+            """)
+
+    @Argument(help: ArgumentHelp("The UUID (unless --as), then the bytes in hex: one value per argument, or single bytes forming one.",
+                                 valueName: "uuid> <hex"))
+    var arguments: [String] = []
+    @Option(name: .customLong("as"), help: ArgumentHelp("Decode as this type (little-endian) instead: \(ValueFormat.names).",
+                                                         valueName: "type"), transform: ValueFormat.parse)
+    var format: ValueFormat?
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        let needed = format == nil ? 2 : 1
+        guard arguments.count >= needed else {
+            throw ValidationError(format == nil ? "give a UUID and the value in hex, e.g. `rawble decode value 2A19 57`"
+                                                : "give the value in hex, e.g. `rawble decode value --as u16 3412`")
+        }
+        if format == nil, BluetoothUUID(arguments[0]) == nil {
+            throw ValidationError("'\(arguments[0])' is not a UUID (2A19, or 128-bit as 8-4-4-4-12 hex digits)")
+        }
+    }
+
+    func run() async throws {
+        var hex = arguments[...]
+        var uuid: BluetoothUUID? = nil
+        if format == nil, let first = hex.first {
+            uuid = BluetoothUUID(first)
+            hex = hex.dropFirst()
+        }
+        if let uuid, !ReadableValues.knows(uuid) {
+            throw CLIError(.usage, "rawble knows no format for \(uuid)\(uuid.name.map { " (\($0))" } ?? "")",
+                           fix: "name a type with --as, e.g. `rawble decode value --as u16 \(hex.first ?? "3412")`")
+        }
+        try HexInput.forEachValue(in: Array(hex)) { _, bytes throws(WireError) in
+            let value = ValueOutput.readable(bytes, uuid: uuid, as: format)
+            if let error = value.error { throw error }
+            if output.json {
+                var fields: [(String, JSON)] = []
+                if let uuid { fields += [("uuid", .uuid(uuid)), ("name", JSON(uuid.name))] }
+                fields.append(("value", .hex(bytes)))
+                Output.json(.object(fields + value.jsonFields))
+            } else {
+                Output.line("\(value.format ?? "value"): \(value.line)")
             }
         }
     }

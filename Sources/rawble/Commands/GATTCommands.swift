@@ -33,11 +33,22 @@ struct GATT: AsyncParsableCommand {
         try await session.run { session in
             let database = try await session.gatt.discoverAll()
             var values: [UInt16: Result<[UInt8], GATTError>] = [:]
-            for entry in database.characteristics where entry.characteristic.properties.contains(.read) {
-                do throws(GATTError) {
-                    values[entry.characteristic.valueHandle] = .success(try await session.gatt.read(entry.characteristic))
-                } catch {
-                    values[entry.characteristic.valueHandle] = .failure(error)
+            for entry in database.characteristics {
+                if entry.characteristic.properties.contains(.read) {
+                    do throws(GATTError) {
+                        values[entry.characteristic.valueHandle] = .success(try await session.gatt.read(entry.characteristic))
+                    } catch {
+                        values[entry.characteristic.valueHandle] = .failure(error)
+                    }
+                }
+                // The descriptors that say what the value is (User Description, Presentation
+                // Format, Extended Properties); the CCCD's state is this client's own.
+                for descriptor in entry.descriptors where GATTDatabase.readsDescriptor(descriptor.uuid) {
+                    do throws(GATTError) {
+                        values[descriptor.handle] = .success(try await session.gatt.read(handle: descriptor.handle))
+                    } catch {
+                        values[descriptor.handle] = .failure(error)
+                    }
                 }
             }
             let mtu = await session.gatt.mtu
@@ -55,32 +66,30 @@ struct Read: AsyncParsableCommand {
         commandName: "read", abstract: "Read one attribute value (long values whole).",
         discussion: """
             Examples:
-              rawble read C0:B1:E0:00:00:01 2A19          (by UUID: Battery Level)
+              rawble read C0:B1:E0:00:00:01 2A19          (Battery Level: 87 %)
               rawble read C0:B1:E0:00:00:01 0x001D --json (by handle)
+              rawble read C0:B1:E0:00:00:01 2A29 --as hex (the bytes, not the text)
+              rawble read AA:BB:CC:DD:EE:FF 0x0022 --as u16
             """)
 
     @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
     @Argument(help: "0x001D (a handle) or a characteristic UUID.", transform: AttributeTarget.parse) var target: AttributeTarget
+    @Option(name: .customLong("as"), help: ArgumentHelp(
+        "Read the value as this type (little-endian): \(ValueFormat.names) (default: by its UUID, else hex).",
+        valueName: "type"), transform: ValueFormat.parse)
+    var format: ValueFormat?
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
-        let (target, json) = (self.target, output.json)
+        let (target, format, json) = (self.target, self.format, output.json)
         try await session.run { session in
             let (handle, characteristic) = try await session.characteristic(for: target)
             try characteristic.map { try CharacteristicUse.read.check($0) }
             let value = try await session.gatt.read(handle: handle)
-            if json {
-                Output.json(.object([
-                    ("handle", .handle(handle)),
-                    ("uuid", characteristic.map { .uuid($0.uuid) } ?? .null),
-                    ("value", .hex(value)),
-                ]))
-            } else {
-                Output.line(Hex.encode(value))
-            }
+            ValueOutput.printRead(value, handle: handle, uuid: characteristic?.uuid, as: format, json: json)
         }
     }
 }
@@ -91,25 +100,66 @@ struct Write: AsyncParsableCommand {
         discussion: """
             Examples:
               rawble write C0:B1:E0:00:00:01 2A39 01      (Heart Rate Control Point: reset energy)
+              rawble write C0:B1:E0:00:00:01 2A39 --as u8 1
               rawble write AA:BB:CC:DD:EE:FF 0x0021 beef --without-response
+              rawble write AA:BB:CC:DD:EE:FF 0x0022 --as utf8 "hello"
+              rawble write AA:BB:CC:DD:EE:FF 0x0022 --as s16 -5
             """)
 
     @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
     @Argument(help: "0x001D (a handle) or a characteristic UUID.", transform: AttributeTarget.parse) var target: AttributeTarget
-    @Argument(help: "The value, in hex.") var value: HexBytes
+    @Argument(help: "The value: hex, or as --as says.") var value: String
+    @Option(name: .customLong("as"), help: ArgumentHelp(
+        "Give the value as this type (written little-endian): \(ValueFormat.names) (default: hex).",
+        valueName: "type"), transform: ValueFormat.parse)
+    var format: ValueFormat?
     @Flag(name: .customLong("without-response"), help: "Write Command: no response from the peer.")
     var withoutResponse = false
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
-    func validate() throws {
-        if value.bytes.count > 512 { throw ValidationError("a value is at most 512 bytes") }
+    /// The bytes to write: the value in hex, or in the `--as` type.
+    func bytes() throws -> [UInt8] {
+        let bytes: [UInt8]
+        if let format {
+            bytes = try format.bytes(of: value)
+        } else {
+            do {
+                bytes = try Hex.decode(value)
+            } catch {
+                throw ValidationError("'\(value)' is not hex (\(error.kind.summary) at character \(error.offset)): give bytes such as 01ff, or a type with --as")
+            }
+        }
+        if bytes.count > 512 { throw ValidationError("a value is at most 512 bytes") }
+        return bytes
+    }
+
+    func validate() throws { _ = try bytes() }
+
+    /// `write ADDR TARGET --as s16 -5`: the parser would take `-5` for an option, so a negative
+    /// number given with `--as` (not as another option's value) is moved after a `--`.
+    static func negativeValueLast(_ arguments: [String]) -> [String] {
+        guard arguments.first == configuration.commandName, arguments.contains("--as"), !arguments.contains("--") else {
+            return arguments
+        }
+        let takesValue: Set<String> = ["--as", "--transport", "--btsnoop", "--timeout", "--address-type"]
+        for index in arguments.indices.dropFirst() {
+            let argument = arguments[index]
+            guard argument.count > 1, argument.hasPrefix("-"), !takesValue.contains(arguments[index - 1]) else { continue }
+            let rest = argument.dropFirst()
+            guard rest.first.map({ $0.isNumber || $0 == "." }) == true || rest.lowercased() == "inf" else { continue }
+            var moved = arguments
+            moved.remove(at: index)
+            return moved + ["--", argument]
+        }
+        return arguments
     }
 
     func run() async throws {
+        let bytes = try bytes()
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
-        let (target, bytes, withoutResponse, json) = (self.target, value.bytes, self.withoutResponse, output.json)
+        let (target, withoutResponse, json) = (self.target, self.withoutResponse, output.json)
         try await session.run { session in
             let (handle, characteristic) = try await session.characteristic(for: target)
             try characteristic.map { try CharacteristicUse.write(withoutResponse: withoutResponse).check($0) }
@@ -136,6 +186,7 @@ struct Notify: AsyncParsableCommand {
               rawble notify C0:B1:E0:00:00:01 2A37 --count 5
               rawble notify C0:B1:E0:00:00:01 2A37 --duration 60 --json
               rawble notify AA:BB:CC:DD:EE:FF 0x0023 --indicate --json
+              rawble notify AA:BB:CC:DD:EE:FF 0x0023 --as u32
             """)
 
     @Argument(help: "The device address.", transform: BluetoothAddress.parse) var address: BluetoothAddress
@@ -144,6 +195,10 @@ struct Notify: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds (default: until --count or Ctrl-C).", valueName: "seconds"))
     var duration: Double?
     @Flag(help: "Subscribe to indications instead of notifications.") var indicate = false
+    @Option(name: .customLong("as"), help: ArgumentHelp(
+        "Show each value as this type (little-endian): \(ValueFormat.names) (default: by its UUID, else hex).",
+        valueName: "type"), transform: ValueFormat.parse)
+    var format: ValueFormat?
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
@@ -157,7 +212,7 @@ struct Notify: AsyncParsableCommand {
 
     func run() async throws {
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
-        let (target, count, indicate, json) = (self.target, self.count, self.indicate, output.json)
+        let (target, count, indicate, format, json) = (self.target, self.count, self.indicate, self.format, output.json)
         let deadline = duration.map { Duration.milliseconds(Int($0 * 1000)) }
         try await session.run(untilInterrupted: count == nil && duration == nil, deadline: deadline) { session in
             let (_, found) = try await session.characteristic(for: target)
@@ -168,6 +223,8 @@ struct Notify: AsyncParsableCommand {
             let subscription = try await session.gatt.subscribe(to: characteristic, indications: indicate)
             var received = 0
             let uuid = Array(characteristic.uuid.description.utf8)
+            // Values of no known format are hex only: their JSON lines skip the decoding.
+            let decodes = format != nil || ReadableValues.knows(characteristic.uuid)
             var line: [UInt8] = []  // one buffer for every JSON line
             line.reserveCapacity(128)
             var timestamps = TimestampCache()
@@ -175,12 +232,13 @@ struct Notify: AsyncParsableCommand {
                 for try await update in subscription {
                     if json {
                         line.removeAll(keepingCapacity: true)
+                        let decoded = decodes ? ValueOutput.readable(Array(update.value), uuid: characteristic.uuid, as: format).jsonSuffix : ""
                         appendNotificationJSONLine(
-                            time: Clock.unixMicroseconds(), handle: update.handle, uuid: uuid, value: update.value, to: &line,
-                            timestamps: &timestamps)
+                            time: Clock.unixMicroseconds(), handle: update.handle, uuid: uuid, value: update.value,
+                            decoded: decoded, to: &line, timestamps: &timestamps)
                         Output.lineBytes(line)
                     } else {
-                        Output.line(Hex.encode(update.value))
+                        Output.line(ValueOutput.readable(Array(update.value), uuid: characteristic.uuid, as: format).line)
                     }
                     received += 1
                     if let count, received >= count { break }

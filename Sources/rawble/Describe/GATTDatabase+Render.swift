@@ -27,12 +27,22 @@ extension GATTDatabase {
                             ("properties", .array(c.properties.names.map { .string($0) })),
                         ]
                         switch values[c.valueHandle] {
-                        case .success(let value)?: fields.append(("value", .hex(value)))
+                        case .success(let value)?:
+                            fields.append(("value", .hex(value)))
+                            fields += readable(value, of: item, values: values).jsonFields
                         case .failure(let error)?: fields.append(("readError", .string(error.description)))
                         case nil: break
                         }
                         fields.append(("descriptors", .array(item.descriptors.map { d in
-                            .object([("uuid", .uuid(d.uuid)), ("name", JSON(d.uuid.name)), ("handle", .handle(d.handle))])
+                            var descriptor: [(String, JSON)] = [("uuid", .uuid(d.uuid)), ("name", JSON(d.uuid.name)), ("handle", .handle(d.handle))]
+                            switch values[d.handle] {
+                            case .success(let value)?:
+                                descriptor.append(("value", .hex(value)))
+                                descriptor += ReadableValues.describe(value, of: d.uuid).jsonFields
+                            case .failure(let error)?: descriptor.append(("readError", .string(error.description)))
+                            case nil: break
+                            }
+                            return .object(descriptor)
                         })))
                         return .object(fields)
                     })),
@@ -54,13 +64,19 @@ extension GATTDatabase {
                 let c = item.characteristic
                 var line = "  \(named(c.uuid))  \(handleText(c.valueHandle))  [\(c.properties.names.joined(separator: ", "))]"
                 switch values[c.valueHandle] {
-                case .success(let value)?: line += "  = \(readable(value))"
+                case .success(let value)?: line += "  = \(readable(value, of: item, values: values).treeText)"
                 case .failure(let error)?: line += "  (read failed: \(error))"
                 case nil: break
                 }
                 lines.append(line)
                 for d in item.descriptors {
-                    lines.append("    \(named(d.uuid))  \(handleText(d.handle))")
+                    var line = "    \(named(d.uuid))  \(handleText(d.handle))"
+                    switch values[d.handle] {
+                    case .success(let value)?: line += "  = \(ReadableValues.describe(value, of: d.uuid).treeText)"
+                    case .failure(let error)?: line += "  (read failed: \(error))"
+                    case nil: break
+                    }
+                    lines.append(line)
                 }
             }
         }
@@ -71,12 +87,22 @@ extension GATTDatabase {
         uuid.name.map { "\($0) (\(uuid))" } ?? uuid.description
     }
 
-    /// Hex, plus the text when the value is printable UTF-8 (names, model numbers).
-    private func readable(_ value: [UInt8]) -> String {
-        if value.isEmpty { return "(empty)" }
-        let hex = value.count > 32 ? Hex.encode(value.prefix(32)) + "… (\(value.count) bytes)" : Hex.encode(value)
-        guard value.count >= 3, let text = String(validating: value, as: UTF8.self),
-              text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else { return hex }
-        return "\(hex) \"\(text)\""
+    /// Whether `gatt` reads a descriptor of this type: those that say what the value is (User
+    /// Description, Presentation Format, Extended Properties).
+    static func readsDescriptor(_ uuid: BluetoothUUID) -> Bool {
+        uuid == .characteristicUserDescription || uuid == .characteristicPresentationFormat
+            || uuid == .characteristicExtendedProperties
+    }
+
+    /// A characteristic's value made readable: by its UUID, else by its Presentation Format
+    /// descriptor when it has one that was read and decodes.
+    private func readable(_ value: [UInt8], of item: GATTDatabase.Characteristic,
+                          values: [UInt16: Result<[UInt8], GATTError>]) -> ReadableValue {
+        let byUUID = ReadableValues.describe(value, of: item.characteristic.uuid)
+        guard !byUUID.isKnownFormat,
+              let descriptor = item.descriptors.first(where: { $0.uuid == .characteristicPresentationFormat }),
+              case .success(let bytes)? = values[descriptor.handle],
+              let presentation = try? PresentationFormat.decode(bytes) else { return byUUID }
+        return ReadableValues.describe(value, presentedAs: presentation)
     }
 }

@@ -13,21 +13,9 @@ extension HeartRateMeasurement {
         ])
     }
 
-    /// One line for a person: `72 bpm, contact detected, energy 8 kJ, RR 548 ms 551 ms`.
-    var summary: String {
-        var parts = ["\(bpm) bpm", "contact \(contact.name)"]
-        if let energyExpended { parts.append("energy \(energyExpended) kJ") }
-        if !rrIntervals.isEmpty {
-            parts.append("RR " + rrIntervals.map { formatMilliseconds($0.milliseconds) }.joined(separator: " "))
-        }
-        return parts.joined(separator: ", ")
-    }
-}
-
-/// `547.9 ms` with one decimal, without Foundation's formatters.
-func formatMilliseconds(_ value: Double) -> String {
-    let tenths = Int((value * 10).rounded())
-    return "\(tenths / 10).\(tenths % 10) ms"
+    /// One line for a person: `72 bpm, contact detected, energy 8 kJ, RR 548.0 ms 551.0 ms`
+    /// (the wire layer's, which `read` and `notify` print too).
+    var summary: String { readableSummary }
 }
 
 extension HeartRateMeasurement {

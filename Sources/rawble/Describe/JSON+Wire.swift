@@ -27,12 +27,14 @@ func hexWord(_ value: UInt16) -> String { handleText(value) }
 /// `JSON.object([("time", …), ("handle", .handle(…)), ("uuid", …), ("value", .hex(…))]).serialized()`,
 /// written in place into the caller's reused buffer (the hot path of `notify --json`: no `JSON`
 /// value, no `String` per field). `uuid` is the characteristic's UUID text, made once per subscription.
+/// `decoded`: the serialized fields that follow `value` (`,"decoded":{…}`), empty for none.
 func appendNotificationJSONLine(
-    time unixMicroseconds: Int64, handle: UInt16, uuid: [UInt8], value: some Collection<UInt8>, to bytes: inout [UInt8],
-    timestamps: inout TimestampCache
+    time unixMicroseconds: Int64, handle: UInt16, uuid: [UInt8], value: some Collection<UInt8>, decoded: String = "",
+    to bytes: inout [UInt8], timestamps: inout TimestampCache
 ) {
     let value = Array(value)
-    LineWriter.append(to: &bytes, bound: 80 + uuid.count + value.count * 2) { line in
+    var decoded = decoded
+    LineWriter.append(to: &bytes, bound: 80 + uuid.count + value.count * 2 + decoded.utf8.count) { line in
         line.write(#"{"time":""#)
         timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
         line.write(#"","handle":"0x"#)
@@ -46,15 +48,18 @@ func appendNotificationJSONLine(
         line.write(contentsOf: uuid)
         line.write(#"","value":""#)
         line.writeHex(value)
-        line.write("\"}\n")
+        line.write(UInt8(ascii: "\""))
+        decoded.withUTF8 { line.write(contentsOf: $0) }
+        line.write("}\n")
     }
 }
 
-/// ``appendNotificationJSONLine(time:handle:uuid:value:to:timestamps:)`` for a single line.
+/// ``appendNotificationJSONLine(time:handle:uuid:value:decoded:to:timestamps:)`` for a single line.
 func appendNotificationJSONLine(
-    time unixMicroseconds: Int64, handle: UInt16, uuid: [UInt8], value: some Collection<UInt8>, to bytes: inout [UInt8]
+    time unixMicroseconds: Int64, handle: UInt16, uuid: [UInt8], value: some Collection<UInt8>, decoded: String = "",
+    to bytes: inout [UInt8]
 ) {
     var timestamps = TimestampCache()
-    appendNotificationJSONLine(time: unixMicroseconds, handle: handle, uuid: uuid, value: value, to: &bytes,
+    appendNotificationJSONLine(time: unixMicroseconds, handle: handle, uuid: uuid, value: value, decoded: decoded, to: &bytes,
                                timestamps: &timestamps)
 }
