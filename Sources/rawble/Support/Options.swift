@@ -36,6 +36,11 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Write every HCI packet of the session to a btsnoop file.", valueName: "file"))
     var btsnoop: String?
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Print every HCI packet and ATT PDU on stderr as it passes, decoded on one line.",
+        discussion: "Each line: seconds since the session opened, > sent or < received, then what `decode btsnoop` shows."))
+    var trace = false
+
     // `.unconditional`: `--timeout -5` is a bad timeout, not an unknown option `-5`.
     @Option(name: .long, parsing: .unconditional,
             help: ArgumentHelp("Bound on connecting and on each ATT transaction, in seconds.", valueName: "seconds"))
