@@ -36,9 +36,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Write every HCI packet of the session to a btsnoop file.", valueName: "file"))
     var btsnoop: String?
 
-    @Flag(name: .long, help: ArgumentHelp(
-        "Print every HCI packet and ATT PDU on stderr as it passes, decoded on one line.",
-        discussion: "Each line: seconds since the session opened, > sent or < received, then what `decode btsnoop` shows."))
+    @Flag(name: .long, help: "Every HCI packet and ATT PDU decoded on stderr as it passes, one line each: seconds since the start, > sent or < received, what `decode btsnoop` shows.")
     var trace = false
 
     // `.unconditional`: `--timeout -5` is a bad timeout, not an unknown option `-5`.

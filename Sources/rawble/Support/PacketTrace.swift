@@ -42,10 +42,13 @@ final class PacketTrace: HCIPacketTap {
     static func line(_ packet: H4Packet, direction: BtsnoopRecord.Direction, elapsed: Duration,
                      session: inout PacketDescription.Session) -> String {
         let summary: String
+        let bytes = [packet.type.rawValue] + packet.bytes
         do {
+            // The framing first (a header whose length matches the bytes), as `decode hci` checks
+            // it: transports frame what they receive, but a tap must not count on it.
+            _ = try H4Packet.decode(bytes[...])
             summary = PacketDescription.summary(try PacketDescription.json(packet, session: &session))
         } catch {
-            let bytes = [packet.type.rawValue] + packet.bytes
             let shown = Hex.encode(bytes.prefix(malformedHexLimit))
             let more = bytes.count > malformedHexLimit ? "… (\(bytes.count) bytes)" : ""
             summary = "malformed \(PacketDescription.typeName(packet.type)) (\(error)): \(shown)\(more)"
