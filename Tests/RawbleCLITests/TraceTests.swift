@@ -199,4 +199,25 @@ struct TraceCommandTests {
         #expect(traced.count == captured.count)
         #expect(traced.sorted() == captured.sorted())
     }
+
+    @Test("hr --trace on a terminal: every trace line starts on a cleared line, above the status line, never glued to it",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux's script is not installed"))
+    func aboveTheStatusLine() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.1", "--hr-script", "realistic", "--hr-count", "0"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--transport", peer.transport, "--count", "20", "--trace"],
+                                       launcher: ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#])
+        #expect(result.status == 0, "\(result.stdout.suffix(400))")
+        let screen = result.stdout
+        #expect(screen.contains(" bpm"), "no status line drawn: \(screen.suffix(400))")
+        // What is on screen of each line is what follows its last "clear line"; a trace line
+        // printed past the status line would follow the status text on the same line.
+        // (On a terminal lines end in "\r\n", one Character: split at any newline.)
+        let traced = screen.split(whereSeparator: \.isNewline).filter { $0.contains(" < acl handle ") || $0.contains(" > command ") }
+        #expect(traced.filter { $0.contains("Handle Value Notification") }.count >= 20, "\(screen.suffix(600))")
+        for line in traced {
+            let shown = line.components(separatedBy: "\u{1B}[2K").last ?? ""
+            #expect(shown.firstMatch(of: #/^ *\d+\.\d{3} [<>] /#) != nil, "glued to the status line: \(line.debugDescription)")
+        }
+    }
 }
