@@ -27,7 +27,7 @@ import Testing
             == "  2.001 < acl handle 64 ATT: Read Response 0102")
         // A 30-byte L2CAP PDU whose first fragment holds 5 bytes, then a continuation.
         #expect(Self.line(.acl, [0x40, 0x20, 0x09, 0x00, 0x1E, 0x00, 0x04, 0x00, 0x0B, 1, 2, 3, 4], .received, session: &session)
-            == "  0.000 < acl handle 64 ATT: first fragment of a 30-byte PDU")
+            == "  0.000 < acl handle 64 ATT: Read Response, first fragment of a 30-byte PDU")
         #expect(Self.line(.acl, [0x40, 0x10, 0x03, 0x00, 5, 6, 7], .received, session: &session)
             == "  0.000 < acl handle 64 continuation fragment")
     }

@@ -69,7 +69,7 @@ extension PacketDescription {
             } else if case .object(let sig)? = field("signaling", in: fields) ?? field("smp", in: fields) {
                 line += ": \(text(field("name", in: sig)))"
             } else if let length = field("l2capLength", in: fields), field("fragmented", in: fields) != nil {
-                line += ": first fragment of a \(text(length))-byte PDU"
+                line += ": " + (field("attName", in: fields).map { "\(text($0)), " } ?? "") + "first fragment of a \(text(length))-byte PDU"
             } else if field("fragment", in: fields) != nil {
                 line += "continuation fragment"
             }
