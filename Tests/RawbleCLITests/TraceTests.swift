@@ -30,6 +30,11 @@ import Testing
             == "  0.000 < acl handle 64 ATT: Read Response, first fragment of a 30-byte PDU")
         #expect(Self.line(.acl, [0x40, 0x10, 0x03, 0x00, 5, 6, 7], .received, session: &session)
             == "  0.000 < acl handle 64 continuation fragment")
+        // The facts a link is followed by: a flag, a handle, a reason.
+        #expect(Self.line(.command, [0x0A, 0x20, 0x01, 0x01], .sent, session: &session)
+            == "  0.000 > command LE Set Advertising Enable: on")
+        #expect(Self.line(.event, [0x05, 0x04, 0x00, 0x40, 0x00, 0x13], .received, session: &session)
+            == "  0.000 < event Disconnection Complete: handle 64 Success (0x00), reason Remote User Terminated Connection (0x13)")
     }
 
     @Test("seconds since the start, to the millisecond, right-aligned in seven columns")

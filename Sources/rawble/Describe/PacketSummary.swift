@@ -95,11 +95,20 @@ extension PacketDescription {
         }
         var facts: [String] = []
         if let handle = scalar("connectionHandle") ?? scalar("handle") { facts.append("handle \(handle)") }
-        if let address = scalar("peerAddress") { facts.append(address) }
-        if let enable = scalar("enable") { facts.append(enable) }
+        if let address = scalar("peerAddress"), address != "00:00:00:00:00:00" { facts.append(address) }
+        // `enable`, or a command's one flag (LE Set Advertising Enable's).
+        if let enable = scalar("enable") ?? (fields.count == 1 && fields[0].1.isBool ? scalar(fields[0].0) : nil) {
+            facts.append(enable)
+        }
         if let status = scalar("status") { facts.append(status) }
         let line = facts.joined(separator: " ")
         guard let reason = scalar("reason") else { return line }
         return line + (line.isEmpty ? "" : ", ") + "reason \(reason)"
+    }
+}
+
+private extension JSON {
+    var isBool: Bool {
+        if case .bool = self { true } else { false }
     }
 }
