@@ -6,7 +6,8 @@ import Synchronization
 /// the decoders `decode btsnoop` uses (ACL on the ATT channel shows the ATT PDU):
 ///
 ///     0.004 > command Reset
-///     0.006 < event Command Complete: Reset Success
+///     0.006 < event Command Complete: Reset Success (0x00)
+///     0.142 > acl handle 1 ATT: Read Request 0x0010
 ///
 /// The time is seconds since the session opened (monotonic, to the millisecond), then `>` sent
 /// to the controller or `<` received from it. A packet that does not decode is a `malformed`
@@ -17,13 +18,10 @@ final class PacketTrace: HCIPacketTap {
     /// The most bytes of a malformed packet shown in hex: a line stays a line.
     static let malformedHexLimit = 64
 
-    private struct State {
-        /// What earlier packets tell about later ones (which handle a Read Response answers).
-        var session = PacketDescription.Session()
-    }
-
     private let start = ContinuousClock.now
-    private let state = Mutex(State())
+    /// What earlier packets tell about later ones (which handle a Read Response answers); its
+    /// lock also keeps lines whole and in time order.
+    private let session = Mutex(PacketDescription.Session())
     private let write: @Sendable (String) -> Void
 
     /// A trace whose lines go to `write` (by default stderr, above the status line when one shows).
@@ -32,8 +30,8 @@ final class PacketTrace: HCIPacketTap {
     }
 
     func observe(_ packet: H4Packet, direction: BtsnoopRecord.Direction) {
-        state.withLock { state in
-            write(Self.line(packet, direction: direction, elapsed: ContinuousClock.now - start, session: &state.session))
+        session.withLock { session in
+            write(Self.line(packet, direction: direction, elapsed: ContinuousClock.now - start, session: &session))
         }
     }
 
