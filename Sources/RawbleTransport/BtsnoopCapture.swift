@@ -127,30 +127,51 @@ public final class BtsnoopCaptureFile: Sendable {
     }
 }
 
-/// A transport that records every packet it carries into a ``BtsnoopCaptureFile``: received
-/// packets as they pass through ``packets``, sent packets just before they are sent, each
-/// stamped with the wall clock. Everything else is the wrapped transport's behaviour.
+/// Something that sees every HCI packet a transport carries, both ways, as it passes: a btsnoop
+/// file, the CLI's live `--trace`. Called where packets are sent and received (on an event loop
+/// among others), so it must be quick and must never throw or trap into the data path.
+public protocol HCIPacketTap: Sendable {
+    /// `packet` is about to be sent (``BtsnoopRecord/Direction/sent``) or was just received.
+    func observe(_ packet: H4Packet, direction: BtsnoopRecord.Direction)
+}
+
+extension BtsnoopCaptureFile: HCIPacketTap {
+    /// Records the packet, stamped with the wall clock.
+    public func observe(_ packet: H4Packet, direction: BtsnoopRecord.Direction) {
+        record(packet, direction: direction)
+    }
+}
+
+/// A transport that hands every packet it carries to its taps (a ``BtsnoopCaptureFile``, a
+/// live trace): received packets as they pass through ``packets`` or to the receiver, sent
+/// packets just before they are sent, each tap in order. Everything else is the wrapped
+/// transport's behaviour.
 public struct CapturingTransport: HCITransport {
     /// The transport being captured.
     public let base: any HCITransport
-    /// Where the packets go; closing the transport does not close it.
-    public let capture: BtsnoopCaptureFile
+    /// Where the packets go, in order; closing the transport does not close them.
+    public let taps: [any HCIPacketTap]
     public let packets: AsyncThrowingStream<H4Packet, any Error>
 
     /// Wraps `base`; from now on read packets from this transport's ``packets``, not `base`'s.
-    public init(_ base: any HCITransport, capture: BtsnoopCaptureFile) {
+    public init(_ base: any HCITransport, taps: [any HCIPacketTap]) {
         self.base = base
-        self.capture = capture
+        self.taps = taps
         let source = PacketSource(base.packets.makeAsyncIterator())
         packets = AsyncThrowingStream {
             guard let packet = try await source.next() else { return nil }
-            capture.record(packet, direction: .received)
+            for tap in taps { tap.observe(packet, direction: .received) }
             return packet
         }
     }
 
+    /// Wraps `base` with one tap, a btsnoop file.
+    public init(_ base: any HCITransport, capture: BtsnoopCaptureFile) {
+        self.init(base, taps: [capture])
+    }
+
     public func send(_ packet: H4Packet) async throws(TransportError) {
-        capture.record(packet, direction: .sent)
+        for tap in taps { tap.observe(packet, direction: .sent) }
         try await base.send(packet)
     }
 
@@ -161,22 +182,24 @@ public struct CapturingTransport: HCITransport {
     public var eventLoop: (any EventLoop)? { base.eventLoop }
 
     public func deliverPackets(to receiver: any HCIPacketReceiver) -> Bool {
-        base.deliverPackets(to: CapturingReceiver(receiver, capture: capture))
+        base.deliverPackets(to: CapturingReceiver(receiver, taps: taps))
     }
 }
 
-/// Records each packet before handing it on to the receiver the capture wraps.
+/// Hands each packet to the taps before handing it on to the receiver the capture wraps.
 private final class CapturingReceiver: HCIPacketReceiver {
     let receiver: any HCIPacketReceiver
-    let capture: BtsnoopCaptureFile
+    let taps: [any HCIPacketTap]
 
-    init(_ receiver: any HCIPacketReceiver, capture: BtsnoopCaptureFile) {
+    init(_ receiver: any HCIPacketReceiver, taps: [any HCIPacketTap]) {
         self.receiver = receiver
-        self.capture = capture
+        self.taps = taps
     }
 
     func receive(_ packets: [H4Packet]) {
-        for packet in packets { capture.record(packet, direction: .received) }
+        for packet in packets {
+            for tap in taps { tap.observe(packet, direction: .received) }
+        }
         receiver.receive(packets)
     }
 

@@ -14,6 +14,9 @@ struct Rawble: AsyncParsableCommand {
                                  (HCI user channel), tcp:HOST:PORT, unix:PATH,
                                  serial:PATH[:BAUD]
               --btsnoop FILE     every HCI packet of the session into a btsnoop file
+              --trace            every HCI packet and ATT PDU decoded, one line each
+                                 on stderr as it passes: seconds since the start,
+                                 > sent or < received, then what decode btsnoop shows
               --timeout SECONDS  bound on connecting and on each ATT transaction (30)
               --json             one JSON object per line on stdout
               -v, -vv, -vvv      the stack's log records on stderr as they happen
@@ -89,7 +92,7 @@ enum Main {
         // whose look-up by reflection was a percent of `hr`'s whole CPU).
         guard let first = arguments.first, first.hasPrefix("-") else { return arguments }
         let withValue: Set<String> = ["--transport", "--btsnoop", "--timeout"]
-        let flags: Set<String> = ["--json", "--quiet", "--verbose", "-v", "-vv", "-vvv"]
+        let flags: Set<String> = ["--json", "--trace", "--quiet", "--verbose", "-v", "-vv", "-vvv"]
         let subcommands = Set(Rawble.configuration.subcommands.map { $0._commandName })
         var moved: [String] = []
         var rest: [String] = []

@@ -17,7 +17,7 @@ struct CLIConventionTests {
     /// simulated strap, completions; every command's own help shows examples of it.
     @Test func helpTeaches() async throws {
         let top = try await CLI.run(["--help"])
-        for text in ["--transport", "--btsnoop", "--timeout", "--json", "RAWBLE_TRANSPORT", "RAWBLE_LOG",
+        for text in ["--transport", "--btsnoop", "--trace", "--timeout", "--json", "RAWBLE_TRANSPORT", "RAWBLE_LOG",
                      "Scripts/sim-strap", "--generate-completion-script"] {
             #expect(top.stdout.contains(text), "rawble --help lacks \(text)")
         }

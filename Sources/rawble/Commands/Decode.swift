@@ -291,12 +291,12 @@ struct DecodeBtsnoop: AsyncParsableCommand {
                 do {
                     let decoded = try PacketDescription.json(packet, session: &session)
                     fields += decoded
-                    summary = Self.summary(decoded)
+                    summary = PacketDescription.summary(decoded)
                 } catch {
-                    fields.append(("type", .string(Self.typeName(packet.type))))
+                    fields.append(("type", .string(PacketDescription.typeName(packet.type))))
                     fields.append(("data", .hex(packet.bytes)))
                     fields.append(("error", .string(error.description)))
-                    summary = "\(Self.typeName(packet.type)) (does not decode: \(error))"
+                    summary = "\(PacketDescription.typeName(packet.type)) (does not decode: \(error))"
                     failed = true
                 }
             } else {
@@ -314,60 +314,5 @@ struct DecodeBtsnoop: AsyncParsableCommand {
         let arrow = direction == "received" ? "<" : (direction == "sent" ? ">" : " ")
         let text = "\(String(repeating: " ", count: max(0, 6 - String(index).count)))\(index) \(time) \(arrow) \(summary)"
         return (.object(fields), text, failed)
-    }
-
-    static func typeName(_ type: H4PacketType) -> String {
-        switch type {
-        case .command: "command"
-        case .event: "event"
-        case .acl: "acl"
-        case .sco: "sco"
-        case .iso: "iso"
-        }
-    }
-
-    /// One line per record for a person: the packet kind and name, and the fields that matter.
-    static func summary(_ fields: [(String, JSON)]) -> String {
-        func field(_ key: String, in list: [(String, JSON)]) -> JSON? { list.first { $0.0 == key }?.1 }
-        func text(_ value: JSON?) -> String {
-            guard let value else { return "" }
-            if case .string(let s) = value { return s }
-            return value.serialized()
-        }
-        let type = text(field("type", in: fields))
-        switch type {
-        case "command":
-            return "command \(text(field("name", in: fields)))"
-        case "event":
-            var line = "event \(text(field("name", in: fields)))"
-            if case .array(let reports)? = field("reports", in: fields) {
-                let devices = reports.compactMap { report -> String? in
-                    guard case .object(let r) = report else { return nil }
-                    let name = field("name", in: r).flatMap { if case .string(let s) = $0 { s } else { nil } }
-                    return text(field("address", in: r)) + (name.map { " \"\($0)\"" } ?? "") + " \(text(field("rssi", in: r))) dBm"
-                }
-                line += ": " + devices.joined(separator: ", ")
-            } else if let command = field("command", in: fields) {
-                line += ": \(text(command)) \(text(field("status", in: fields)))"
-            }
-            return line
-        case "acl":
-            var line = "acl handle \(text(field("handle", in: fields))) \(text(field("channelName", in: fields)))"
-            if case .object(let att)? = field("att", in: fields) {
-                line += ": \(text(field("name", in: att)))"
-                if let handle = field("handle", in: att) { line += " \(text(handle))" }
-                if let value = field("value", in: att) { line += " \(text(value))" }
-                if let name = field("characteristicName", in: att) { line += " (\(text(name)))" }
-                if let summary = field("summary", in: att) { line += ": \(text(summary))" }
-                if let location = field("bodySensorLocation", in: att) { line += ": \(text(location))" }
-            } else if case .object(let sig)? = field("signaling", in: fields) ?? field("smp", in: fields) {
-                line += ": \(text(field("name", in: sig)))"
-            } else if field("fragment", in: fields) != nil {
-                line += "continuation fragment"
-            }
-            return line
-        default:
-            return type
-        }
     }
 }

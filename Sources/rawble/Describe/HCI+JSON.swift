@@ -231,6 +231,11 @@ enum PacketDescription {
         if Int(header.length) + 4 > payload.count {
             fields.append(("l2capLength", JSON(header.length)))
             fields.append(("fragmented", true))
+            // The first fragment holds the ATT opcode: name it, the rest waits for reassembly.
+            if header.channelID == .att, let opcode = payload.dropFirst(4).first {
+                fields.append(("attOpcode", JSON(opcode)))
+                fields.append(("attName", .string(ATTOpcode(opcode).name)))
+            }
             return fields
         }
         let frame = try L2CAPFrame.decode(payload)

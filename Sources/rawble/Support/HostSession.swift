@@ -30,21 +30,23 @@ struct HostSession {
     static func open(_ connection: ConnectionOptions, output: OutputOptions) async throws -> HostSession {
         Logs.setUp(output)
         let spec = try connection.resolvedTransport(environment: environment())
+        // Started before the transport opens, so its times count from the session's start.
+        let trace = connection.trace ? PacketTrace() : nil
         if case .kernel(let index) = spec {
-            return try await openKernel(adapter: index.map { "hci\($0)" }, btsnoop: connection.btsnoop, spec: spec)
+            return try await openKernel(adapter: index.map { "hci\($0)" }, btsnoop: connection.btsnoop, trace: trace, spec: spec)
         }
         var transport = try await openTransport(spec)
         var capture: BtsnoopCaptureFile?
         if let path = connection.btsnoop {
             do {
-                let file = try createCapture(path)
-                capture = file
-                transport = CapturingTransport(transport, capture: file)
+                capture = try createCapture(path)
             } catch {
                 await transport.close()
                 throw error
             }
         }
+        let taps: [any HCIPacketTap] = [capture as (any HCIPacketTap)?, trace].compactMap { $0 }
+        if !taps.isEmpty { transport = CapturingTransport(transport, taps: taps) }
         var configuration = Adapter.Configuration()
         configuration.logger = Logger(label: "rawble.host")
         do {
@@ -56,34 +58,36 @@ struct HostSession {
         }
     }
 
-    /// `hciN`, the kernel's raw channel, with the kernel's central. With a capture, the
-    /// adapter's monitor channel is opened first (so the capture starts before rawble's first
-    /// command, and holds what the kernel itself sends, e.g. for its L2CAP connections) and
-    /// is the capture's only source: the raw channel's packets are on it already, so they are
-    /// not written twice. When the monitor cannot be opened the capture falls back to the raw
-    /// channel's own packets, with a notice saying what it lacks.
-    private static func openKernel(adapter name: String?, btsnoop path: String?, spec: TransportSpec) async throws -> HostSession {
+    /// `hciN`, the kernel's raw channel, with the kernel's central. With a capture or a trace,
+    /// the adapter's monitor channel is opened first (so they start before rawble's first
+    /// command, and hold what the kernel itself sends, e.g. its L2CAP connections' ATT) and is
+    /// their only source: the raw channel's packets are on it already, so they are not seen
+    /// twice. When the monitor cannot be opened they fall back to the raw channel's own
+    /// packets, with a notice saying what they lack.
+    private static func openKernel(adapter name: String?, btsnoop path: String?, trace: PacketTrace?,
+                                   spec: TransportSpec) async throws -> HostSession {
         let logger = Logger(label: "rawble.host")
         var capture: BtsnoopCaptureFile?
         var monitor: HCIMonitorSocket?
         var transport: any HCITransport
         let kernelAdapter: KernelAdapterInfo
         do {
-            if let path {
+            if path != nil || trace != nil {
                 let chosen = try KernelAdapters.find(name)
-                let file = try createCapture(path)
-                capture = file
+                capture = try path.map(createCapture)
+                let taps: [any HCIPacketTap] = [capture as (any HCIPacketTap)?, trace].compactMap { $0 }
                 do {
                     monitor = try HCIMonitorSocket.open(adapter: chosen.index) { seen in
-                        file.record(seen.packet, direction: seen.direction)
+                        for tap in taps { tap.observe(seen.packet, direction: seen.direction) }
                     }
                 } catch {
                     // Without CAP_NET_RAW the raw channel cannot work either: say so now, once.
                     if case .missingCapability = error { throw error }
-                    logger.notice("the btsnoop capture holds only what rawble sent and received on \(chosen.name)'s raw channel, not the kernel's own traffic (its L2CAP connections): \(error)")
+                    let what = path == nil ? "the trace holds" : (trace == nil ? "the btsnoop capture holds" : "the btsnoop capture and the trace hold")
+                    logger.notice("\(what) only what rawble sent and received on \(chosen.name)'s raw channel, not the kernel's own traffic (its L2CAP connections' ATT): \(error)")
                 }
                 let opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: chosen.name)
-                transport = monitor == nil ? CapturingTransport(opened.transport, capture: file) : opened.transport
+                transport = monitor == nil ? CapturingTransport(opened.transport, taps: taps) : opened.transport
                 kernelAdapter = opened.adapter
             } else {
                 let opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: name)

@@ -36,6 +36,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Write every HCI packet of the session to a btsnoop file.", valueName: "file"))
     var btsnoop: String?
 
+    @Flag(name: .long, help: "Every HCI packet and ATT PDU decoded on stderr as it passes, one line each: seconds since the start, > sent or < received, what `decode btsnoop` shows.")
+    var trace = false
+
     // `.unconditional`: `--timeout -5` is a bad timeout, not an unknown option `-5`.
     @Option(name: .long, parsing: .unconditional,
             help: ArgumentHelp("Bound on connecting and on each ATT transaction, in seconds.", valueName: "seconds"))

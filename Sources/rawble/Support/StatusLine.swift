@@ -23,9 +23,14 @@ final class StatusLine: Sendable {
     private let state = Mutex(State())
     private let ticker = Mutex<Task<Void, Never>?>(nil)
 
+    /// The status line on screen now, if any: lines printed by others that do not hold it
+    /// (the `--trace`, printed where packets pass) go above it through ``printErrorAboveActive(_:)``.
+    private static let active = Mutex<StatusLine?>(nil)
+
     init(quiet: Bool) {
         enabled = !quiet && Output.stderrIsTerminal
         guard enabled else { return }
+        Self.active.withLock { $0 = self }
         let task = Task { [weak self] in
             while !Task.isCancelled {
                 do { try await Task.sleep(for: .milliseconds(100)) } catch { return }
@@ -74,6 +79,16 @@ final class StatusLine: Sendable {
         printing { Output.error(line) }
     }
 
+    /// Prints a line on stderr above the active status line (see ``active``), or plainly when
+    /// none shows.
+    static func printErrorAboveActive(_ line: String) {
+        if let status = active.withLock({ $0 }) {
+            status.printError(line)
+        } else {
+            Output.error(line)
+        }
+    }
+
     /// Clears the status, writes, draws the status again: all under the lock, so the ticker's
     /// redraw never lands in between.
     private func printing(_ write: () -> Void) {
@@ -89,6 +104,7 @@ final class StatusLine: Sendable {
     }
 
     func stop() {
+        Self.active.withLock { if $0 === self { $0 = nil } }
         ticker.withLock { $0?.cancel() }
         state.withLock { $0.stopped = true }
         clear()
