@@ -30,33 +30,41 @@ struct PeerSession {
 
     private static func openUninterrupted(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
                                           connection options: ConnectionOptions, output: OutputOptions) async throws -> PeerSession {
-        let timeout = Duration.milliseconds(Int(options.timeout * 1000))
         let host = try await HostSession.open(options, output: output)
         do {
-            let type = try await resolveType(of: address, given: addressType, central: host.central,
-                                             within: min(timeout, .seconds(5)))
-            let peer = DeviceAddress(address, type: type)
-            let connection: any CentralLink
-            do {
-                connection = try await host.central.connect(to: peer, timeout: timeout)
-            } catch {
-                throw host.cliError(error)
-            }
-            var configuration = ATTClient.Configuration()
-            configuration.transactionTimeout = timeout
-            let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
-            let session = PeerSession(host: host, connection: connection, gatt: gatt, timeout: timeout)
-            do {
-                try await gatt.exchangeMTU()
-            } catch {
-                await session.close()
-                throw session.cliError(error)
-            }
-            return session
+            return try await connect(on: host, to: address, addressType: addressType,
+                                     timeout: .milliseconds(Int(options.timeout * 1000)))
         } catch {
             await host.close()
             throw error
         }
+    }
+
+    /// Connects to `address` on an open host within `timeout` (finding its type as ``open``
+    /// does) and exchanges the MTU; the host stays open whatever happens, so `rawble shell`
+    /// connects again on it. Errors are one-line ``CLIError``s.
+    static func connect(on host: HostSession, to address: BluetoothAddress, addressType: AddressTypeArgument?,
+                        timeout: Duration) async throws -> PeerSession {
+        let type = try await resolveType(of: address, given: addressType, central: host.central,
+                                         within: min(timeout, .seconds(5)))
+        let peer = DeviceAddress(address, type: type)
+        let connection: any CentralLink
+        do {
+            connection = try await host.central.connect(to: peer, timeout: timeout)
+        } catch {
+            throw host.cliError(error)
+        }
+        var configuration = ATTClient.Configuration()
+        configuration.transactionTimeout = timeout
+        let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
+        let session = PeerSession(host: host, connection: connection, gatt: gatt, timeout: timeout)
+        do {
+            try await gatt.exchangeMTU()
+        } catch {
+            await session.disconnect()
+            throw session.cliError(error)
+        }
+        return session
     }
 
     /// The type the flag gives, else the one the device advertises with (a scan of at most
@@ -90,9 +98,26 @@ struct PeerSession {
 
     /// Disconnects (bounded) and closes the host session.
     func close() async {
+        await disconnect()
+        await host.close()
+    }
+
+    /// Ends the GATT client and the link (bounded); the host session stays open.
+    func disconnect() async {
         await gatt.close()
         try? await connection.disconnect(timeout: .seconds(3))
-        await host.close()
+    }
+
+    /// Any error a GATT job throws as one line and its exit status: GATT and host errors
+    /// mapped as the one-shot commands map them, cancellation as ``CLIError/interrupted``.
+    func cliError(_ error: any Error) -> CLIError {
+        switch error {
+        case let error as CLIError: error
+        case let error as GATTError: cliError(error)
+        case let error as HostError: host.cliError(error)
+        case is CancellationError: CLIError.interrupted
+        default: CLIError(.internalError, "\(error)")
+        }
     }
 
     /// A GATT failure as one line and the exit status of its class.

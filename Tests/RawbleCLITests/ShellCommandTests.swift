@@ -1,0 +1,350 @@
+import Foundation
+@testable import rawble
+import RawbleTestSupport
+import RawbleWire
+import Testing
+
+/// `rawble shell` driven from stdin as a script drives it, against Bumble's lab device and strap.
+@Suite("rawble shell against Bumble", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+struct ShellCommandTests {
+    static func lab(_ arguments: [String] = []) async throws -> (BumblePeer, BumblePeer.Device) {
+        try await GATTCommandTests.lab(arguments)
+    }
+
+    static let handle = GATTCommandTests.handle
+
+    @Test("a script: services, read by UUID and by handle, write and read back, mtu; an unknown command is one line and the shell goes on")
+    func script() async throws {
+        let (peer, lab) = try await Self.lab()
+        defer { peer.stop() }
+        let handles = try #require(lab.handles)
+        let result = try await ShellProcess.run(["shell", lab.address, "--transport", peer.transport], input: """
+            services
+            read 2a29
+            read \(Self.handle(handles.longRead))
+            # a comment, then an unknown command
+            frobnicate
+            write \(Self.handle(handles.write)) beef
+            read \(Self.handle(handles.write))
+            mtu
+            """)
+        // The unknown command failed (64: usage) and the commands after it still ran.
+        #expect(result.status == 64, "stderr: \(result.stderr)")
+        let lines = result.stdoutLines
+        #expect(lines.first?.hasPrefix(lab.address) == true, "the tree as `gatt` prints it: \(result.stdout.prefix(300))")
+        #expect(result.stdout.contains("Heart Rate (180D)") && result.stdout.contains("Body Sensor Location (2A38)"))
+        #expect(lines.contains(Hex.encode(Array("rawble-sim".utf8))))
+        #expect(lines.contains(Hex.encode((0..<300).map { UInt8($0 % 256) })), "the long value whole")
+        #expect(Array(lines.suffix(2)) == ["beef", "517"], "\(lines.suffix(3))")
+        #expect(try peer.completedWrites().last?.bytes == [0xBE, 0xEF])
+        let unknown = result.stderrLines.filter { $0.contains("frobnicate") }
+        #expect(unknown == ["rawble: unknown command \"frobnicate\": help lists the commands"], "\(result.stderr)")
+        #expect(result.stderrLines.contains { $0.hasPrefix("connected to \(lab.address) (random), MTU 517") }, "\(result.stderr)")
+        #expect(!result.stdout.contains("\u{1B}") && !result.stderr.contains("\u{1B}"), "no escape codes off a terminal")
+        #expect(!result.stdout.contains("rawble>"), "no prompt off a terminal")
+    }
+
+    @Test("--json: one JSON object per line per result, in the one-shot commands' shapes")
+    func json() async throws {
+        let (peer, lab) = try await Self.lab()
+        defer { peer.stop() }
+        let handles = try #require(lab.handles)
+        let result = try await ShellProcess.run(["shell", lab.address, "--transport", peer.transport, "--json"], input: """
+            read 2A29
+            write \(Self.handle(handles.write)) 0102 --without-response
+            mtu
+            services
+            disconnect
+            """)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let objects = try result.stdoutLines.map(CLI.jsonObject)
+        #expect(objects.count == 6, "\(result.stdout)")
+        guard objects.count == 6 else { return }
+        #expect(objects[0]["event"] as? String == "connected" && objects[0]["mtu"] as? Int == 517 && objects[0]["time"] is String)
+        #expect(objects[1]["uuid"] as? String == "2A29" && objects[1]["value"] as? String == Hex.encode(Array("rawble-sim".utf8)))
+        #expect(objects[2]["handle"] as? String == Self.handle(handles.write) && objects[2]["value"] as? String == "0102"
+                && objects[2]["withoutResponse"] as? Bool == true)
+        #expect(objects[3]["mtu"] as? Int == 517)
+        #expect(objects[4]["address"] as? String == lab.address && (objects[4]["services"] as? [Any])?.count == lab.gatt?.count)
+        #expect(objects[5]["event"] as? String == "disconnected")
+    }
+
+    @Test("a command the peer refuses, or the properties forbid, is one line; the next one works; the status is the last failure's")
+    func refusedThenWorking() async throws {
+        let (peer, lab) = try await Self.lab()
+        defer { peer.stop() }
+        let handles = try #require(lab.handles)
+        let beyond = (lab.gatt?.map(\.end).max() ?? 0x100) + 0x10
+        let result = try await ShellProcess.run(["shell", lab.address, "--transport", peer.transport], input: """
+            read \(Self.handle(beyond))
+            read 2A29
+            write \(Self.handle(handles.longRead)) 00
+            read 2A19
+            """)
+        #expect(result.status == 76, "the last failure, a peer error: \(result.stderr)")
+        let errors = result.stderrLines.filter { $0.hasPrefix("rawble:") }
+        #expect(errors.count == 2, "\(result.stderr)")
+        #expect(errors.first?.contains("Invalid Handle") == true, "\(errors)")
+        #expect(errors.last?.contains("cannot be written") == true, "\(errors)")
+        #expect(result.stdoutLines == [Hex.encode(Array("rawble-sim".utf8)), "57"], "Battery Level 87 after the refusals")
+    }
+
+    @Test("notify prints each value as it comes until unsubscribe (CCCD 0100, then 0000); the values are the ones sent")
+    func notifyThenUnsubscribe() async throws {
+        let (peer, lab) = try await Self.lab(["--hr-interval", "0.05", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-\(UUID().uuidString).btsnoop").path
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let shell = try ShellProcess(["shell", lab.address, "--transport", peer.transport, "--btsnoop", capture])
+        shell.send("notify 2A37")
+        let notified = shell.waitUntil { stdout, _ in stdout.split(separator: "\n").count >= 3 }
+        #expect(notified, "three values: \(shell.output)")
+        shell.send("unsubscribe 2A37")
+        let unsubscribed = shell.waitUntil { _, stderr in stderr.contains("unsubscribed from 2A37") }
+        #expect(unsubscribed, "\(shell.output)")
+        shell.send("read 2A19")
+        let result = shell.finish()
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let values = result.stdoutLines.filter { $0.hasPrefix("notification ") }
+        #expect(values.count >= 3)
+        let measurement = Self.handle(try #require(lab.handles?.heartRateMeasurement))
+        let sent = try peer.sentLabHeartRateValues().prefix(values.count).map { "notification \(measurement) 2A37: \(Hex.encode($0))" }
+        #expect(values == Array(sent))
+        #expect(result.stdoutLines.last == "57", "read after unsubscribe: \(result.stdout.suffix(200))")
+        let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
+        let cccd = Self.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
+        let writes = try decoded.stdoutLines.map(CLI.jsonObject).compactMap { $0["att"] as? [String: Any] }
+            .filter { $0["name"] as? String == "Write Request" && $0["handle"] as? String == cccd }
+            .compactMap { $0["value"] as? String }
+        #expect(writes == ["0100", "0000"])
+    }
+
+    @Test("disconnect, then a command says not connected; connect works again")
+    func disconnectAndConnect() async throws {
+        let (peer, lab) = try await Self.lab()
+        defer { peer.stop() }
+        let result = try await ShellProcess.run(["shell", lab.address, "--transport", peer.transport], input: """
+            disconnect
+            read 2A29
+            connect \(lab.address)
+            read 2A29
+            """)
+        #expect(result.status == 64, "`read` while not connected is a usage error: \(result.stderr)")
+        #expect(result.stdoutLines == [Hex.encode(Array("rawble-sim".utf8))], "\(result.stdout)")
+        #expect(result.stderrLines.filter { $0.hasPrefix("connected to") }.count == 2, "\(result.stderr)")
+        #expect(result.stderrLines.contains("disconnected"))
+        #expect(result.stderrLines.contains { $0.hasPrefix("rawble: not connected") })
+    }
+
+    @Test("a link the peer drops is told once; connect works again")
+    func lostLink() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.05", "--hr-disconnect-after", "3"])
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let shell = try ShellProcess(["shell", strap.address, "--transport", peer.transport])
+        shell.send("notify 2A37")
+        let lost = shell.waitUntil { _, stderr in stderr.contains("lost") }
+        #expect(lost, "\(shell.output)")
+        shell.send("read 2A19")
+        shell.send("connect \(strap.address)")
+        shell.send("read 2A19")
+        let result = shell.finish()
+        #expect(result.stderrLines.filter { $0.contains("lost") }.count == 1, "\(result.stderr)")
+        #expect(result.stderrLines.contains { $0.contains("lost: Remote User Terminated Connection (0x13)") }, "\(result.stderr)")
+        #expect(result.stderrLines.contains { $0.hasPrefix("rawble: not connected") }, "\(result.stderr)")
+        #expect(result.stdoutLines.last == "57", "read after connecting again: \(result.stdout)")
+        // The loss and the read while not connected both failed; the read was the last.
+        #expect(result.status == 64)
+    }
+
+    @Test("a bad argument is a one-line usage error naming the command's usage")
+    func badArguments() async throws {
+        let (peer, lab) = try await Self.lab()
+        defer { peer.stop() }
+        let result = try await ShellProcess.run(["shell", lab.address, "--transport", peer.transport], input: """
+            read 2A3
+            write 2A29
+            """)
+        #expect(result.status == 64)
+        let errors = result.stderrLines.filter { $0.hasPrefix("rawble:") }
+        #expect(errors.count == 2, "\(result.stderr)")
+        #expect(errors.first?.contains("usage: read TARGET") == true && errors.first?.contains("neither a handle") == true, "\(errors)")
+        #expect(errors.last?.contains("usage: write TARGET HEX") == true, "\(errors)")
+    }
+}
+
+/// The line editor's pure part: keys, editing, history and completion, without a terminal.
+@Suite("rawble shell's line editor")
+struct LineEditorTests {
+    static let words: CompletionWords = {
+        var words = CompletionWords()
+        words.commands = ["read": [], "write": ["--without-response"], "notify": ["--indicate"], "connect": [], "help": []]
+        words.targetCommands = ["read", "write", "notify"]
+        words.addressCommands = ["connect"]
+        words.commandCommands = ["help"]
+        words.targets = ["2A37", "0x001D", "0x001E", "2A38", "0x0020"]
+        words.addresses = ["C0:B1:E0:00:00:01"]
+        return words
+    }()
+
+    @discardableResult
+    static func type(_ keys: [Key], into editor: inout LineEditor) -> [LineEditor.Outcome] {
+        keys.map { editor.handle($0, words: words) }
+    }
+
+    @Test func keysFromTerminalBytes() {
+        var decoder = KeyDecoder()
+        #expect(decoder.keys(from: Array("ab".utf8) + [0x1B, 0x5B, 0x44, 0x7F, 0x09, 0x03, 0x04, 0x0D, 0x0A])
+                == [.text("ab"), .left, .backspace, .tab, .interrupt, .endOfInput, .enter])
+        // A sequence split across reads waits for its end; unknown ones are dropped whole.
+        #expect(decoder.keys(from: [0x1B, 0x5B]) == [])
+        #expect(decoder.keys(from: [0x41]) == [.up])
+        #expect(decoder.keys(from: [0x1B, 0x5B, 0x33, 0x7E, 0x1B, 0x5B, 0x32, 0x30, 0x30, 0x7E, 0x1B, 0x4F, 0x48]) == [.delete, .home])
+        #expect(decoder.keys(from: [0x1B, 0x5B, 0x31, 0x3B, 0x35, 0x43]) == [.wordRight])
+        // UTF-8 split across reads.
+        #expect(decoder.keys(from: [0xC3]) == [])
+        #expect(decoder.keys(from: [0xA9, 0x0A]) == [.text("é"), .enter])
+    }
+
+    @Test func editing() {
+        var editor = LineEditor()
+        Self.type([.text("rad"), .left, .left, .text("e"), .end, .text(" 2A37")], into: &editor)
+        #expect(editor.text == "read 2A37" && editor.cursor == 9)
+        Self.type([.killWordBefore], into: &editor)
+        #expect(editor.text == "read ")
+        Self.type([.home, .delete, .right, .backspace], into: &editor)
+        #expect(editor.text == "ad " && editor.cursor == 0)
+        #expect(Self.type([.backspace], into: &editor) == [.bell])
+        Self.type([.wordRight, .killToStart], into: &editor)
+        #expect(editor.text == " " && editor.cursor == 0)
+        Self.type([.killToEnd], into: &editor)
+        #expect(editor.text.isEmpty)
+        #expect(Self.type([.endOfInput], into: &editor) == [.endOfInput], "Ctrl-D on an empty line ends")
+        #expect(Self.type([.text("mtu"), .interrupt], into: &editor) == [.redraw, .interrupted])
+        #expect(editor.text.isEmpty, "Ctrl-C drops the line")
+        #expect(Self.type([.text("mtu"), .home, .endOfInput], into: &editor).last == .redraw, "Ctrl-D in a line deletes")
+        #expect(editor.text == "tu")
+        #expect(Self.type([.enter], into: &editor) == [.accepted("tu")])
+        #expect(editor.text.isEmpty && editor.cursor == 0)
+    }
+
+    @Test func history() {
+        var editor = LineEditor(history: History(entries: ["read 2A37"]))
+        Self.type([.text("mtu"), .enter, .text("mtu"), .enter, .text("   "), .enter], into: &editor)
+        #expect(editor.history.entries == ["read 2A37", "mtu"], "no blank entry, no repeat of the newest")
+        Self.type([.text("draft"), .up], into: &editor)
+        #expect(editor.text == "mtu")
+        Self.type([.up], into: &editor)
+        #expect(editor.text == "read 2A37")
+        #expect(Self.type([.up], into: &editor) == [.bell], "nothing older")
+        Self.type([.down, .down], into: &editor)
+        #expect(editor.text == "draft", "the line being typed comes back")
+        #expect(Self.type([.down], into: &editor) == [.bell])
+        var limited = History(limit: 2)
+        for line in ["a", "b", "c"] { limited.add(line) }
+        #expect(limited.entries == ["b", "c"])
+    }
+
+    @Test func completionCandidates() {
+        let words = Self.words
+        #expect(words.candidates(line: Array("re"), cursor: 2).candidates == ["read"])
+        #expect(words.candidates(line: Array("read 0x00"), cursor: 9) == (5, ["0x001D", "0x001E", "0x0020"]))
+        #expect(words.candidates(line: Array("read 2a3"), cursor: 8).candidates == ["2A37", "2A38"], "UUIDs case-insensitively")
+        #expect(words.candidates(line: Array("write 2A37 --w"), cursor: 14).candidates == ["--without-response"])
+        #expect(words.candidates(line: Array("write 2A37 01"), cursor: 13).candidates == [], "a value is not completed")
+        #expect(words.candidates(line: Array("connect C0"), cursor: 10).candidates == ["C0:B1:E0:00:00:01"])
+        #expect(words.candidates(line: Array("help no"), cursor: 7).candidates == ["notify"])
+        #expect(words.candidates(line: Array("mtu "), cursor: 4).candidates == [])
+    }
+
+    @Test func tabCompletes() {
+        var editor = LineEditor()
+        Self.type([.text("no"), .tab], into: &editor)
+        #expect(editor.text == "notify ", "one candidate: completed, then a space")
+        Self.type([.text("2a"), .tab], into: &editor)
+        #expect(editor.text == "notify 2A3", "several: what they share")
+        #expect(Self.type([.tab], into: &editor) == [.bell], "nothing more to add: the bell")
+        #expect(Self.type([.tab], into: &editor) == [.list(["2A37", "2A38"])], "a second Tab lists them")
+        Self.type([.text("7"), .tab], into: &editor)
+        #expect(editor.text == "notify 2A37 ")
+        #expect(Self.type([.text("zz"), .tab], into: &editor) == [.redraw, .bell], "nothing completes a value")
+    }
+}
+
+/// A `rawble` process whose stdin the test writes line by line, its output collected as it comes.
+final class ShellProcess: @unchecked Sendable {
+    private let process = Process()
+    private let input = Pipe()
+    private let lock = NSLock()
+    private var stdout = Data(), stderr = Data()
+    private let done = DispatchGroup()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = CLI.executable
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "RAWBLE_TRANSPORT")
+        environment.removeValue(forKey: "RAWBLE_LOG")
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardInput = input
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        for (pipe, isStdout) in [(out, true), (err, false)] {
+            done.enter()
+            DispatchQueue.global().async {
+                while true {
+                    let chunk = pipe.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    self.lock.lock()
+                    if isStdout { self.stdout.append(chunk) } else { self.stderr.append(chunk) }
+                    self.lock.unlock()
+                }
+                self.done.leave()
+            }
+        }
+    }
+
+    /// Runs `arguments` with `input` (a newline added) as the whole of stdin.
+    static func run(_ arguments: [String], input: String) async throws -> CLIResult {
+        let shell = try ShellProcess(arguments)
+        shell.send(input)
+        return await Task.detached { shell.finish() }.value
+    }
+
+    var output: (stdout: String, stderr: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    func send(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Waits (at most `limit`) until what was printed satisfies `condition`.
+    func waitUntil(limit: Duration = .seconds(30), _ condition: (String, String) -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let (out, err) = output
+            if condition(out, err) { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
+    /// Closes stdin (the end of the script) and waits (at most `limit`) for the exit.
+    func finish(limit: Duration = .seconds(90)) -> CLIResult {
+        try? input.fileHandleForWriting.close()
+        if done.wait(timeout: .now() + limit.dispatch) == .timedOut {
+            process.terminate()
+            _ = done.wait(timeout: .now() + 5)
+        }
+        process.waitUntilExit()
+        let (out, err) = output
+        return CLIResult(status: process.terminationStatus, stdout: out, stderr: err,
+                         killedBySignal: process.terminationReason == .uncaughtSignal)
+    }
+}
