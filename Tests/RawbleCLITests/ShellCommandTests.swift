@@ -173,6 +173,69 @@ struct ShellCommandTests {
     }
 }
 
+/// `rawble shell` at a terminal: a pseudo-terminal from util-linux's `script`, keys typed one
+/// group at a time, each after the prompt it answers is on screen.
+@Suite("rawble shell on a terminal", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux's script is not installed"))
+struct ShellTerminalTests {
+    @Test("Tab completes and lists, a value notified prints above the line being typed, up recalls, Ctrl-C stops only the running command, Ctrl-D ends")
+    func session() async throws {
+        let (peer, lab) = try await GATTCommandTests.lab(["--hr-interval", "0.2", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-home-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let shell = try ShellProcess(["shell", lab.address, "--transport", peer.transport],
+                                     launcher: ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#],
+                                     environment: ["HOME": home.path])
+        let prompt = "\(lab.address)> "
+        let emptyPrompt = "\r" + prompt + "\u{1B}[K"
+        /// Types `keys`, waits until `expected` is printed after them and, with `thenPrompt`, a
+        /// fresh prompt after that (the shell reads again: keys typed earlier would be echoed
+        /// by the terminal, and a Ctrl-C sent as a signal).
+        func step(_ keys: String, expecting expected: String, thenPrompt: Bool = true) -> Bool {
+            let offset = shell.output.stdout.count
+            shell.type(keys)
+            return shell.waitUntil { stdout, _ in
+                let after = stdout.dropFirst(offset)
+                guard let found = after.range(of: expected) else { return false }
+                return !thenPrompt || after[found.upperBound...].contains(emptyPrompt)
+            }
+        }
+        #expect(shell.waitUntil { stdout, _ in stdout.contains(emptyPrompt) }, "a prompt: \(shell.output)")
+        // Tab: the command, then two candidates sharing "2A2", listed on the second Tab.
+        #expect(step("rea\t2a2\t\t", expecting: "2A29  2A24", thenPrompt: false), "\(shell.output.stdout.suffix(300).debugDescription)")
+        #expect(step("9\r", expecting: Hex.encode(Array("rawble-sim".utf8))))
+        #expect(step("notify 2A37\r", expecting: "subscribed to 2A37"))
+        // "mt" typed, then a value arrives: printed above, the prompt and "mt" drawn again below.
+        let typed = shell.output.stdout.count
+        shell.type("mt")
+        #expect(shell.waitUntil { stdout, _ in
+            let after = stdout.dropFirst(typed)
+            guard let value = after.range(of: "\u{1B}[2Knotification 0x") else { return false }
+            return after[value.upperBound...].contains("\r\n\r" + prompt + "mt\u{1B}[K")
+        }, "\(shell.output.stdout.suffix(400).debugDescription)")
+        #expect(step("u\r", expecting: "\r\n517\r\n"))
+        // Up: the line before, "mtu", again.
+        #expect(step("\u{1B}[A\r", expecting: prompt + "mtu\u{1B}[K\r\n517\r\n"))
+        // Ctrl-C while a command runs stops that command only.
+        #expect(step("sleep 60\r", expecting: "sleep 60\u{1B}[K\r\n", thenPrompt: false))
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(step("\u{03}", expecting: "interrupted"), "\(shell.output.stdout.suffix(300).debugDescription)")
+        #expect(step("unsubscribe 2A37\r", expecting: "unsubscribed from 2A37"))
+        #expect(step("read 2A19\r", expecting: "\r\n57\r\n"))
+        // Ctrl-C at the prompt drops the line; Ctrl-D on the empty line ends, status 0.
+        #expect(step("frob\u{03}", expecting: "frob\u{1B}[K^C"))
+        shell.type("\u{04}")
+        let result = shell.finish(limit: .seconds(30))
+        #expect(result.status == 0, "\(result.stdout.suffix(400).debugDescription)")
+        #expect(!result.stdout.contains("rawble: "), "no command failed: \(result.stdout.debugDescription)")
+        let history = try String(contentsOf: home.appendingPathComponent(".rawble_history"), encoding: .utf8)
+        // As typed (the UUID's case kept: Tab only added its last digit), a repeat kept once.
+        #expect(history == "read 2a29\nnotify 2A37\nmtu\nsleep 60\nunsubscribe 2A37\nread 2A19\n", "\(history)")
+    }
+}
+
 /// The line editor's pure part: keys, editing, history and completion, without a terminal.
 @Suite("rawble shell's line editor")
 struct LineEditorTests {
@@ -279,10 +342,17 @@ final class ShellProcess: @unchecked Sendable {
     private var stdout = Data(), stderr = Data()
     private let done = DispatchGroup()
 
-    init(_ arguments: [String]) throws {
-        process.executableURL = CLI.executable
-        process.arguments = arguments
+    /// `launcher`: a command the binary is run through (its path, then `arguments`, appended).
+    init(_ arguments: [String], launcher: [String] = [], environment extra: [String: String] = [:]) throws {
+        if let first = launcher.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = Array(launcher.dropFirst()) + [CLI.executable.path] + arguments
+        } else {
+            process.executableURL = CLI.executable
+            process.arguments = arguments
+        }
         var environment = ProcessInfo.processInfo.environment
+        for (key, value) in extra { environment[key] = value }
         environment.removeValue(forKey: "RAWBLE_TRANSPORT")
         environment.removeValue(forKey: "RAWBLE_LOG")
         environment["SWIFT_BACKTRACE"] = "enable=no"
@@ -321,7 +391,12 @@ final class ShellProcess: @unchecked Sendable {
     }
 
     func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        type(line + "\n")
+    }
+
+    /// Writes `keys` to stdin as they are (no newline added).
+    func type(_ keys: String) {
+        input.fileHandleForWriting.write(Data(keys.utf8))
     }
 
     /// Waits (at most `limit`) until what was printed satisfies `condition`.

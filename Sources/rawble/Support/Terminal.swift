@@ -206,6 +206,7 @@ final class TerminalLineSource: LineSource {
     private let decoder = Mutex(KeyDecoder())
     /// Called with each line entered, for a history file.
     private let remember: @Sendable (String) -> Void
+    private let lastRemembered: Mutex<String?>
 
     init(rawMode: RawMode, console: Console, history: History, prompt: @escaping @Sendable () -> String,
          words: @escaping @Sendable () -> CompletionWords, remember: @escaping @Sendable (String) -> Void) {
@@ -215,6 +216,7 @@ final class TerminalLineSource: LineSource {
         self.words = words
         self.remember = remember
         editor = Mutex(LineEditor(history: history))
+        lastRemembered = Mutex(history.entries.last)
     }
 
     func stop() { reader.stop() }
@@ -234,7 +236,12 @@ final class TerminalLineSource: LineSource {
                     case .accepted(let line):
                         console.show(prompt: prompt, line: Array(line), cursor: line.count)
                         console.finishLine()
-                        remember(line)
+                        // As the history keeps it: no blank line, no repeat of the line before.
+                        let repeated = lastRemembered.withLock { last in
+                            defer { last = line }
+                            return last == line
+                        }
+                        if !repeated { remember(line) }
                         return line
                     case .interrupted:
                         console.finishLine("^C")
