@@ -157,6 +157,30 @@ struct ShellCommandTests {
         #expect(result.status == 64)
     }
 
+    @Test("Ctrl-C ends a script: the subscription is written back to 0000, the link closed, status 78")
+    func interruptedScript() async throws {
+        let (peer, lab) = try await Self.lab(["--hr-interval", "0.05", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-int-\(UUID().uuidString).btsnoop").path
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let shell = try ShellProcess(["shell", lab.address, "--transport", peer.transport, "--btsnoop", capture])
+        shell.send("notify 2A37")
+        #expect(shell.waitUntil { stdout, _ in stdout.contains("notification ") }, "\(shell.output)")
+        shell.interrupt()
+        let result = shell.finish(limit: .seconds(20))
+        #expect(result.status == 78, "stderr: \(result.stderr)")
+        #expect(!result.killedBySignal)
+        let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
+        let records = try decoded.stdoutLines.map(CLI.jsonObject)
+        let cccd = Self.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
+        let writes = records.compactMap { $0["att"] as? [String: Any] }
+            .filter { $0["name"] as? String == "Write Request" && $0["handle"] as? String == cccd }
+            .compactMap { $0["value"] as? String }
+        #expect(writes == ["0100", "0000"])
+        let sent = records.filter { $0["direction"] as? String == "sent" && $0["type"] as? String == "command" }
+        #expect(sent.contains { ($0["name"] as? String)?.hasPrefix("Disconnect") == true })
+    }
+
     @Test("a bad argument is a one-line usage error naming the command's usage")
     func badArguments() async throws {
         let (peer, lab) = try await Self.lab()
@@ -392,6 +416,11 @@ final class ShellProcess: @unchecked Sendable {
 
     func send(_ line: String) {
         type(line + "\n")
+    }
+
+    /// Ctrl-C: SIGINT to the process.
+    func interrupt() {
+        kill(process.processIdentifier, SIGINT)
     }
 
     /// Writes `keys` to stdin as they are (no newline added).
