@@ -19,6 +19,7 @@ struct ShellCommandTests {
         defer { peer.stop() }
         let handles = try #require(lab.handles)
         let result = try await ShellProcess.run(["shell", lab.address, "--transport", peer.transport], input: """
+            help read
             services
             read 2a29
             read \(Self.handle(handles.longRead))
@@ -31,7 +32,8 @@ struct ShellCommandTests {
         // The unknown command failed (64: usage) and the commands after it still ran.
         #expect(result.status == 64, "stderr: \(result.stderr)")
         let lines = result.stdoutLines
-        #expect(lines.first?.hasPrefix(lab.address) == true, "the tree as `gatt` prints it: \(result.stdout.prefix(300))")
+        #expect(lines.first == "read TARGET  read a value (0x001D, a handle, or a UUID such as 2A19)", "help read: \(lines.first ?? "")")
+        #expect(lines.dropFirst().first?.hasPrefix(lab.address) == true, "the tree as `gatt` prints it: \(result.stdout.prefix(300))")
         #expect(result.stdout.contains("Heart Rate (180D)") && result.stdout.contains("Body Sensor Location (2A38)"))
         #expect(lines.contains(Hex.encode(Array("rawble-sim".utf8))))
         #expect(lines.contains(Hex.encode((0..<300).map { UInt8($0 % 256) })), "the long value whole")
@@ -126,11 +128,14 @@ struct ShellCommandTests {
         let result = try await ShellProcess.run(["shell", lab.address, "--transport", peer.transport], input: """
             disconnect
             read 2A29
+            scan 2
             connect \(lab.address)
             read 2A29
             """)
         #expect(result.status == 64, "`read` while not connected is a usage error: \(result.stderr)")
-        #expect(result.stdoutLines == [Hex.encode(Array("rawble-sim".utf8))], "\(result.stdout)")
+        // The lab advertises again once disconnected: the scan lists it, with its name.
+        #expect(result.stdoutLines.contains { $0.hasPrefix("\(lab.address) (random)") && $0.contains("rawble-lab") }, "\(result.stdout)")
+        #expect(result.stdoutLines.last == Hex.encode(Array("rawble-sim".utf8)), "\(result.stdout)")
         #expect(result.stderrLines.filter { $0.hasPrefix("connected to") }.count == 2, "\(result.stderr)")
         #expect(result.stderrLines.contains("disconnected"))
         #expect(result.stderrLines.contains { $0.hasPrefix("rawble: not connected") })
@@ -244,7 +249,9 @@ struct ShellTerminalTests {
         #expect(step("\u{1B}[A\r", expecting: prompt + "mtu\u{1B}[K\r\n517\r\n"))
         // Ctrl-C while a command runs stops that command only.
         #expect(step("sleep 60\r", expecting: "sleep 60\u{1B}[K\r\n", thenPrompt: false))
-        try await Task.sleep(for: .milliseconds(500))
+        // The line is shown before the terminal leaves raw mode: time for it to, and for the
+        // command to start (a Ctrl-C in raw mode would be a key for the next prompt).
+        try await Task.sleep(for: .seconds(1))
         #expect(step("\u{03}", expecting: "interrupted"), "\(shell.output.stdout.suffix(300).debugDescription)")
         #expect(step("unsubscribe 2A37\r", expecting: "unsubscribed from 2A37"))
         #expect(step("read 2A19\r", expecting: "\r\n57\r\n"))

@@ -112,7 +112,7 @@ final class ShellSession: Sendable {
         let source: any LineSource = if let rawMode {
             TerminalLineSource(
                 rawMode: rawMode, console: console, history: History(entries: HistoryFile.load()),
-                prompt: { [weak self] in self?.prompt ?? "rawble> " },
+                prompt: { [weak self] in self?.prompt ?? Self.disconnectedPrompt },
                 words: { [weak self] in self?.completionWords ?? CompletionWords() },
                 remember: { HistoryFile.append($0) })
         } else {
@@ -356,6 +356,7 @@ final class ShellSession: Sendable {
         case nil: "the link ended"
         }
         console.print("rawble: link to \(connection.peer.address) lost: \(reason) (connect to try again)", error: true)
+        console.change(prompt: Self.disconnectedPrompt)
         if json {
             console.print(JSON.object([("event", .string("disconnected")), Self.now, ("reason", .string(reason))]).serialized())
         }
@@ -488,9 +489,11 @@ final class ShellSession: Sendable {
 
     // MARK: Prompt, completion, events
 
+    private static let disconnectedPrompt = "rawble> "
+
     private var prompt: String {
         state.withLock { state in
-            guard let link = state.link, link.peer.connection.ending == nil else { return "rawble> " }
+            guard let link = state.link, link.peer.connection.ending == nil else { return Self.disconnectedPrompt }
             return "\(link.peer.connection.peer.address)> "
         }
     }

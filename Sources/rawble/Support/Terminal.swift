@@ -53,6 +53,14 @@ final class Console: Sendable {
         }
     }
 
+    /// Changes the prompt shown (the link went while a line is typed), drawing it again.
+    func change(prompt: String) {
+        state.withLock { state in
+            state.prompt = prompt
+            if state.promptShown { Self.draw(state) }
+        }
+    }
+
     /// Leaves the prompt and the line on screen as they are, ends the line with `ending`
     /// ("" for a line entered, "^C" for one dropped), and stops redrawing them.
     func finishLine(_ ending: String = "") {
