@@ -351,6 +351,16 @@ struct LineEditorTests {
         #expect(words.candidates(line: Array("mtu "), cursor: 4).candidates == [])
     }
 
+    @Test("a line longer than the row scrolls sideways, the cursor always shown")
+    func visibleWindow() {
+        #expect(VisibleLine(length: 10, cursor: 10, columns: 80) == VisibleLine(start: 0, count: 10, cursorColumn: 10))
+        // 20 columns: 19 characters shown, the last column free.
+        #expect(VisibleLine(length: 50, cursor: 50, columns: 20) == VisibleLine(start: 32, count: 18, cursorColumn: 18))
+        #expect(VisibleLine(length: 50, cursor: 3, columns: 20) == VisibleLine(start: 0, count: 19, cursorColumn: 3))
+        #expect(VisibleLine(length: 50, cursor: 30, columns: 20) == VisibleLine(start: 12, count: 19, cursorColumn: 18))
+        #expect(VisibleLine(length: 5, cursor: 9, columns: 0).cursorColumn == 0, "no room at all: one character")
+    }
+
     @Test func tabCompletes() {
         var editor = LineEditor()
         Self.type([.text("no"), .tab], into: &editor)

@@ -408,6 +408,33 @@ struct LineEditor {
     }
 }
 
+/// The part of a line that fits beside the prompt on one row, so a line longer than the
+/// terminal (a 200-digit value to write) scrolls sideways instead of wrapping under a redraw
+/// that only returns to the start of its row.
+struct VisibleLine: Equatable {
+    /// The first character shown and how many are.
+    var start: Int
+    var count: Int
+    /// The cursor's column after the prompt.
+    var cursorColumn: Int
+
+    init(start: Int, count: Int, cursorColumn: Int) {
+        self.start = start
+        self.count = count
+        self.cursorColumn = cursorColumn
+    }
+
+    /// The window over `length` characters with the cursor at `cursor`, in `columns` columns
+    /// (one character a column; the last column stays free, so the cursor never wraps).
+    init(length: Int, cursor: Int, columns: Int) {
+        let room = max(1, columns - 1)
+        let cursor = min(max(cursor, 0), length)
+        start = cursor < room ? 0 : cursor - room + 1
+        count = min(length - start, room)
+        cursorColumn = cursor - start
+    }
+}
+
 extension String {
     /// The text without leading and trailing spaces, tabs and newlines.
     var trimmingWhitespace: String {

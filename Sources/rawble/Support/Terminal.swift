@@ -77,13 +77,23 @@ final class Console: Sendable {
         state.withLock { _ in Output.status(text) }
     }
 
-    /// The prompt and the line from the left edge, the rest of the row cleared, the cursor
-    /// moved back to its place (one column per character: wide characters are not measured).
+    /// The prompt and the part of the line that fits the row from the left edge, the rest of
+    /// the row cleared, the cursor moved back to its place (one column per character: wide
+    /// characters are not measured).
     private static func draw(_ state: State) {
-        var text = "\r" + state.prompt + String(state.line) + "\u{1B}[K"
-        let back = state.line.count - state.cursor
+        let window = VisibleLine(length: state.line.count, cursor: state.cursor, columns: columns - state.prompt.count)
+        let shown = state.line[window.start..<(window.start + window.count)]
+        var text = "\r" + state.prompt + String(shown) + "\u{1B}[K"
+        let back = window.count - window.cursorColumn
         if back > 0 { text += "\u{1B}[\(back)D" }
         Output.status(text)
+    }
+
+    /// The terminal's width (stderr's, where the prompt is drawn), 80 when it does not say.
+    private static var columns: Int {
+        var size = winsize()
+        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
     }
 }
 
