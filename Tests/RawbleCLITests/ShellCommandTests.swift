@@ -267,6 +267,33 @@ struct ShellTerminalTests {
     }
 }
 
+extension ShellTerminalTests {
+    @Test("a link lost at the prompt: told once above it, the prompt becomes rawble>, connect works again")
+    func linkLostAtThePrompt() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.1", "--hr-disconnect-after", "3"])
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-home-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let shell = try ShellProcess(["shell", strap.address, "--transport", peer.transport],
+                                     launcher: ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#],
+                                     environment: ["HOME": home.path])
+        #expect(shell.waitUntil { stdout, _ in stdout.contains("\r\(strap.address)> \u{1B}[K") }, "\(shell.output)")
+        shell.type("notify 2A37\r")
+        #expect(shell.waitUntil { stdout, _ in stdout.contains("lost: ") && stdout.hasSuffix("\rrawble> \u{1B}[K") },
+                "\(shell.output.stdout.suffix(400).debugDescription)")
+        shell.type("connect \(strap.address)\r")
+        #expect(shell.waitUntil { stdout, _ in stdout.components(separatedBy: "connected to \(strap.address)").count == 3 },
+                "\(shell.output.stdout.suffix(400).debugDescription)")
+        #expect(shell.waitUntil { stdout, _ in stdout.hasSuffix("\r\(strap.address)> \u{1B}[K") })
+        shell.type("\u{04}")
+        let result = shell.finish(limit: .seconds(30))
+        #expect(result.stdout.components(separatedBy: "lost: ").count == 2, "told once: \(result.stdout.debugDescription)")
+        #expect(result.status == 76, "the lost link, the one failure")
+    }
+}
+
 /// The line editor's pure part: keys, editing, history and completion, without a terminal.
 @Suite("rawble shell's line editor")
 struct LineEditorTests {
