@@ -36,7 +36,7 @@ struct Rawble: AsyncParsableCommand {
             75 timeout, 76 peer error, 77 permission, 78 interrupted.
             """,
         version: "0.1.0",
-        subcommands: [Adapters.self, Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, HeartRate.self, Report.self, PeripheralCommand.self]
+        subcommands: [Adapters.self, Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, Shell.self, HeartRate.self, Report.self, PeripheralCommand.self]
     )
 }
 

@@ -8,7 +8,7 @@ struct CLIConventionTests {
     @Test func helpListsEveryCommand() async throws {
         let result = try await CLI.run(["--help"])
         #expect(result.status == 0)
-        for command in ["decode", "scan", "gatt", "read", "write", "notify", "hr"] {
+        for command in ["decode", "scan", "gatt", "read", "write", "notify", "shell", "hr"] {
             #expect(result.stdout.contains(command), "help lacks \(command)")
         }
     }
@@ -21,7 +21,7 @@ struct CLIConventionTests {
                      "Scripts/sim-strap", "--generate-completion-script"] {
             #expect(top.stdout.contains(text), "rawble --help lacks \(text)")
         }
-        let commands: [[String]] = [["adapters"], ["decode"], ["decode", "value"], ["scan"], ["gatt"], ["read"], ["write"], ["notify"], ["hr"],
+        let commands: [[String]] = [["adapters"], ["decode"], ["decode", "value"], ["scan"], ["gatt"], ["read"], ["write"], ["notify"], ["shell"], ["hr"],
                                     ["report"], ["peripheral"], ["peripheral", "hr"], ["peripheral", "echo"]]
         for command in commands {
             let help = try await CLI.run(command + ["--help"])

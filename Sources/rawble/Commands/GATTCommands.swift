@@ -31,32 +31,7 @@ struct GATT: AsyncParsableCommand {
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
         let json = output.json
         try await session.run { session in
-            let database = try await session.gatt.discoverAll()
-            var values: [UInt16: Result<[UInt8], GATTError>] = [:]
-            for entry in database.characteristics {
-                if entry.characteristic.properties.contains(.read) {
-                    do throws(GATTError) {
-                        values[entry.characteristic.valueHandle] = .success(try await session.gatt.read(entry.characteristic))
-                    } catch {
-                        values[entry.characteristic.valueHandle] = .failure(error)
-                    }
-                }
-                // The descriptors that say what the value is (User Description, Presentation
-                // Format, Extended Properties); the CCCD's state is this client's own.
-                for descriptor in entry.descriptors where GATTDatabase.readsDescriptor(descriptor.uuid) {
-                    do throws(GATTError) {
-                        values[descriptor.handle] = .success(try await session.gatt.read(handle: descriptor.handle))
-                    } catch {
-                        values[descriptor.handle] = .failure(error)
-                    }
-                }
-            }
-            let mtu = await session.gatt.mtu
-            if json {
-                Output.json(database.json(address: session.connection.peer, mtu: mtu, values: values))
-            } else {
-                for line in database.tree(address: session.connection.peer, mtu: mtu, values: values) { Output.line(line) }
-            }
+            for line in try await session.describeDatabase(json: json) { Output.line(line) }
         }
     }
 }
@@ -86,10 +61,7 @@ struct Read: AsyncParsableCommand {
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
         let (target, format, json) = (self.target, self.format, output.json)
         try await session.run { session in
-            let (handle, characteristic) = try await session.characteristic(for: target)
-            try characteristic.map { try CharacteristicUse.read.check($0) }
-            let value = try await session.gatt.read(handle: handle)
-            ValueOutput.printRead(value, handle: handle, uuid: characteristic?.uuid, as: format, json: json)
+            Output.line(try await session.readValue(of: target, as: format, json: json))
         }
     }
 }
@@ -161,17 +133,8 @@ struct Write: AsyncParsableCommand {
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
         let (target, withoutResponse, json) = (self.target, self.withoutResponse, output.json)
         try await session.run { session in
-            let (handle, characteristic) = try await session.characteristic(for: target)
-            try characteristic.map { try CharacteristicUse.write(withoutResponse: withoutResponse).check($0) }
-            try await session.gatt.write(bytes, to: handle, withoutResponse: withoutResponse)
-            // What was written, as `read --json` shows what was read (a person's output stays empty).
-            if json {
-                Output.json(.object([
-                    ("handle", .handle(handle)),
-                    ("uuid", characteristic.map { .uuid($0.uuid) } ?? .null),
-                    ("value", .hex(bytes)),
-                    ("withoutResponse", .bool(withoutResponse)),
-                ]))
+            if let line = try await session.writeValue(bytes, to: target, withoutResponse: withoutResponse, json: json) {
+                Output.line(line)
             }
         }
     }
@@ -215,31 +178,13 @@ struct Notify: AsyncParsableCommand {
         let (target, count, indicate, format, json) = (self.target, self.count, self.indicate, self.format, output.json)
         let deadline = duration.map { Duration.milliseconds(Int($0 * 1000)) }
         try await session.run(untilInterrupted: count == nil && duration == nil, deadline: deadline) { session in
-            let (_, found) = try await session.characteristic(for: target)
-            guard let characteristic = found else {
-                throw GATTError.notFound("no characteristic at \(target)")
-            }
-            try CharacteristicUse.subscribe(indications: indicate).check(characteristic)
+            let characteristic = try await session.subscribableCharacteristic(for: target, indications: indicate)
             let subscription = try await session.gatt.subscribe(to: characteristic, indications: indicate)
             var received = 0
-            let uuid = Array(characteristic.uuid.description.utf8)
-            // Values of no known format are hex only: their JSON lines skip the decoding.
-            let decodes = format != nil || ReadableValues.knows(characteristic.uuid)
-            var line: [UInt8] = []  // one buffer for every JSON line
-            line.reserveCapacity(128)
-            var timestamps = TimestampCache()
+            var printer = NotificationPrinter(characteristic: characteristic, json: json, format: format)
             do {
                 for try await update in subscription {
-                    if json {
-                        line.removeAll(keepingCapacity: true)
-                        let decoded = decodes ? ValueOutput.readable(Array(update.value), uuid: characteristic.uuid, as: format).jsonSuffix : ""
-                        appendNotificationJSONLine(
-                            time: Clock.unixMicroseconds(), handle: update.handle, uuid: uuid, value: update.value,
-                            decoded: decoded, to: &line, timestamps: &timestamps)
-                        Output.lineBytes(line)
-                    } else {
-                        Output.line(ValueOutput.readable(Array(update.value), uuid: characteristic.uuid, as: format).line)
-                    }
+                    Output.lineBytes(printer.line(for: update))
                     received += 1
                     if let count, received >= count { break }
                 }
@@ -248,6 +193,126 @@ struct Notify: AsyncParsableCommand {
             // Unsubscribe even after Ctrl-C: a detached task is not cancelled with this one.
             _ = await Task.detached { try? await subscription.cancel() }.value
         }
+    }
+}
+
+/// The GATT jobs of `gatt`, `read`, `write` and `notify`, shared with `rawble shell`: each
+/// resolves its target, checks the properties and returns the lines to print, so both print
+/// the same values and JSON shapes.
+extension PeerSession {
+    /// `gatt`: the whole database with every readable value read, as the tree's lines or one
+    /// JSON document.
+    func describeDatabase(json: Bool) async throws(GATTError) -> [String] {
+        let database = try await gatt.discoverAll()
+        var values: [UInt16: Result<[UInt8], GATTError>] = [:]
+        for entry in database.characteristics {
+            if entry.characteristic.properties.contains(.read) {
+                do throws(GATTError) {
+                    values[entry.characteristic.valueHandle] = .success(try await gatt.read(entry.characteristic))
+                } catch {
+                    values[entry.characteristic.valueHandle] = .failure(error)
+                }
+            }
+            // The descriptors that say what the value is (User Description, Presentation
+            // Format, Extended Properties); the CCCD's state is this client's own.
+            for descriptor in entry.descriptors where GATTDatabase.readsDescriptor(descriptor.uuid) {
+                do throws(GATTError) {
+                    values[descriptor.handle] = .success(try await gatt.read(handle: descriptor.handle))
+                } catch {
+                    values[descriptor.handle] = .failure(error)
+                }
+            }
+        }
+        let mtu = await gatt.mtu
+        if json { return [database.json(address: connection.peer, mtu: mtu, values: values).serialized()] }
+        return database.tree(address: connection.peer, mtu: mtu, values: values)
+    }
+
+    /// `read`: the target's value (long values whole) as ``ValueText/read(_:handle:characteristic:json:)`` prints it.
+    func readValue(of target: AttributeTarget, as format: ValueFormat? = nil, json: Bool) async throws -> String {
+        let (handle, characteristic) = try await self.characteristic(for: target)
+        try characteristic.map { try CharacteristicUse.read.check($0) }
+        let value = try await gatt.read(handle: handle)
+        return ValueText.read(value, handle: handle, characteristic: characteristic, as: format, json: json)
+    }
+
+    /// `write`: writes `bytes` to the target; the line to print (with `json`, what was written,
+    /// as `read --json` shows what was read; a person's output stays empty).
+    func writeValue(_ bytes: [UInt8], to target: AttributeTarget, withoutResponse: Bool, json: Bool) async throws -> String? {
+        let (handle, characteristic) = try await self.characteristic(for: target)
+        try characteristic.map { try CharacteristicUse.write(withoutResponse: withoutResponse).check($0) }
+        try await gatt.write(bytes, to: handle, withoutResponse: withoutResponse)
+        guard json else { return nil }
+        return JSON.object([
+            ("handle", .handle(handle)),
+            ("uuid", characteristic.map { .uuid($0.uuid) } ?? .null),
+            ("value", .hex(bytes)),
+            ("withoutResponse", .bool(withoutResponse)),
+        ]).serialized()
+    }
+
+    /// `notify`: the characteristic the target names, checked to notify (or indicate).
+    func subscribableCharacteristic(for target: AttributeTarget, indications: Bool) async throws -> GATTCharacteristic {
+        let (_, found) = try await self.characteristic(for: target)
+        guard let characteristic = found else {
+            throw GATTError.notFound("no characteristic at \(target)")
+        }
+        try CharacteristicUse.subscribe(indications: indications).check(characteristic)
+        return characteristic
+    }
+}
+
+/// How a value read or received is printed: the one place `read`, `notify` and `rawble shell`
+/// share, so a readable rendering added here shows in all of them.
+enum ValueText {
+    /// A value read: its readable form (``ValueOutput``) for a person; `{handle, uuid, value,
+    /// decoded…}` with `json`.
+    static func read(_ value: [UInt8], handle: UInt16, characteristic: GATTCharacteristic?, as format: ValueFormat? = nil,
+                     json: Bool) -> String {
+        guard json else { return person(value, characteristic: characteristic, as: format) }
+        let readable = ValueOutput.readable(value, uuid: characteristic?.uuid, as: format)
+        return JSON.object([
+            ("handle", .handle(handle)),
+            ("uuid", characteristic.map { .uuid($0.uuid) } ?? .null),
+            ("value", .hex(value)),
+        ] + readable.jsonFields).serialized()
+    }
+
+    /// A value as a person reads it: `87 %`, `chest`, `"rawble-sim"`; hex for unknown formats.
+    static func person(_ value: some Collection<UInt8>, characteristic: GATTCharacteristic?, as format: ValueFormat? = nil) -> String {
+        ValueOutput.readable(Array(value), uuid: characteristic?.uuid, as: format).line
+    }
+}
+
+/// Lines for the values of one subscription: the readable form for a person, else `{time,
+/// handle, uuid, value, decoded…}`, in one reused buffer (the hot path of `notify --json`, one
+/// line per notification; values of no known format skip the decoding).
+struct NotificationPrinter {
+    let characteristic: GATTCharacteristic
+    let json: Bool
+    let format: ValueFormat?
+    private let decodes: Bool
+    private let uuid: [UInt8]
+    private var line: [UInt8] = []
+    private var timestamps = TimestampCache()
+
+    init(characteristic: GATTCharacteristic, json: Bool, format: ValueFormat? = nil) {
+        self.characteristic = characteristic
+        self.json = json
+        self.format = format
+        decodes = format != nil || ReadableValues.knows(characteristic.uuid)
+        uuid = Array(characteristic.uuid.description.utf8)
+        line.reserveCapacity(128)
+    }
+
+    /// The whole line for `update`, newline included.
+    mutating func line(for update: ATTValueUpdate) -> [UInt8] {
+        guard json else { return Array((ValueText.person(update.value, characteristic: characteristic, as: format) + "\n").utf8) }
+        line.removeAll(keepingCapacity: true)
+        let decoded = decodes ? ValueOutput.readable(Array(update.value), uuid: characteristic.uuid, as: format).jsonSuffix : ""
+        appendNotificationJSONLine(time: Clock.unixMicroseconds(), handle: update.handle, uuid: uuid, value: update.value,
+                                   decoded: decoded, to: &line, timestamps: &timestamps)
+        return line
     }
 }
 

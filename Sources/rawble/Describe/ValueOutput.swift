@@ -11,21 +11,6 @@ enum ValueOutput {
         guard let uuid else { return ReadableValue(bytes: bytes, format: nil, outcome: .unknown) }
         return ReadableValues.describe(bytes, of: uuid)
     }
-
-    /// `read`'s output for one value (also what the shell prints for a read): the readable
-    /// line, or with `json` the line `{handle, uuid, value, decoded…}`.
-    static func printRead(_ bytes: [UInt8], handle: UInt16, uuid: BluetoothUUID?, as format: ValueFormat?, json: Bool) {
-        let value = readable(bytes, uuid: uuid, as: format)
-        if json {
-            Output.json(.object([
-                ("handle", .handle(handle)),
-                ("uuid", uuid.map { .uuid($0) } ?? .null),
-                ("value", .hex(bytes)),
-            ] + value.jsonFields))
-        } else {
-            Output.line(value.line)
-        }
-    }
 }
 
 extension ReadableValue {

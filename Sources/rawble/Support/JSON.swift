@@ -1,6 +1,6 @@
 /// A JSON value with object keys kept in insertion order, so machine output reads in the
 /// order the CLI documentation lists its fields.
-enum JSON: Equatable {
+enum JSON: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int)

@@ -30,47 +30,55 @@ struct PeerSession {
 
     private static func openUninterrupted(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
                                           connection options: ConnectionOptions, output: OutputOptions) async throws -> PeerSession {
-        let timeout = Duration.milliseconds(Int(options.timeout * 1000))
-        // One bound for finding the peer and connecting to it: the scan for its address type
-        // takes part of `--timeout`, the connection what is left (they each took all of it).
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
         let host = try await HostSession.open(options, output: output)
         do {
-            let type = try await resolveType(of: address, given: addressType, central: host.central,
-                                             within: min(timeout, .seconds(5)))
-            let peer = DeviceAddress(address, type: type.type)
-            let left = deadline - clock.now
-            if type.seen == false, left < .milliseconds(100) {
-                // Not heard within the whole bound: a connection could not start in the time left.
-                throw CLIError(.timeout, "no connection to \(address): it did not advertise within \(Self.seconds(timeout))",
-                               fix: "check it is on, in range and advertising (rawble scan lists what is), or give a longer --timeout")
-            }
-            let connection: any CentralLink
-            do {
-                connection = try await host.central.connect(to: peer, timeout: max(left, .milliseconds(100)))
-            } catch {
-                if case .connectionTimedOut = error {
-                    throw CLIError(.timeout, "no connection to \(peer) within \(Self.seconds(timeout))",
-                                   fix: "is it advertising and connectable? (rawble scan lists what is)")
-                }
-                throw host.cliError(error)
-            }
-            var configuration = ATTClient.Configuration()
-            configuration.transactionTimeout = timeout
-            let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
-            let session = PeerSession(host: host, connection: connection, gatt: gatt, timeout: timeout)
-            do {
-                try await gatt.exchangeMTU()
-            } catch {
-                await session.close()
-                throw session.cliError(error)
-            }
-            return session
+            return try await connect(on: host, to: address, addressType: addressType,
+                                     timeout: .milliseconds(Int(options.timeout * 1000)))
         } catch {
             await host.close()
             throw error
         }
+    }
+
+    /// Connects to `address` on an open host within `timeout` (finding its type as ``open``
+    /// does) and exchanges the MTU; the host stays open whatever happens, so `rawble shell`
+    /// connects again on it. Errors are one-line ``CLIError``s.
+    static func connect(on host: HostSession, to address: BluetoothAddress, addressType: AddressTypeArgument?,
+                        timeout: Duration) async throws -> PeerSession {
+        // One bound for finding the peer and connecting to it: the scan for its address type
+        // takes part of `--timeout`, the connection what is left (they each took all of it).
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        let type = try await resolveType(of: address, given: addressType, central: host.central,
+                                         within: min(timeout, .seconds(5)))
+        let peer = DeviceAddress(address, type: type.type)
+        let left = deadline - clock.now
+        if type.seen == false, left < .milliseconds(100) {
+            // Not heard within the whole bound: a connection could not start in the time left.
+            throw CLIError(.timeout, "no connection to \(address): it did not advertise within \(Self.seconds(timeout))",
+                           fix: "check it is on, in range and advertising (rawble scan lists what is), or give a longer --timeout")
+        }
+        let connection: any CentralLink
+        do {
+            connection = try await host.central.connect(to: peer, timeout: max(left, .milliseconds(100)))
+        } catch {
+            if case .connectionTimedOut = error {
+                throw CLIError(.timeout, "no connection to \(peer) within \(Self.seconds(timeout))",
+                               fix: "is it advertising and connectable? (rawble scan lists what is)")
+            }
+            throw host.cliError(error)
+        }
+        var configuration = ATTClient.Configuration()
+        configuration.transactionTimeout = timeout
+        let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
+        let session = PeerSession(host: host, connection: connection, gatt: gatt, timeout: timeout)
+        do {
+            try await gatt.exchangeMTU()
+        } catch {
+            await session.disconnect()
+            throw session.cliError(error)
+        }
+        return session
     }
 
     /// The type the flag gives, else the one the device advertises with (a scan of at most
@@ -111,9 +119,26 @@ struct PeerSession {
 
     /// Disconnects (bounded) and closes the host session.
     func close() async {
+        await disconnect()
+        await host.close()
+    }
+
+    /// Ends the GATT client and the link (bounded); the host session stays open.
+    func disconnect() async {
         await gatt.close()
         try? await connection.disconnect(timeout: .seconds(3))
-        await host.close()
+    }
+
+    /// Any error a GATT job throws as one line and its exit status: GATT and host errors
+    /// mapped as the one-shot commands map them, cancellation as ``CLIError/interrupted``.
+    func cliError(_ error: any Error) -> CLIError {
+        switch error {
+        case let error as CLIError: error
+        case let error as GATTError: cliError(error)
+        case let error as HostError: host.cliError(error)
+        case is CancellationError: CLIError.interrupted
+        default: CLIError(.internalError, "\(error)")
+        }
     }
 
     /// A GATT failure as one line and the exit status of its class.
