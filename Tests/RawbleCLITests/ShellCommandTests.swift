@@ -35,7 +35,7 @@ struct ShellCommandTests {
         #expect(lines.first == "read TARGET  read a value (0x001D, a handle, or a UUID such as 2A19)", "help read: \(lines.first ?? "")")
         #expect(lines.dropFirst().first?.hasPrefix(lab.address) == true, "the tree as `gatt` prints it: \(result.stdout.prefix(300))")
         #expect(result.stdout.contains("Heart Rate (180D)") && result.stdout.contains("Body Sensor Location (2A38)"))
-        #expect(lines.contains(Hex.encode(Array("rawble-sim".utf8))))
+        #expect(lines.contains("\"rawble-sim\""), "2A29 read as text: \(lines)")
         #expect(lines.contains(Hex.encode((0..<300).map { UInt8($0 % 256) })), "the long value whole")
         #expect(Array(lines.suffix(2)) == ["beef", "517"], "\(lines.suffix(3))")
         #expect(try peer.completedWrites().last?.bytes == [0xBE, 0xEF])
@@ -88,7 +88,7 @@ struct ShellCommandTests {
         #expect(errors.count == 2, "\(result.stderr)")
         #expect(errors.first?.contains("Invalid Handle") == true, "\(errors)")
         #expect(errors.last?.contains("cannot be written") == true, "\(errors)")
-        #expect(result.stdoutLines == [Hex.encode(Array("rawble-sim".utf8)), "57"], "Battery Level 87 after the refusals")
+        #expect(result.stdoutLines == ["\"rawble-sim\"", "87 %"], "Battery Level 87 after the refusals")
     }
 
     @Test("notify prints each value as it comes until unsubscribe (CCCD 0100, then 0000); the values are the ones sent")
@@ -99,20 +99,20 @@ struct ShellCommandTests {
         defer { try? FileManager.default.removeItem(atPath: capture) }
         let shell = try ShellProcess(["shell", lab.address, "--transport", peer.transport, "--btsnoop", capture])
         shell.send("notify 2A37")
-        let notified = shell.waitUntil { stdout, _ in stdout.split(separator: "\n").count >= 3 }
+        let notified = await shell.waitUntil { stdout, _ in stdout.split(separator: "\n").count >= 3 }
         #expect(notified, "three values: \(shell.output)")
         shell.send("unsubscribe 2A37")
-        let unsubscribed = shell.waitUntil { _, stderr in stderr.contains("unsubscribed from 2A37") }
+        let unsubscribed = await shell.waitUntil { _, stderr in stderr.contains("unsubscribed from 2A37") }
         #expect(unsubscribed, "\(shell.output)")
         shell.send("read 2A19")
-        let result = shell.finish()
+        let result = await shell.finish()
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let values = result.stdoutLines.filter { $0.hasPrefix("notification ") }
         #expect(values.count >= 3)
         let measurement = Self.handle(try #require(lab.handles?.heartRateMeasurement))
-        let sent = try peer.sentLabHeartRateValues().prefix(values.count).map { "notification \(measurement) 2A37: \(Hex.encode($0))" }
+        let sent = try peer.sentLabHeartRateValues().prefix(values.count).map { "notification \(measurement) 2A37: \(ReadableValues.describe($0, of: .heartRateMeasurement).text)" }
         #expect(values == Array(sent))
-        #expect(result.stdoutLines.last == "57", "read after unsubscribe: \(result.stdout.suffix(200))")
+        #expect(result.stdoutLines.last == "87 %", "read after unsubscribe: \(result.stdout.suffix(200))")
         let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
         let cccd = Self.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
         let writes = try decoded.stdoutLines.map(CLI.jsonObject).compactMap { $0["att"] as? [String: Any] }
@@ -135,7 +135,7 @@ struct ShellCommandTests {
         #expect(result.status == 64, "`read` while not connected is a usage error: \(result.stderr)")
         // The lab advertises again once disconnected: the scan lists it, with its name.
         #expect(result.stdoutLines.contains { $0.hasPrefix("\(lab.address) (random)") && $0.contains("rawble-lab") }, "\(result.stdout)")
-        #expect(result.stdoutLines.last == Hex.encode(Array("rawble-sim".utf8)), "\(result.stdout)")
+        #expect(result.stdoutLines.last == "\"rawble-sim\"", "\(result.stdout)")
         #expect(result.stderrLines.filter { $0.hasPrefix("connected to") }.count == 2, "\(result.stderr)")
         #expect(result.stderrLines.contains("disconnected"))
         #expect(result.stderrLines.contains { $0.hasPrefix("rawble: not connected") })
@@ -148,16 +148,16 @@ struct ShellCommandTests {
         let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
         let shell = try ShellProcess(["shell", strap.address, "--transport", peer.transport])
         shell.send("notify 2A37")
-        let lost = shell.waitUntil { _, stderr in stderr.contains("lost") }
+        let lost = await shell.waitUntil { _, stderr in stderr.contains("lost") }
         #expect(lost, "\(shell.output)")
         shell.send("read 2A19")
         shell.send("connect \(strap.address)")
         shell.send("read 2A19")
-        let result = shell.finish()
+        let result = await shell.finish()
         #expect(result.stderrLines.filter { $0.contains("lost") }.count == 1, "\(result.stderr)")
         #expect(result.stderrLines.contains { $0.contains("lost: Remote User Terminated Connection (0x13)") }, "\(result.stderr)")
         #expect(result.stderrLines.contains { $0.hasPrefix("rawble: not connected") }, "\(result.stderr)")
-        #expect(result.stdoutLines.last == "57", "read after connecting again: \(result.stdout)")
+        #expect(result.stdoutLines.last == "87 %", "read after connecting again: \(result.stdout)")
         // The loss and the read while not connected both failed; the read was the last.
         #expect(result.status == 64)
     }
@@ -170,9 +170,10 @@ struct ShellCommandTests {
         defer { try? FileManager.default.removeItem(atPath: capture) }
         let shell = try ShellProcess(["shell", lab.address, "--transport", peer.transport, "--btsnoop", capture])
         shell.send("notify 2A37")
-        #expect(shell.waitUntil { stdout, _ in stdout.contains("notification ") }, "\(shell.output)")
+        #expect(await shell.waitUntil { stdout, _ in stdout.contains("notification ") }, "\(shell.output)")
         shell.interrupt()
-        let result = shell.finish(limit: .seconds(20))
+        #expect(await shell.waitUntilEnded(limit: .seconds(20)), "Ctrl-C did not end the script: \(shell.output)")
+        let result = await shell.finish(limit: .seconds(20))
         #expect(result.status == 78, "stderr: \(result.stderr)")
         #expect(!result.killedBySignal)
         let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
@@ -222,43 +223,43 @@ struct ShellTerminalTests {
         /// Types `keys`, waits until `expected` is printed after them and, with `thenPrompt`, a
         /// fresh prompt after that (the shell reads again: keys typed earlier would be echoed
         /// by the terminal, and a Ctrl-C sent as a signal).
-        func step(_ keys: String, expecting expected: String, thenPrompt: Bool = true) -> Bool {
+        func step(_ keys: String, expecting expected: String, thenPrompt: Bool = true) async -> Bool {
             let offset = shell.output.stdout.count
             shell.type(keys)
-            return shell.waitUntil { stdout, _ in
+            return await shell.waitUntil { stdout, _ in
                 let after = stdout.dropFirst(offset)
                 guard let found = after.range(of: expected) else { return false }
                 return !thenPrompt || after[found.upperBound...].contains(emptyPrompt)
             }
         }
-        #expect(shell.waitUntil { stdout, _ in stdout.contains(emptyPrompt) }, "a prompt: \(shell.output)")
+        #expect(await shell.waitUntil { stdout, _ in stdout.contains(emptyPrompt) }, "a prompt: \(shell.output)")
         // Tab: the command, then two candidates sharing "2A2", listed on the second Tab.
-        #expect(step("rea\t2a2\t\t", expecting: "2A29  2A24", thenPrompt: false), "\(shell.output.stdout.suffix(300).debugDescription)")
-        #expect(step("9\r", expecting: Hex.encode(Array("rawble-sim".utf8))))
-        #expect(step("notify 2A37\r", expecting: "subscribed to 2A37"))
+        #expect(await step("rea\t2a2\t\t", expecting: "2A29  2A24", thenPrompt: false), "\(shell.output.stdout.suffix(300).debugDescription)")
+        #expect(await step("9\r", expecting: "\"rawble-sim\""))
+        #expect(await step("notify 2A37\r", expecting: "subscribed to 2A37"))
         // "mt" typed, then a value arrives: printed above, the prompt and "mt" drawn again below.
         let typed = shell.output.stdout.count
         shell.type("mt")
-        #expect(shell.waitUntil { stdout, _ in
+        #expect(await shell.waitUntil { stdout, _ in
             let after = stdout.dropFirst(typed)
             guard let value = after.range(of: "\u{1B}[2Knotification 0x") else { return false }
             return after[value.upperBound...].contains("\r\n\r" + prompt + "mt\u{1B}[K")
         }, "\(shell.output.stdout.suffix(400).debugDescription)")
-        #expect(step("u\r", expecting: "\r\n517\r\n"))
+        #expect(await step("u\r", expecting: "\r\n517\r\n"))
         // Up: the line before, "mtu", again.
-        #expect(step("\u{1B}[A\r", expecting: prompt + "mtu\u{1B}[K\r\n517\r\n"))
+        #expect(await step("\u{1B}[A\r", expecting: prompt + "mtu\u{1B}[K\r\n517\r\n"))
         // Ctrl-C while a command runs stops that command only.
-        #expect(step("sleep 60\r", expecting: "sleep 60\u{1B}[K\r\n", thenPrompt: false))
+        #expect(await step("sleep 60\r", expecting: "sleep 60\u{1B}[K\r\n", thenPrompt: false))
         // The line is shown before the terminal leaves raw mode: time for it to, and for the
         // command to start (a Ctrl-C in raw mode would be a key for the next prompt).
         try await Task.sleep(for: .seconds(1))
-        #expect(step("\u{03}", expecting: "interrupted"), "\(shell.output.stdout.suffix(300).debugDescription)")
-        #expect(step("unsubscribe 2A37\r", expecting: "unsubscribed from 2A37"))
-        #expect(step("read 2A19\r", expecting: "\r\n57\r\n"))
+        #expect(await step("\u{03}", expecting: "interrupted"), "\(shell.output.stdout.suffix(300).debugDescription)")
+        #expect(await step("unsubscribe 2A37\r", expecting: "unsubscribed from 2A37"))
+        #expect(await step("read 2A19\r", expecting: "\r\n87 %\r\n"))
         // Ctrl-C at the prompt drops the line; Ctrl-D on the empty line ends, status 0.
-        #expect(step("frob\u{03}", expecting: "frob\u{1B}[K^C"))
+        #expect(await step("frob\u{03}", expecting: "frob\u{1B}[K^C"))
         shell.type("\u{04}")
-        let result = shell.finish(limit: .seconds(30))
+        let result = await shell.finish(limit: .seconds(30))
         #expect(result.status == 0, "\(result.stdout.suffix(400).debugDescription)")
         #expect(!result.stdout.contains("rawble: "), "no command failed: \(result.stdout.debugDescription)")
         let history = try String(contentsOf: home.appendingPathComponent(".rawble_history"), encoding: .utf8)
@@ -279,16 +280,16 @@ extension ShellTerminalTests {
         let shell = try ShellProcess(["shell", strap.address, "--transport", peer.transport],
                                      launcher: ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#],
                                      environment: ["HOME": home.path])
-        #expect(shell.waitUntil { stdout, _ in stdout.contains("\r\(strap.address)> \u{1B}[K") }, "\(shell.output)")
+        #expect(await shell.waitUntil { stdout, _ in stdout.contains("\r\(strap.address)> \u{1B}[K") }, "\(shell.output)")
         shell.type("notify 2A37\r")
-        #expect(shell.waitUntil { stdout, _ in stdout.contains("lost: ") && stdout.hasSuffix("\rrawble> \u{1B}[K") },
+        #expect(await shell.waitUntil { stdout, _ in stdout.contains("lost: ") && stdout.hasSuffix("\rrawble> \u{1B}[K") },
                 "\(shell.output.stdout.suffix(400).debugDescription)")
         shell.type("connect \(strap.address)\r")
-        #expect(shell.waitUntil { stdout, _ in stdout.components(separatedBy: "connected to \(strap.address)").count == 3 },
+        #expect(await shell.waitUntil { stdout, _ in stdout.components(separatedBy: "connected to \(strap.address)").count == 3 },
                 "\(shell.output.stdout.suffix(400).debugDescription)")
-        #expect(shell.waitUntil { stdout, _ in stdout.hasSuffix("\r\(strap.address)> \u{1B}[K") })
+        #expect(await shell.waitUntil { stdout, _ in stdout.hasSuffix("\r\(strap.address)> \u{1B}[K") })
         shell.type("\u{04}")
-        let result = shell.finish(limit: .seconds(30))
+        let result = await shell.finish(limit: .seconds(30))
         #expect(result.stdout.components(separatedBy: "lost: ").count == 2, "told once: \(result.stdout.debugDescription)")
         #expect(result.status == 76, "the lost link, the one failure")
     }
@@ -449,7 +450,7 @@ final class ShellProcess: @unchecked Sendable {
     static func run(_ arguments: [String], input: String) async throws -> CLIResult {
         let shell = try ShellProcess(arguments)
         shell.send(input)
-        return await Task.detached { shell.finish() }.value
+        return await shell.finish()
     }
 
     var output: (stdout: String, stderr: String) {
@@ -467,13 +468,31 @@ final class ShellProcess: @unchecked Sendable {
         kill(process.processIdentifier, SIGINT)
     }
 
+    /// Waits, stdin left open, until the process closed its output (it ended by itself);
+    /// `false` after `limit`. A Ctrl-C test must not race its own end of input (EOF is `quit`).
+    func waitUntilEnded(limit: Duration) async -> Bool {
+        await blockingOnOwnThread { self.done.wait(timeout: .now() + limit.dispatch) == .success }
+    }
+
+    /// Runs a blocking wait on a thread of its own, never on the cooperative pool: the async
+    /// tests running beside these (ATT timeouts, servers' timers) need its two threads.
+    private func blockingOnOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
+    }
+
     /// Writes `keys` to stdin as they are (no newline added).
     func type(_ keys: String) {
         input.fileHandleForWriting.write(Data(keys.utf8))
     }
 
     /// Waits (at most `limit`) until what was printed satisfies `condition`.
-    func waitUntil(limit: Duration = .seconds(30), _ condition: (String, String) -> Bool) -> Bool {
+    func waitUntil(limit: Duration = .seconds(30), _ condition: @escaping @Sendable (String, String) -> Bool) async -> Bool {
+        await blockingOnOwnThread { self.waitUntilBlocking(limit: limit, condition) }
+    }
+
+    private func waitUntilBlocking(limit: Duration, _ condition: (String, String) -> Bool) -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             let (out, err) = output
@@ -484,7 +503,11 @@ final class ShellProcess: @unchecked Sendable {
     }
 
     /// Closes stdin (the end of the script) and waits (at most `limit`) for the exit.
-    func finish(limit: Duration = .seconds(90)) -> CLIResult {
+    func finish(limit: Duration = .seconds(90)) async -> CLIResult {
+        await blockingOnOwnThread { self.finishBlocking(limit: limit) }
+    }
+
+    private func finishBlocking(limit: Duration) -> CLIResult {
         try? input.fileHandleForWriting.close()
         if done.wait(timeout: .now() + limit.dispatch) == .timedOut {
             process.terminate()

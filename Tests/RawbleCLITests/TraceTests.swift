@@ -165,7 +165,7 @@ struct TraceCommandTests {
         let manufacturer = try #require(lab.service("180A")?.characteristic("2A29"))
         let result = try await CLI.run(["read", lab.address, "2a29", "--transport", peer.transport, "--trace"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout == Hex.encode(Array("rawble-sim".utf8)) + "\n")
+        #expect(result.stdout == "\"rawble-sim\"\n", "the value as read prints it (a string, quoted)")
         let att = Self.traced(result.stderr).filter { $0.summary.contains(" ATT: ") }
         let request = try #require(att.firstIndex { $0.summary.hasSuffix("ATT: Read Request \(GATTCommandTests.handle(manufacturer.value))") },
                                    "\(result.stderr)")
