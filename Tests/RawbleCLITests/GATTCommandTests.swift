@@ -12,6 +12,14 @@ struct GATTCommandTests {
         return (peer, lab)
     }
 
+    /// The values of the Write Requests to `handle` in the btsnoop `records` (decode btsnoop
+    /// --json lines), in order: e.g. a CCCD's `0100`, then `0000`.
+    static func writeRequests(to handle: String, in records: [[String: Any]]) -> [String] {
+        records.compactMap { $0["att"] as? [String: Any] }
+            .filter { $0["name"] as? String == "Write Request" && $0["handle"] as? String == handle }
+            .compactMap { $0["value"] as? String }
+    }
+
     static func handle(_ value: UInt16) -> String {
         let digits = String(value, radix: 16, uppercase: true)
         return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
@@ -116,9 +124,7 @@ struct GATTCommandTests {
         // The CCCD was written 0100, then 0000 before disconnecting.
         let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
         let cccd = Self.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
-        let writes = try decoded.stdoutLines.map(CLI.jsonObject).compactMap { $0["att"] as? [String: Any] }
-            .filter { $0["name"] as? String == "Write Request" && $0["handle"] as? String == cccd }
-            .compactMap { $0["value"] as? String }
+        let writes = Self.writeRequests(to: cccd, in: try decoded.stdoutLines.map(CLI.jsonObject))
         #expect(writes == ["0100", "0000"])
     }
 
@@ -139,9 +145,7 @@ struct GATTCommandTests {
         let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
         let records = try decoded.stdoutLines.map(CLI.jsonObject)
         let cccd = Self.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
-        let writes = records.compactMap { $0["att"] as? [String: Any] }
-            .filter { $0["name"] as? String == "Write Request" && $0["handle"] as? String == cccd }
-            .compactMap { $0["value"] as? String }
+        let writes = Self.writeRequests(to: cccd, in: records)
         #expect(writes == ["0100", "0000"])
         let sent = records.filter { $0["direction"] as? String == "sent" && $0["type"] as? String == "command" }
         #expect(sent.contains { ($0["name"] as? String)?.hasPrefix("Disconnect") == true }, "\(sent.compactMap { $0["name"] })")

@@ -115,9 +115,7 @@ struct ShellCommandTests {
         #expect(result.stdoutLines.last == "87 %", "read after unsubscribe: \(result.stdout.suffix(200))")
         let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
         let cccd = Self.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
-        let writes = try decoded.stdoutLines.map(CLI.jsonObject).compactMap { $0["att"] as? [String: Any] }
-            .filter { $0["name"] as? String == "Write Request" && $0["handle"] as? String == cccd }
-            .compactMap { $0["value"] as? String }
+        let writes = GATTCommandTests.writeRequests(to: cccd, in: try decoded.stdoutLines.map(CLI.jsonObject))
         #expect(writes == ["0100", "0000"])
     }
 
@@ -179,9 +177,7 @@ struct ShellCommandTests {
         let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
         let records = try decoded.stdoutLines.map(CLI.jsonObject)
         let cccd = Self.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
-        let writes = records.compactMap { $0["att"] as? [String: Any] }
-            .filter { $0["name"] as? String == "Write Request" && $0["handle"] as? String == cccd }
-            .compactMap { $0["value"] as? String }
+        let writes = GATTCommandTests.writeRequests(to: cccd, in: records)
         #expect(writes == ["0100", "0000"])
         let sent = records.filter { $0["direction"] as? String == "sent" && $0["type"] as? String == "command" }
         #expect(sent.contains { ($0["name"] as? String)?.hasPrefix("Disconnect") == true })
