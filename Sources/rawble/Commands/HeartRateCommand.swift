@@ -45,6 +45,8 @@ struct HeartRate: AsyncParsableCommand {
     func run() async throws {
         let csvFile = try csv.map { try AppendFile(path: $0, header: "time,bpm,contact,energy_expended_kj,rr_intervals_ms,raw") }
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
+        // Made first: a Ctrl-C while the controller opens is kept for the monitor's task.
+        let interrupt = InterruptWatcher()
         let host = try await HostSession.open(connection, output: output)
         let status = StatusLine(quiet: output.quiet)
         let gone = Mutex<HostError?>(nil)
@@ -63,7 +65,7 @@ struct HeartRate: AsyncParsableCommand {
         // On the host's event loop, where the measurements are decoded: none waits for a hop.
         let running = Task(executorPreference: host.central.taskExecutor) { try await monitor.run() }
         work.withLock { $0 = running }
-        let interrupt = InterruptWatcher { running.cancel() }
+        interrupt.onInterrupt { running.cancel() }
         let result = await running.result
         withExtendedLifetime(interrupt) {}
         status.stop()

@@ -154,6 +154,7 @@ enum PeripheralSession {
         let report = Reporter(json: output.json)
         // On the host's loop: the server, the strap and the link's sends share its thread, so a
         // notification leaves with no thread hop.
+        let interrupt = InterruptWatcher()
         let serving = Task(executorPreference: host.central.taskExecutor) {
             let set: AdvertisingSet
             do throws(HostError) {
@@ -172,7 +173,7 @@ enum PeripheralSession {
                 serving.cancel()
             }
         }
-        let interrupt = InterruptWatcher { serving.cancel() }
+        interrupt.onInterrupt { serving.cancel() }
         let result = await serving.result
         withExtendedLifetime(interrupt) {}
         stopper?.cancel()

@@ -208,27 +208,53 @@ struct HostSession {
     }
 }
 
-/// Runs `body` when SIGINT or SIGTERM arrives (Ctrl-C) while this watcher lives: commands stop
+/// Runs a body when SIGINT or SIGTERM arrives (Ctrl-C) while this watcher lives: commands stop
 /// their work cleanly. Watchers may follow one another (opening a peer, then the command's work).
+///
+/// Make the watcher before the task it stops, then give it the body (``onInterrupt(_:)``): a
+/// Ctrl-C that comes in between is kept and runs the body as soon as it is given, never lost and
+/// never the signal's default action (a loaded machine showed both: the task printed before the
+/// watcher existed, and the signal killed the process).
 final class InterruptWatcher: Sendable {
     private let id: Int
-    private let flag: Flag
+    private let state: State
 
     /// Whether Ctrl-C (or SIGTERM) came while this watcher lived: a command stopped by it rather
     /// than by its own end (`--duration`, `--count`) exits 78.
-    var fired: Bool { flag.value.load(ordering: .relaxed) }
+    var fired: Bool { state.value.withLock { $0.fired } }
 
-    init(_ body: @escaping @Sendable () -> Void) {
-        let flag = Flag()
-        self.flag = flag
-        id = Interrupts.shared.add {
-            flag.value.store(true, ordering: .relaxed)
-            body()
-        }
+    /// A watcher that keeps a Ctrl-C until ``onInterrupt(_:)`` gives it what to do.
+    init() {
+        let state = State()
+        self.state = state
+        id = Interrupts.shared.add { state.fire() }
     }
 
-    private final class Flag: Sendable {
-        let value = Atomic<Bool>(false)
+    /// A watcher that runs `body` on Ctrl-C.
+    convenience init(_ body: @escaping @Sendable () -> Void) {
+        self.init()
+        onInterrupt(body)
+    }
+
+    /// Runs `body` on Ctrl-C from now on, and at once if one already came.
+    func onInterrupt(_ body: @escaping @Sendable () -> Void) {
+        let alreadyFired = state.value.withLock { state in
+            state.body = body
+            return state.fired
+        }
+        if alreadyFired { body() }
+    }
+
+    private final class State: Sendable {
+        let value = Mutex<(fired: Bool, body: (@Sendable () -> Void)?)>((false, nil))
+
+        func fire() {
+            let body = value.withLock { state in
+                state.fired = true
+                return state.body
+            }
+            body?()
+        }
     }
 
     deinit {
@@ -238,11 +264,12 @@ final class InterruptWatcher: Sendable {
 
 /// The process's one pair of signal sources, made with the first watcher and never cancelled:
 /// a source made for a signal after an earlier one was cancelled missed the Ctrl-C (libdispatch
-/// on Linux), so watchers register handlers here instead of making sources of their own.
+/// on Linux), so watchers register handlers here instead of making sources of their own. A
+/// Ctrl-C between two watchers (none registered) goes to the next one.
 private final class Interrupts: Sendable {
     static let shared = Interrupts()
 
-    private let handlers = Mutex<(next: Int, bodies: [Int: @Sendable () -> Void])>((0, [:]))
+    private let handlers = Mutex<(next: Int, pending: Bool, bodies: [Int: @Sendable () -> Void])>((0, false, [:]))
     /// Kept, never cancelled (see above); a Mutex only to hold them in a Sendable class.
     private let sources: Mutex<[any DispatchSourceSignal]>
 
@@ -257,11 +284,14 @@ private final class Interrupts: Sendable {
     }
 
     func add(_ body: @escaping @Sendable () -> Void) -> Int {
-        handlers.withLock { state in
+        let (id, pending) = handlers.withLock { state in
             state.next += 1
             state.bodies[state.next] = body
-            return state.next
+            defer { state.pending = false }
+            return (state.next, state.pending)
         }
+        if pending { body() }
+        return id
     }
 
     func remove(_ id: Int) {
@@ -269,6 +299,10 @@ private final class Interrupts: Sendable {
     }
 
     private func fire() {
-        for body in handlers.withLock({ Array($0.bodies.values) }) { body() }
+        let bodies = handlers.withLock { state in
+            state.pending = state.bodies.isEmpty
+            return Array(state.bodies.values)
+        }
+        for body in bodies { body() }
     }
 }

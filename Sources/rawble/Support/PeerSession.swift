@@ -15,8 +15,9 @@ struct PeerSession {
     /// it cleanly (what was opened is closed) with ``CLIError/interrupted``.
     static func open(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
                      connection options: ConnectionOptions, output: OutputOptions) async throws -> PeerSession {
+        let interrupt = InterruptWatcher()
         let work = Task { try await openUninterrupted(address, addressType: addressType, connection: options, output: output) }
-        let interrupt = InterruptWatcher { work.cancel() }
+        interrupt.onInterrupt { work.cancel() }
         defer { withExtendedLifetime(interrupt) {} }
         let result = await work.result
         if work.isCancelled {
@@ -215,8 +216,9 @@ struct PeerSession {
     /// `deadline`: the command's own end after that long (`notify --duration`), a normal end.
     func run(untilInterrupted: Bool = false, deadline: Duration? = nil,
              _ body: @escaping @Sendable (PeerSession) async throws -> Void) async throws {
+        let interrupt = InterruptWatcher()
         let work = Task(executorPreference: host.central.taskExecutor) { try await body(self) }
-        let interrupt = InterruptWatcher { work.cancel() }
+        interrupt.onInterrupt { work.cancel() }
         let timer = deadline.map { deadline in
             Task {
                 try await Task.sleep(for: deadline)
