@@ -39,12 +39,16 @@ struct Scan: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Made first: a Ctrl-C while the controller opens is kept for the printing task.
+        let interrupt = InterruptWatcher()
         let session = try await HostSession.open(connection, output: output)
         var filter = ScanFilter()
         if let service { filter.services = [service] }
         filter.nameSubstring = name
         if let address { filter.addresses = [address] }
-        var options = ScanOptions(active: !passive, filter: filter, reportsDuplicates: duplicates)
+        // On a terminal the table is live: every report updates its row's RSSI and age.
+        let live = !output.json && Output.stdoutIsTerminal
+        var options = ScanOptions(active: !passive, filter: filter, reportsDuplicates: duplicates || (live && !first))
         options.maximumDevices = 4096
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
         do {
@@ -54,13 +58,16 @@ struct Scan: AsyncParsableCommand {
             throw session.cliError(error)
         }
         let (json, first) = (output.json, self.first)
-        let table: ScanTable? = json ? nil : ScanTable()
+        let table: ScanTable? = json || live ? nil : ScanTable()
+        let liveTable = live ? LiveScanTable() : nil
         let found = Atomic<Bool>(false)
         let printing = Task {
             do {
                 for try await device in devices {
                     if json {
                         Output.json(device.json)
+                    } else if let liveTable {
+                        liveTable.update(device)
                     } else {
                         table?.print(device)
                     }
@@ -76,7 +83,7 @@ struct Scan: AsyncParsableCommand {
                 return nil
             }
         }
-        let interrupt = InterruptWatcher { printing.cancel() }
+        interrupt.onInterrupt { printing.cancel() }
         let timer = duration.map { duration in
             Task {
                 try? await Task.sleep(for: .milliseconds(Int(duration * 1000)))
@@ -85,6 +92,7 @@ struct Scan: AsyncParsableCommand {
         }
         let failure = await printing.value
         timer?.cancel()
+        liveTable?.finish()
         await session.close()
         withExtendedLifetime(interrupt) {}
         if let failure { throw session.cliError(failure) }
@@ -101,7 +109,8 @@ struct Scan: AsyncParsableCommand {
 }
 
 
-/// The human view of a scan: one aligned row per new or changed device.
+/// The scan as lines for a pipe or a file: one aligned row per new or changed device (on a
+/// terminal, ``LiveScanTable`` instead).
 final class ScanTable: Sendable {
     private let header = "ADDRESS            TYPE    RSSI  NAME                  SERVICES                  MANUFACTURER"
 
@@ -111,25 +120,14 @@ final class ScanTable: Sendable {
 
     func print(_ device: DiscoveredDevice) {
         let rssi = device.rssi.map { "\($0)" } ?? "?"
-        let services = device.advertisingData.serviceUUIDs.map { $0.name ?? $0.description }.joined(separator: ",")
-        let manufacturer = device.advertisingData.manufacturerData.map { entry in
-            (entry.companyName ?? hex4(entry.companyID)) + " " + Hex.encode(entry.data)
-        }.joined(separator: "; ")
-        let name = device.name ?? (device.dataError == nil ? "" : "(broken AD)")
         Output.line([
             pad(device.address.address.description, 18),
             pad(device.address.type.description, 7),
             pad(rssi, 5),
-            pad(name, 21),
-            pad(services, 25),
-            manufacturer,
+            pad(ScanRow.name(device), 21),
+            pad(ScanRow.services(device), 25),
+            ScanRow.manufacturer(device),
         ].joined(separator: " "))
-    }
-
-    /// `0x` and four uppercase hex digits, as the Bluetooth SIG lists company identifiers.
-    private func hex4(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return "0x" + String(repeating: "0", count: 4 - digits.count) + digits
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

@@ -87,7 +87,7 @@ enum Logs {
             return .none
         }
         if case .live(let text) = route {
-            Output.error("\(iso8601(unixMicroseconds: Clock.unixMicroseconds())) \(level) \(label): \(text)")
+            StatusLine.printErrorAboveActive("\(iso8601(unixMicroseconds: Clock.unixMicroseconds())) \(level) \(label): \(text)")
         }
     }
 

@@ -20,6 +20,11 @@ enum Output {
         bytes.withUnsafeBytes { writeAll($0, to: 1) }
     }
 
+    /// Text on stdout as is (no newline): the live views' redraws.
+    static func raw(_ text: String) {
+        write(text, to: 1)
+    }
+
     static func error(_ text: String) {
         write(text + "\n", to: 2)
     }

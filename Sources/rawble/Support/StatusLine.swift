@@ -1,11 +1,18 @@
 import FoundationEssentials
 import Synchronization
 
+/// A view redrawn in place on the terminal (the status line, the live scan table): lines that
+/// others print while it shows (the `--trace`, `-v`'s log records) must go above it.
+protocol LiveView: AnyObject, Sendable {
+    /// Prints `line` on stderr above the view, then draws the view again.
+    func printError(_ line: String)
+}
+
 /// The status line on stderr for long work: what is happening and for how long (a spinner),
 /// or a heart that beats at the measured rate. Only on a terminal and without `--quiet`;
 /// otherwise every call does nothing. Lines printed meanwhile go through ``printLine(_:)`` so
 /// they never mix with the status.
-final class StatusLine: Sendable {
+final class StatusLine: LiveView {
     private struct State {
         var text = ""
         var since = ContinuousClock.now
@@ -25,12 +32,22 @@ final class StatusLine: Sendable {
 
     /// The status line on screen now, if any: lines printed by others that do not hold it
     /// (the `--trace`, printed where packets pass) go above it through ``printErrorAboveActive(_:)``.
-    private static let active = Mutex<StatusLine?>(nil)
+    private static let active = Mutex<(any LiveView)?>(nil)
+
+    /// Makes `view` the one lines from elsewhere go above (``printErrorAboveActive(_:)``).
+    static func makeActive(_ view: any LiveView) {
+        active.withLock { $0 = view }
+    }
+
+    /// `view` is no longer drawn: lines from elsewhere print plainly again.
+    static func resign(_ view: any LiveView) {
+        active.withLock { if $0 === view { $0 = nil } }
+    }
 
     init(quiet: Bool) {
         enabled = !quiet && Output.stderrIsTerminal
         guard enabled else { return }
-        Self.active.withLock { $0 = self }
+        Self.makeActive(self)
         let task = Task { [weak self] in
             while !Task.isCancelled {
                 do { try await Task.sleep(for: .milliseconds(100)) } catch { return }
@@ -104,7 +121,7 @@ final class StatusLine: Sendable {
     }
 
     func stop() {
-        Self.active.withLock { if $0 === self { $0 = nil } }
+        Self.resign(self)
         ticker.withLock { $0?.cancel() }
         state.withLock { $0.stopped = true }
         clear()
