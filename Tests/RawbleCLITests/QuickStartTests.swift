@@ -21,7 +21,7 @@ struct QuickStartTests {
         }.filter { !$0.isEmpty }
     }
 
-    @Test("the peer keeps serving beside the shell, and the scan and the tree reach it")
+    @Test("the peer keeps serving beside the shell, and the scan, the tree and rawble shell reach it")
     func pastedIntoATerminal() async throws {
         let lines = try Self.commands(after: "Try the host without any Bluetooth hardware")
         // The build step is the test's own build; the rest runs as written, on a free port
@@ -35,7 +35,10 @@ struct QuickStartTests {
         #expect(steps.contains { $0.contains(" scan ") } && steps.contains { $0.contains(" gatt ") }, "\(lines)")
 
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("quick-start-\(port).sh")
-        try (steps + ["jobs", "exit"]).joined(separator: "\n").appending("\n").write(to: input, atomically: true, encoding: .utf8)
+        #expect(steps.contains { $0.contains(" shell ") }, "\(lines)")
+        // What the README says to type in the shell follows its line.
+        let typed = steps.flatMap { $0.contains(" shell ") ? [$0, "read 2A19", "quit"] : [$0] }
+        try (typed + ["jobs", "exit"]).joined(separator: "\n").appending("\n").write(to: input, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: input) }
         // An interactive bash on a pseudo-terminal, the lines typed into it from the file; run
         // as every CLI test runs (pipes read to the end on threads of their own, bounded).
@@ -50,9 +53,14 @@ struct QuickStartTests {
         let pid = range.flatMap { Int32(screen[$0].split(separator: " ").last ?? "") }
         if let pid { kill(pid, SIGTERM) }
         #expect(pid != nil, "the peer did not say how to stop it: \(screen.prefix(1500))")
+        // bash itself read `jobs` and `exit` after rawble shell's `quit`: the shell took only its
+        // own lines from the terminal (it once swallowed the rest, and bash waited for input).
+        #expect(result.status == 0 && !result.killedBySignal, "bash did not exit by itself: \(screen.suffix(1500))")
+        #expect(screen.contains("# jobs") && screen.contains("# exit"), "\(screen.suffix(1500))")
         #expect(!screen.contains("Stopped"), "the shell stopped a job: \(screen.suffix(1500))")
         #expect(!screen.contains("rawble: "), "a command failed: \(screen.suffix(1500))")
         #expect(screen.contains("rawble-strap"), "the scan did not list the strap: \(screen.suffix(1500))")
         #expect(screen.contains("Heart Rate Measurement"), "gatt did not show the strap's tree: \(screen.suffix(1500))")
+        #expect(screen.contains("87 %"), "the shell did not read the battery level: \(screen.suffix(1500))")
     }
 }

@@ -142,9 +142,9 @@ final class InputReader: Sendable {
 
     var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
-    /// The next bytes from stdin; `nil` at its end, on an error, or once stopped. Blocking:
-    /// call it on ``queue`` only (see ``onQueue(_:)``).
-    func read() -> [UInt8]? {
+    /// The next bytes from stdin, at most `limit`; `nil` at its end, on an error, or once
+    /// stopped. Blocking: call it on ``queue`` only (see ``onQueue(_:)``).
+    func read(limit: Int = 4096) -> [UInt8]? {
         var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
         while !isStopped {
             let ready = poll(&descriptor, 1, 200)
@@ -153,7 +153,7 @@ final class InputReader: Sendable {
                 return nil
             }
             if ready == 0 { continue }
-            var buffer = [UInt8](repeating: 0, count: 4096)
+            var buffer = [UInt8](repeating: 0, count: max(1, limit))
             let count = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
             guard count > 0 else { return nil }
@@ -222,6 +222,8 @@ final class TerminalLineSource: LineSource {
     private let words: @Sendable () -> CompletionWords
     private let editor: Mutex<LineEditor>
     private let decoder = Mutex(KeyDecoder())
+    /// Keys decoded after the line that was accepted: the next line's.
+    private let leftover = Mutex<[Key]>([])
     /// Called with each line entered, for a history file.
     private let remember: @Sendable (String) -> Void
     private let lastRemembered: Mutex<String?>
@@ -245,8 +247,11 @@ final class TerminalLineSource: LineSource {
             defer { rawMode.leave() }
             let prompt = self.prompt()
             redraw(prompt)
-            while let bytes = reader.read() {
-                for key in decoder.withLock({ $0.keys(from: bytes) }) {
+            // One byte at a time, as readline reads: what was typed after the line that ends the
+            // shell (`quit`) stays in the terminal for the program after it, the shell that
+            // started rawble (a pasted block's later lines were lost).
+            while let keys = takeLeftover() ?? reader.read(limit: 1).map({ bytes in decoder.withLock { $0.keys(from: bytes) } }) {
+                for (index, key) in keys.enumerated() {
                     let words = key == .tab ? self.words() : CompletionWords()
                     switch editor.withLock({ $0.handle(key, words: words) }) {
                     case .redraw:
@@ -260,6 +265,7 @@ final class TerminalLineSource: LineSource {
                             return last == line
                         }
                         if !repeated { remember(line) }
+                        leftover.withLock { $0 = Array(keys[(index + 1)...]) }
                         return line
                     case .interrupted:
                         console.finishLine("^C")
@@ -279,6 +285,14 @@ final class TerminalLineSource: LineSource {
             }
             console.finishLine()
             return nil
+        }
+    }
+
+    /// The keys left after the last accepted line, once.
+    private func takeLeftover() -> [Key]? {
+        leftover.withLock { keys in
+            defer { keys = [] }
+            return keys.isEmpty ? nil : keys
         }
     }
 
