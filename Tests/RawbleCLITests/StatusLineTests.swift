@@ -19,4 +19,53 @@ struct StatusLineTests {
         let after = screen[session.upperBound...]
         #expect(!after.contains("bpm"), "the status drawn again after the end: \(after.debugDescription)")
     }
+
+    /// Ctrl-C typed at the terminal: SIGINT to the rawble process, found by a marker among its
+    /// arguments (the launcher is `script`).
+    static func interruptMarked(_ marker: String) -> @Sendable (Int32) -> Void {
+        { _ in
+            let pkill = Process()
+            pkill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
+            // Only rawble itself: `script` and its shell carry the same arguments.
+            pkill.arguments = ["-INT", "-f", "--", "^" + CLI.executable.path + " .*" + marker]
+            try? pkill.run()
+            pkill.waitUntilExit()
+        }
+    }
+
+    @Test("Ctrl-C while hr scans for a strap: the spinner is cleared, the prompt starts on a clean line; Ctrl-C while the live scan table shows: the table's last draw, then a new line")
+    func ctrlCLeavesTheTerminalClean() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--strap-only"])
+        defer { peer.stop() }
+        let terminal = ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#]
+        let marker = "no-such-strap-\(UUID().uuidString.prefix(8))"
+        let hr = try await onOwnThread {
+            try CLI.runBlocking(["hr", marker, "--transport", peer.transport], launcher: terminal,
+                                trigger: .init(ready: { stdout, _ in stdout.contains("scanning for") && stdout.contains(" 1 s") },
+                                               readyLimit: .seconds(30), action: Self.interruptMarked(marker)),
+                                limit: .seconds(30))
+        }
+        #expect(hr.reachedReady, "\(hr.stdout.suffix(400).debugDescription)")
+        #expect(!hr.killedBySignal, "\(hr.stdout.suffix(400).debugDescription)")
+        // After the last clear of the status line, no spinner is drawn again: what follows
+        // starts at the left margin and ends with a line break (the prompt's line is clean).
+        let screen = hr.stdout
+        let clear = try #require(screen.range(of: "\r\u{1B}[2K", options: .backwards), "\(screen.suffix(400).debugDescription)")
+        let after = screen[clear.upperBound...]
+        #expect(!["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"].contains { after.contains($0) }, "\(after.debugDescription)")
+        #expect(after.isEmpty || after.hasSuffix("\n"), "the prompt would be glued to: \(after.debugDescription)")
+
+        let scanMarker = "--name=rawble-\(UUID().uuidString.prefix(4))-x"
+        let scan = try await onOwnThread {
+            try CLI.runBlocking(["scan", "--transport", peer.transport, scanMarker], launcher: terminal,
+                                trigger: .init(ready: { stdout, _ in stdout.contains("scanning 1 s") },
+                                               readyLimit: .seconds(30), action: Self.interruptMarked(scanMarker)),
+                                limit: .seconds(30))
+        }
+        #expect(scan.reachedReady && !scan.killedBySignal && scan.status == 0, "\(scan.stdout.suffix(400).debugDescription)")
+        let table = scan.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+        let last = try #require(table.components(separatedBy: "\u{1B}[J").last)
+        #expect(last.hasPrefix("ADDRESS") && (last.hasSuffix("no devices found in 1 s\n") || last.hasSuffix("no devices found in 2 s\n")),
+                "\(last.debugDescription)")
+    }
 }
