@@ -117,3 +117,37 @@ struct LiveScanTableTests {
         #expect(screen.contains("> command LE Set Scan Enable"), "the trace was printed")
     }
 }
+
+/// `~/.rawble_history` stays small however long it is used.
+@Suite("The shell's history file")
+struct HistoryFileTests {
+    static func file(_ lines: [String]) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-history-\(UUID().uuidString)").path
+        try lines.map { $0 + "\n" }.joined().write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("the last 1000 lines are kept; a file of twice as many is cut back to them; a shorter one is left as it is")
+    func cutBack() throws {
+        let long = try Self.file((0..<2500).map { "read 2A\($0)" })
+        defer { try? FileManager.default.removeItem(atPath: long) }
+        let kept = HistoryFile.load(from: long)
+        #expect(kept.count == 1000 && kept.first == "read 2A1500" && kept.last == "read 2A2499")
+        #expect(try String(contentsOfFile: long, encoding: .utf8).split(separator: "\n").map(String.init) == kept)
+
+        let short = try Self.file((0..<1500).map { "read 2A\($0)" })
+        defer { try? FileManager.default.removeItem(atPath: short) }
+        #expect(HistoryFile.load(from: short).count == 1000)
+        #expect(try String(contentsOfFile: short, encoding: .utf8).split(separator: "\n").count == 1500)
+    }
+
+    @Test("a huge file (one 1 MiB line among others) is read only at its end: whole lines, the cut one dropped, the file cut back")
+    func hugeFile() throws {
+        let path = try Self.file(["first", String(repeating: "x", count: 1 << 20), "services", "read 2A19"])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let kept = HistoryFile.load(from: path)
+        #expect(kept == ["services", "read 2A19"])
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "services\nread 2A19\n")
+        #expect(HistoryFile.load(from: path + ".missing").isEmpty)
+    }
+}

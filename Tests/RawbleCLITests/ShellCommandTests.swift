@@ -381,6 +381,10 @@ struct LineEditorTests {
         // 20 columns: 19 characters shown, the last column free.
         #expect(VisibleLine(length: 50, cursor: 50, columns: 20) == VisibleLine(start: 32, count: 18, cursorColumn: 18))
         #expect(VisibleLine(length: 50, cursor: 3, columns: 20) == VisibleLine(start: 0, count: 19, cursorColumn: 3))
+        // Wide characters take two columns: the cursor column counts them, the window fits them.
+        #expect(VisibleLine(widths: [2, 2, 2, 1], cursor: 3, columns: 80) == VisibleLine(start: 0, count: 4, cursorColumn: 6))
+        #expect(VisibleLine(widths: Array(repeating: 2, count: 30), cursor: 30, columns: 20) == VisibleLine(start: 21, count: 9, cursorColumn: 18))
+        #expect(VisibleLine(widths: Array(repeating: 2, count: 30), cursor: 0, columns: 20) == VisibleLine(start: 0, count: 9, cursorColumn: 0))
         #expect(VisibleLine(length: 50, cursor: 30, columns: 20) == VisibleLine(start: 12, count: 19, cursorColumn: 18))
         #expect(VisibleLine(length: 5, cursor: 9, columns: 0).cursorColumn == 0, "no room at all: one character")
     }

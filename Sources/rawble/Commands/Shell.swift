@@ -571,23 +571,58 @@ private struct SleepArguments: ParsableArguments {
 }
 
 /// `~/.rawble_history`: the shell's lines across sessions (the last 1000 read back).
+/// `~/.rawble_history`: one line per command entered at a terminal, newest last. The shell
+/// keeps the last ``limit``; the file is cut back to them when it has grown to twice as many
+/// (as bash's HISTFILESIZE), and at most its last ``readLimit`` bytes are ever read.
 enum HistoryFile {
+    static let limit = 1000
+    static let readLimit = 256 * 1024
+
     static var path: String? {
         guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else { return nil }
         return home + "/.rawble_history"
     }
 
     static func load() -> [String] {
-        guard let path, let file = fopen(path, "r") else { return [] }
-        defer { fclose(file) }
+        guard let path else { return [] }
+        return load(from: path)
+    }
+
+    /// The last ``limit`` lines of the file at `path` (none when it cannot be read); the file
+    /// is rewritten with just those when it holds twice as many or more than ``readLimit`` bytes.
+    static func load(from path: String) -> [String] {
+        guard let file = fopen(path, "r") else { return [] }
         var bytes: [UInt8] = []
+        var cut = false
+        if fseeko(file, 0, SEEK_END) == 0 {
+            let size = ftello(file)
+            cut = size > readLimit
+            _ = fseeko(file, max(0, size - off_t(readLimit)), SEEK_SET)
+        }
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
+        while bytes.count < readLimit {
             let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
             guard count > 0 else { break }
-            bytes += chunk.prefix(count)
+            bytes += chunk.prefix(min(count, readLimit - bytes.count))
         }
-        return bytes.split(separator: 0x0A).suffix(1000).map { String(decoding: $0, as: UTF8.self) }
+        fclose(file)
+        var lines = bytes.split(separator: 0x0A)
+        // Read from the middle: the first line is a tail of one.
+        if cut, !lines.isEmpty { lines.removeFirst() }
+        let kept = lines.suffix(limit).map { String(decoding: $0, as: UTF8.self) }
+        if cut || lines.count >= 2 * limit { rewrite(path, with: kept) }
+        return kept
+    }
+
+    /// Replaces the file with `lines` (a new file renamed over it: a crash never leaves half).
+    private static func rewrite(_ path: String, with lines: [String]) {
+        let temporary = path + ".new"
+        guard let file = fopen(temporary, "w") else { return }
+        var ok = true
+        for line in lines where fputs(line + "\n", file) < 0 { ok = false }
+        ok = fclose(file) == 0 && ok
+        if ok { ok = rename(temporary, path) == 0 }
+        if !ok { unlink(temporary) }
     }
 
     static func append(_ line: String) {

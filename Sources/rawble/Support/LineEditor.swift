@@ -427,11 +427,29 @@ struct VisibleLine: Equatable {
     /// The window over `length` characters with the cursor at `cursor`, in `columns` columns
     /// (one character a column; the last column stays free, so the cursor never wraps).
     init(length: Int, cursor: Int, columns: Int) {
+        self.init(widths: Array(repeating: 1, count: max(0, length)), cursor: cursor, columns: columns)
+    }
+
+    /// The same over characters of the given display `widths` (two columns for a wide one):
+    /// as much of the line before the cursor as fits, then as much after it.
+    init(widths: [Int], cursor: Int, columns: Int) {
         let room = max(1, columns - 1)
-        let cursor = min(max(cursor, 0), length)
-        start = cursor < room ? 0 : cursor - room + 1
-        count = min(length - start, room)
-        cursorColumn = cursor - start
+        let cursor = min(max(cursor, 0), widths.count)
+        var start = cursor
+        var before = 0
+        while start > 0, before + widths[start - 1] <= room - 1 {
+            start -= 1
+            before += widths[start]
+        }
+        var end = start
+        var used = 0
+        while end < widths.count, used + widths[end] <= room {
+            used += widths[end]
+            end += 1
+        }
+        self.start = start
+        count = end - start
+        cursorColumn = before
     }
 }
 

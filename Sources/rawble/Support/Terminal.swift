@@ -78,13 +78,13 @@ final class Console: Sendable {
     }
 
     /// The prompt and the part of the line that fits the row from the left edge, the rest of
-    /// the row cleared, the cursor moved back to its place (one column per character: wide
-    /// characters are not measured).
+    /// the row cleared, the cursor moved back to its place (wide characters take two columns).
     private static func draw(_ state: State) {
-        let window = VisibleLine(length: state.line.count, cursor: state.cursor, columns: columns - state.prompt.count)
+        let widths = state.line.map { DisplayWidth.of(String($0)) }
+        let window = VisibleLine(widths: widths, cursor: state.cursor, columns: columns - DisplayWidth.of(state.prompt))
         let shown = state.line[window.start..<(window.start + window.count)]
         var text = "\r" + state.prompt + String(shown) + "\u{1B}[K"
-        let back = window.count - window.cursorColumn
+        let back = widths[window.start..<(window.start + window.count)].reduce(0, +) - window.cursorColumn
         if back > 0 { text += "\u{1B}[\(back)D" }
         Output.status(text)
     }
