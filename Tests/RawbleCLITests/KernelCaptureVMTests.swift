@@ -36,13 +36,14 @@ struct KernelCaptureVMTests {
         }.map { "\($0.0.0) \($0.0.1)" }
     }
 
-    @Test("gatt --btsnoop on hci0: the capture holds the kernel's LE Create Connection and the ATT Read By Group Type request and response, opens in tshark and btmon, and has no packet twice; scan --btsnoop has rawble's own commands once; without CAP_NET_RAW one setcap line")
+    @Test("gatt --btsnoop on hci0: the capture holds the kernel's LE Create Connection and the ATT Read By Group Type request and response, opens in tshark and btmon, and has no packet twice; --trace shows the same traffic as it happens; scan --btsnoop has rawble's own commands once; without CAP_NET_RAW one setcap line")
     func gattCapture() async throws {
         let (steps, result) = try await KernelPathVMTests.boot(#"""
             step gatt env RAWBLE_LOG=notice "$r" gatt C0:B1:E0:00:00:01 --timeout 15 --btsnoop /tmp/x.log --json
             step capture base64 /tmp/x.log
             step scan env RAWBLE_LOG=notice "$r" scan --duration 4 --btsnoop /tmp/scan.log --json
             step scancapture base64 /tmp/scan.log
+            step trace "$r" read C0:B1:E0:00:00:01 2A19 --timeout 15 --trace
             mkdir -m 777 /tmp/nobody
             step bare setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- "$r" scan --duration 2 --btsnoop /tmp/nobody/x.log
             """#)
@@ -51,6 +52,16 @@ struct KernelCaptureVMTests {
         #expect(gatt.status == 0, "\(gatt.stderr)")
         #expect(gatt.stdout.joined().contains("180D"))
         #expect(!gatt.stderr.contains { $0.contains("not the kernel's own traffic") }, "no fallback notice: \(gatt.stderr)")
+
+        // --trace on hci0 reads the same monitor channel: the kernel's own connection and the
+        // ATT PDUs of its L2CAP socket, as lines on stderr, beside the value read.
+        let trace = try #require(steps["trace"])
+        #expect(trace.status == 0, "\(trace.stderr)")
+        #expect(trace.stdout == ["87 %"], "\(trace.stdout)")
+        #expect(trace.stderr.contains { $0.contains("> command LE Create Connection") || $0.contains("> command LE Extended Create Connection") },
+                "the kernel's connection in the trace: \(trace.stderr.prefix(40))")
+        #expect(trace.stderr.contains { $0.contains("ATT: Read By Type Request") || $0.contains("ATT: Read Request") }, "\(trace.stderr.prefix(60))")
+        #expect(trace.stderr.contains { $0.contains("< acl") && $0.contains("ATT: Read") && $0.contains("Response") }, "\(trace.stderr.prefix(60))")
 
         let encoded = try #require(steps["capture"]).stdout.joined()
         let bytes = try #require(Data(base64Encoded: encoded), "the capture in base64: \(encoded.prefix(200))")
