@@ -65,7 +65,8 @@ struct StatusLineTests {
         #expect(scan.reachedReady && !scan.killedBySignal && scan.status == 0, "\(scan.stdout.suffix(400).debugDescription)")
         let table = scan.stdout.replacingOccurrences(of: "\r\n", with: "\n")
         let last = try #require(table.components(separatedBy: "\u{1B}[J").last)
-        #expect(last.hasPrefix("ADDRESS") && (last.hasSuffix("no devices found in 1 s\n") || last.hasSuffix("no devices found in 2 s\n")),
+        // The seconds are when Ctrl-C landed, later on a loaded machine: not what is checked.
+        #expect(last.hasPrefix("ADDRESS") && last.range(of: #"\nno devices found in [0-9]+ s\n$"#, options: .regularExpression) != nil,
                 "\(last.debugDescription)")
     }
 }
