@@ -90,11 +90,7 @@ final class Console: Sendable {
     }
 
     /// The terminal's width (stderr's, where the prompt is drawn), 80 when it does not say.
-    private static var columns: Int {
-        var size = winsize()
-        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
-        return Int(size.ws_col)
-    }
+    private static var columns: Int { Terminal.size(of: 2).columns }
 }
 
 /// The terminal on stdin in raw mode while a line is edited (bytes as typed, no echo, Ctrl-C a
