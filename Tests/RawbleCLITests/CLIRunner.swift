@@ -17,6 +17,16 @@ struct CLIResult {
 }
 
 enum CLI {
+    /// A launcher (see ``run(_:environment:launcher:)``) that runs the binary on a
+    /// pseudo-terminal from util-linux's `script`, after `setup` (shell commands) when given.
+    /// `script` runs its command through `$SHELL -c` (dash when unset, as under CI): `exec`
+    /// makes the binary that shell's replacement, so a Ctrl-C typed on the terminal reaches
+    /// the binary alone (dash would die of it, and `script -e` report 130 for the session).
+    static func terminalLauncher(setup: String = "") -> [String] {
+        let command = (setup.isEmpty ? "" : setup + "; ") + #"exec $0 $*"#
+        return ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c ""# + command + #"" /dev/null"#]
+    }
+
     /// The `rawble` binary beside the test bundle (same build folder).
     static var executable: URL {
         var directory = Bundle.main.bundleURL

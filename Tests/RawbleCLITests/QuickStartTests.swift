@@ -42,7 +42,7 @@ struct QuickStartTests {
         defer { try? FileManager.default.removeItem(at: input) }
         // An interactive bash on a pseudo-terminal, the lines typed into it from the file; run
         // as every CLI test runs (pipes read to the end on threads of their own, bounded).
-        let shell = ["/bin/sh", "-c", #"cd "$1" && exec /usr/bin/script -q -e -c "bash --norc --noprofile -i" /dev/null < "$2""#]
+        let shell = ["/bin/sh", "-c", #"cd "$1" && exec /usr/bin/script -q -e -c "exec bash --norc --noprofile -i" /dev/null < "$2""#]
         let result = try await onOwnThread {
             try CLI.runBlocking([Self.root.path, input.path], environment: ["TERM": "xterm"], launcher: shell, limit: .seconds(120))
         }

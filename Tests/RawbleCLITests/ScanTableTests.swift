@@ -83,7 +83,7 @@ struct ScanTableModelTests {
 @Suite("The live scan table on a terminal", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux's script is not installed"))
 struct LiveScanTableTests {
-    static let terminal = ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "stty cols 150 rows 40; $0 $*" /dev/null"#]
+    static let terminal = CLI.terminalLauncher(setup: "stty cols 150 rows 40")
 
     @Test("scan on a terminal redraws the table in place; it ends with every device and the count, and --trace lines go above it, never into it")
     func redrawnInPlace() async throws {

@@ -212,7 +212,7 @@ struct ShellTerminalTests {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
         let shell = try ShellProcess(["shell", lab.address, "--transport", peer.transport],
-                                     launcher: ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#],
+                                     launcher: CLI.terminalLauncher(),
                                      environment: ["HOME": home.path])
         let prompt = "\(lab.address)> "
         let emptyPrompt = "\r" + prompt + "\u{1B}[K"
@@ -274,7 +274,7 @@ extension ShellTerminalTests {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
         let shell = try ShellProcess(["shell", strap.address, "--transport", peer.transport],
-                                     launcher: ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#],
+                                     launcher: CLI.terminalLauncher(),
                                      environment: ["HOME": home.path])
         #expect(await shell.waitUntil { stdout, _ in stdout.contains("\r\(strap.address)> \u{1B}[K") }, "\(shell.output)")
         shell.type("notify 2A37\r")

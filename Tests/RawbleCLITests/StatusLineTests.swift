@@ -11,7 +11,7 @@ struct StatusLineTests {
         let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.1", "--hr-script", "realistic", "--hr-count", "0"])
         defer { peer.stop() }
         let result = try await CLI.run(["hr", "--transport", peer.transport, "--count", "40", "--max-hr", "185"],
-                                       launcher: ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#])
+                                       launcher: CLI.terminalLauncher())
         #expect(result.status == 0, "\(result.stderr)")
         let screen = result.stdout
         #expect(screen.contains(" bpm  ") && screen.contains("Z"), "a status line with the zone: \(screen.suffix(400))")
@@ -37,7 +37,7 @@ struct StatusLineTests {
     func ctrlCLeavesTheTerminalClean() async throws {
         let peer = try await BumblePeer.start(arguments: ["--strap-only"])
         defer { peer.stop() }
-        let terminal = ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#]
+        let terminal = CLI.terminalLauncher()
         let marker = "no-such-strap-\(UUID().uuidString.prefix(8))"
         let hr = try await onOwnThread {
             try CLI.runBlocking(["hr", marker, "--transport", peer.transport], launcher: terminal,

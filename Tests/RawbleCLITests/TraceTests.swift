@@ -211,7 +211,7 @@ struct TraceCommandTests {
         let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.1", "--hr-script", "realistic", "--hr-count", "0"])
         defer { peer.stop() }
         let result = try await CLI.run(["hr", "--transport", peer.transport, "--count", "20", "--trace"],
-                                       launcher: ["/bin/sh", "-c", #"exec /usr/bin/script -q -e -c "$0 $*" /dev/null"#])
+                                       launcher: CLI.terminalLauncher())
         #expect(result.status == 0, "\(result.stdout.suffix(400))")
         let screen = result.stdout
         #expect(screen.contains(" bpm"), "no status line drawn: \(screen.suffix(400))")
