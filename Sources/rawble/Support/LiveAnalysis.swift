@@ -17,10 +17,31 @@ final class LiveAnalysis: Sendable {
         var analyzer: HeartRateAnalyzer
         /// The sample each measurement is put in (its RR array reused, not allocated per value).
         var sample = HeartRateSample(time: 0, heartRate: nil)
+        /// Measurements not yet given to the analyzer: they go in together when a figure is
+        /// asked for (an event, the status line, the last line) or the queue is full. The same
+        /// measurements in the same order, so the same figures; but the analyzer's state (its
+        /// correction windows) is walked while it is in the caches, not once per value after
+        /// the network path between two values has pushed it out: that cost the analysis as
+        /// much again in `hr` as it costs alone (README, "Session analysis").
+        var pending = PendingMeasurements()
         var sparkline = Sparkline()
         /// When the current `hrv` window started, seconds on `clock`.
         var windowStart: Double?
         var artifactsAtWindowStart = ArtifactCounts()
+
+        /// Gives the analyzer every queued measurement, in order.
+        mutating func analyzeQueued() {
+            var queued = PendingMeasurements()
+            swap(&queued, &pending)  // the closure below changes the rest of self
+            queued.drain { time, bpm, intervals in
+                sample.time = time
+                sample.heartRate = bpm
+                sample.rrIntervals.removeAll(keepingCapacity: true)
+                sample.rrIntervals.append(contentsOf: intervals)
+                analyzer.add(sample)
+            }
+            pending = queued  // empty, its storage kept
+        }
     }
 
     /// Seconds between `hrv` events (also the analyzer's window); 0: no events.
@@ -48,8 +69,8 @@ final class LiveAnalysis: Sendable {
     func add(_ measurement: HeartRateMeasurement, wallTime: Int64) -> JSON? {
         let now = Self.monotonicSeconds()
         return state.withLock { state -> JSON? in
-            state.sample.update(measurement, at: now)
-            state.analyzer.add(state.sample)
+            state.pending.append(measurement, at: now)
+            if state.pending.isFull { state.analyzeQueued() }
             if keepsSparkline { state.sparkline.add(bpm: Double(measurement.bpm), at: now) }
             guard every > 0 else { return nil }
             guard let start = state.windowStart else {
@@ -58,6 +79,7 @@ final class LiveAnalysis: Sendable {
             }
             guard now - start >= every else { return nil }
             state.windowStart = now
+            state.analyzeQueued()
             let artifacts = state.analyzer.artifacts
             var inWindow = ArtifactCounts()
             for kind in ArtifactKind.allCases { inWindow[kind] = artifacts[kind] - state.artifactsAtWindowStart[kind] }
@@ -66,17 +88,21 @@ final class LiveAnalysis: Sendable {
         }
     }
 
-    /// CLOCK_MONOTONIC in seconds: read per measurement, so without `Duration`'s 128-bit
-    /// arithmetic (a tenth of the analysis' cost at 1 kHz).
+    /// The monotonic clock in seconds, read per measurement: without `Duration`'s 128-bit
+    /// arithmetic (a tenth of the analysis' cost at 1 kHz), and its coarse variant (the last
+    /// tick's time, a few ms old, read without the time counter: 0.4 % of `hr`'s CPU at 1 kHz
+    /// for the precise one). The analysis needs seconds: windows of 5 s and more, gaps of 5 s,
+    /// and time in zones as differences of successive readings, whose errors cancel in the sum.
     private static func monotonicSeconds() -> Double {
         var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// The status line's text: bpm, the sparkline, the zone, a rolling RMSSD once there are enough beats.
     func statusText(bpm: UInt16) -> String {
         state.withLock { state in
+            state.analyzeQueued()
             var text = "\(bpm) bpm  \(state.sparkline.rendered)"
             if let zone = state.analyzer.currentZone { text += "  " + (zone == 0 ? "rest" : "Z\(zone)") }
             let window = state.analyzer.windowFigures
@@ -91,6 +117,7 @@ final class LiveAnalysis: Sendable {
     /// zones, the last minute's sparkline; `nil` before any measurement.
     func summaryLine() -> String? {
         state.withLock { state -> String? in
+            state.analyzeQueued()
             _ = state.analyzer.finish()
             let input = state.analyzer.input
             guard input.measurements > 0 else { return nil }
@@ -127,6 +154,41 @@ final class LiveAnalysis: Sendable {
         fields.append(("artifactsTotal", JSON(analyzer.artifacts.total)))
         fields.append(("zone", analyzer.currentZone.map { JSON($0) } ?? .null))
         return .object(fields)
+    }
+}
+
+/// Measurements waiting for the analyzer, flat in one array (time, bpm, RR count, then the RR
+/// intervals in ms, per measurement: one append per value, not an array per field), bounded:
+/// full at ``capacity`` measurements, when the caller must drain it.
+struct PendingMeasurements {
+    static let capacity = 1024
+
+    private var storage: [Double] = []
+    private(set) var count = 0
+
+    var isFull: Bool { count >= Self.capacity }
+
+    mutating func append(_ measurement: HeartRateMeasurement, at time: Double) {
+        let intervals = measurement.rrIntervals
+        storage.append(time)
+        storage.append(Double(measurement.bpm))
+        storage.append(Double(intervals.count))
+        for interval in intervals { storage.append(interval.milliseconds) }
+        count += 1
+    }
+
+    /// Calls `body` with each measurement in order (time, bpm, RR intervals in ms), then empties
+    /// the queue, keeping its storage.
+    mutating func drain(_ body: (Double, Double, ArraySlice<Double>) -> Void) {
+        var index = 0
+        for _ in 0..<count {
+            let intervals = Int(storage[index + 2])
+            let start = index + 3
+            body(storage[index], storage[index + 1], storage[start..<(start + intervals)])
+            index = start + intervals
+        }
+        storage.removeAll(keepingCapacity: true)
+        count = 0
     }
 }
 
