@@ -2,6 +2,7 @@
 import RawbleAnalysis
 import RawbleTestSupport
 import RawbleWire
+import Synchronization
 import Testing
 
 /// `hr`'s live analysis queues measurements and gives them to the analyzer when a figure is
@@ -25,12 +26,16 @@ struct LiveAnalysisTests {
     @Test("queued and analysed in batches (past the queue's bound too): the session's figures and artifacts equal the analyzer's fed one value at a time")
     func batchesGiveTheSameFigures() throws {
         let values = Self.series(count: PendingMeasurements.capacity * 3 + 17)
-        let live = LiveAnalysis(zones: nil, every: 0, sparkline: false)
+        // A clock of its own: a stall of the machine between two values cannot become a gap.
+        let ticks = Atomic<Int>(0)
+        let live = LiveAnalysis(zones: nil, every: 0, sparkline: false) {
+            Double(ticks.add(1, ordering: .relaxed).newValue) * 1e-6
+        }
         for value in values { _ = live.add(value, wallTime: 0) }
         let summary = try #require(live.summaryLine())
 
         var analyzer = HeartRateAnalyzer(configuration: .init(windowDuration: 60))
-        for (index, value) in values.enumerated() { analyzer.add(HeartRateSample(value, at: Double(index) * 1e-6)) }
+        for (index, value) in values.enumerated() { analyzer.add(HeartRateSample(value, at: Double(index + 1) * 1e-6)) }
         analyzer.finish()
         let figures = analyzer.sessionFigures
         #expect(analyzer.artifacts.total > 0, "the series has artifacts to correct")

@@ -50,11 +50,16 @@ final class LiveAnalysis: Sendable {
     /// `--json` shows neither, so it does not pay for it per measurement).
     let keepsSparkline: Bool
     private let state: Mutex<State>
+    /// Seconds on a clock that only moves forward, read once per measurement.
+    private let clock: @Sendable () -> Double
 
     /// Beats needed in the window before a rolling RMSSD is shown.
     static let minimumBeats = 20
 
-    init(zones: HeartRateZones?, every: Double, sparkline: Bool = true) {
+    /// `clock`: the monotonic clock unless a test gives its own.
+    init(zones: HeartRateZones?, every: Double, sparkline: Bool = true,
+         clock: @escaping @Sendable () -> Double = LiveAnalysis.monotonicSeconds) {
+        self.clock = clock
         self.every = every
         keepsSparkline = sparkline
         let window = every > 0 ? every : 60
@@ -67,7 +72,7 @@ final class LiveAnalysis: Sendable {
 
     /// Takes one measurement; returns the `hrv` event due with it, if any (`--json` only asks).
     func add(_ measurement: HeartRateMeasurement, wallTime: Int64) -> JSON? {
-        let now = Self.monotonicSeconds()
+        let now = clock()
         return state.withLock { state -> JSON? in
             state.pending.append(measurement, at: now)
             if state.pending.isFull { state.analyzeQueued() }
@@ -93,7 +98,7 @@ final class LiveAnalysis: Sendable {
     /// tick's time, a few ms old, read without the time counter: 0.4 % of `hr`'s CPU at 1 kHz
     /// for the precise one). The analysis needs seconds: windows of 5 s and more, gaps of 5 s,
     /// and time in zones as differences of successive readings, whose errors cancel in the sum.
-    private static func monotonicSeconds() -> Double {
+    static func monotonicSeconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
