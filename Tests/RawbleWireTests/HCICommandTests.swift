@@ -218,18 +218,34 @@ struct HCICommandMalformedTests {
     /// the length byte adjusted, is rejected for a modelled opcode.
     @Test func truncatedAndOverlongParameterBlocksAreRejected() async {
         await propertyCheck(count: 300, input: HCICommandSamples.commands) { command throws in
-            guard case .other = command else {
-                let parameters = command.parameters
-                let header = command.encoded.prefix(2)
-                for count in 0..<parameters.count {
-                    let packet = Array(header) + [UInt8(count)] + parameters.prefix(count)
-                    #expect(decodeError(packet) != nil, "\(command.name) with \(count) of \(parameters.count) bytes")
-                }
-                let longer = Array(header) + [UInt8(parameters.count + 1)] + parameters + [0]
-                #expect(decodeError(longer) != nil, "\(command.name) with an extra byte")
-                return
-            }
+            expectTruncationsAndExtensionRejected(command)
         }
+    }
+
+    /// The edge the generator reaches only now and then: a full 255-byte block (4 bytes of
+    /// header and 251 of data), whose one-byte extension has no length byte to say so.
+    @Test func aFullParameterBlockAndItsExtensionAreHandled() throws {
+        let fragment = try #require(HCICommand.AdvertisingDataFragment(
+            handle: 1, operation: .complete, fragmentPreference: .init(rawValue: 0),
+            data: (0..<251).map { UInt8(truncatingIfNeeded: $0) }))
+        let command = HCICommand.leSetExtendedAdvertisingData(fragment)
+        #expect(command.parameters.count == 255)
+        #expect(try HCICommand.decode(command.encoded) == command)
+        expectTruncationsAndExtensionRejected(command)
+    }
+
+    private func expectTruncationsAndExtensionRejected(_ command: HCICommand, sourceLocation: SourceLocation = #_sourceLocation) {
+        if case .other = command { return } // no parameter layout to violate
+        let parameters = command.parameters
+        let header = command.encoded.prefix(2)
+        for count in 0..<parameters.count {
+            let packet = Array(header) + [UInt8(count)] + parameters.prefix(count)
+            #expect(decodeError(packet) != nil, "\(command.name) with \(count) of \(parameters.count) bytes", sourceLocation: sourceLocation)
+        }
+        // One byte more than the block. A 255-byte block's length byte cannot count it (256
+        // does not fit in a byte), so there it stays 255 and the extra byte trails the block.
+        let longer = Array(header) + [UInt8(clamping: parameters.count + 1)] + parameters + [0]
+        #expect(decodeError(longer) != nil, "\(command.name) with an extra byte (\(parameters.count) + 1)", sourceLocation: sourceLocation)
     }
 }
 
