@@ -9,20 +9,51 @@ import RawbleWire
 import Synchronization
 import SystemPackage
 
-/// The kernel's Bluetooth management interface (the HCI control channel bluetoothd speaks),
-/// for one thing only: making the kernel's Security Manager (SMP) available without bluetoothd.
+/// The kernel's Bluetooth management interface (the HCI control channel bluetoothd speaks):
+/// powering an adapter on the way bluetoothd does, so the kernel's Security Manager (SMP) is
+/// there without bluetoothd, and answering the kernel's Just Works questions.
 ///
-/// The kernel registers SMP on an adapter only when it powers up an adapter that is managed
-/// (its HCI_MGMT flag: `hci_powered_update_sync` calls `smp_register`). An adapter nobody
-/// managed has no SMP channel, and raising BT_SECURITY on an L2CAP socket fails with EINVAL
-/// ("security requested but not available" in the kernel log). Any management command naming
-/// the adapter marks it managed; Read Controller Information is the one any user may send.
+/// The kernel registers SMP on an adapter only when a *managed* adapter (its HCI_MGMT flag, set
+/// by any management command naming it) is powered on outside its setup: `hci_powered_update_sync`
+/// calls `smp_register`. Two ways to end up without it, both seen:
+/// - an adapter raised by HCIDEVUP while nobody managed it;
+/// - the kernel's own power-on at registration (the adapter is then up, HCI_UP, for ~2 s and
+///   switches itself off unless someone claims it). An HCIDEVUP in that window keeps the
+///   adapter up (EALREADY) as that setup power-on left it: no SMP, and raising BT_SECURITY on
+///   an L2CAP socket fails ("security requested but not available" in the kernel log).
+/// Set Powered on the control channel covers both: on a down adapter it powers on managed; in
+/// the registration window the kernel finishes the power-on as a managed one (`hci_power_on_sync`:
+/// up, managed and auto-off → `hci_powered_update_sync`). HCIGETDEVINFO reports the adapter
+/// down in that window (the kernel masks HCI_UP while auto-off is pending), so "down" is the
+/// one test for both.
 public enum KernelManagement {
     /// Read Controller Information (management opcode 0x0004): allowed without privileges.
     static let readControllerInformation: UInt16 = 0x0004
+    /// Set Powered (0x0005): needs CAP_NET_ADMIN (a trusted socket).
+    static let setPowered: UInt16 = 0x0005
     /// Management events answering a command: Command Complete (0x0001), Command Status (0x0002).
     static let commandComplete: UInt16 = 0x0001
     static let commandStatus: UInt16 = 0x0002
+    /// Management statuses this file acts on.
+    static let statusRFKilled: UInt8 = 0x12
+    static let statusInvalidIndex: UInt8 = 0x11
+    static let statusPermissionDenied: UInt8 = 0x14
+
+    /// Powers adapter `index` on as bluetoothd does (Set Powered, on), so the kernel registers
+    /// its Security Manager; returns when the kernel answered (the power-on is done then).
+    /// - Throws: ``KernelError/adapterDownWithoutPermission(adapter:executable:)`` without
+    ///   CAP_NET_ADMIN, ``KernelError/rfkillBlocked(adapter:)``, or ``KernelError/system(operation:errno:)``
+    ///   for any other status or no answer within `timeout`.
+    public static func powerOn(index: UInt16, timeout: Duration = .seconds(10)) throws(KernelError) {
+        let name = "hci\(index)"
+        let answer = try request(setPowered, index: index, parameters: [0x01], timeout: timeout)
+        switch answer.status {
+        case 0: return
+        case statusPermissionDenied: throw .adapterDownWithoutPermission(adapter: name, executable: KernelError.executablePath)
+        case statusRFKilled: throw .rfkillBlocked(adapter: name)
+        default: throw .system(operation: "powering \(name) on (management status 0x\(hex(answer.status)))", errno: .ioError)
+        }
+    }
 
     /// Marks adapter `index` managed by reading its information on the control channel, so
     /// its next power-up registers the Security Manager; waits at most `timeout` for the
@@ -30,31 +61,50 @@ public enum KernelManagement {
     /// an adapter already up keeps what it has until it is powered off and on again.
     @discardableResult
     public static func markManaged(index: UInt16, timeout: Duration = .seconds(2)) throws(KernelError) -> UInt8 {
+        try request(readControllerInformation, index: index, timeout: timeout).status
+    }
+
+    /// Sends one command for adapter `index` on a control-channel socket of its own and waits
+    /// for its answer (Command Complete or Status for that opcode and index; every other event
+    /// on the channel is skipped). Invalid Index is asked again every 50 ms while `timeout`
+    /// lasts: the kernel answers so while the adapter is still in its setup.
+    static func request(_ opcode: UInt16, index: UInt16, parameters: [UInt8] = [],
+                        timeout: Duration) throws(KernelError) -> (status: UInt8, returnParameters: [UInt8]) {
         let fd = try openControlChannel()
         defer { BluetoothSocket.closeQuietly(fd) }
-        let command = header(opcode: readControllerInformation, index: index, length: 0)
-        let written = command.withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
-        guard written == command.count else {
-            throw KernelError.classify(BluetoothSocket.lastErrno, operation: "sending Read Controller Information to hci\(index)")
-        }
+        let name = "hci\(index)"
+        let command = header(opcode: opcode, index: index, length: UInt16(truncatingIfNeeded: parameters.count)) + parameters
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 1024)
         while true {
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw .system(operation: "waiting for hci\(index)'s management answer", errno: .timedOut) }
-            let milliseconds = Int32(min(60_000, max(1, (left / .milliseconds(1)).rounded(.up))))
-            do throws(Errno) {
-                _ = try BluetoothSocket.poll(fd, events: Int16(POLLIN), milliseconds: milliseconds)
-            } catch {
-                throw KernelError.classify(error, operation: "waiting for hci\(index)'s management answer")
+            let written = command.withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
+            guard written == command.count else {
+                throw KernelError.classify(BluetoothSocket.lastErrno, operation: "sending management command 0x\(hex(opcode)) for \(name)")
             }
-            let count = buffer.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress, $0.count) }
-            if count < 0 {
-                let failure = BluetoothSocket.lastErrno
-                if failure == .wouldBlock || failure == .interrupted { continue }
-                throw KernelError.classify(failure, operation: "reading hci\(index)'s management answer")
+            var answer: (status: UInt8, returnParameters: [UInt8])?
+            while answer == nil {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { throw .system(operation: "waiting for \(name)'s management answer", errno: .timedOut) }
+                let milliseconds = Int32(min(60_000, max(1, (left / .milliseconds(1)).rounded(.up))))
+                do throws(Errno) {
+                    _ = try BluetoothSocket.poll(fd, events: Int16(POLLIN), milliseconds: milliseconds)
+                } catch {
+                    throw KernelError.classify(error, operation: "waiting for \(name)'s management answer")
+                }
+                let count = buffer.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress, $0.count) }
+                if count < 0 {
+                    let failure = BluetoothSocket.lastErrno
+                    if failure == .wouldBlock || failure == .interrupted { continue }
+                    throw KernelError.classify(failure, operation: "reading \(name)'s management answer")
+                }
+                answer = reply(to: opcode, index: index, in: buffer[..<count])
             }
-            if let status = answer(to: readControllerInformation, index: index, in: buffer[..<count]) { return status }
+            guard let answer else { continue }
+            if answer.status == statusInvalidIndex, ContinuousClock.now + .milliseconds(50) < deadline {
+                usleep(50_000)
+                continue
+            }
+            return answer
         }
     }
 
@@ -88,13 +138,25 @@ public enum KernelManagement {
 
     /// The status of `packet` when it is Command Complete or Command Status for `opcode` on
     /// adapter `index`; `nil` for any other (or a truncated) packet.
-    static func answer(to opcode: UInt16, index: UInt16, in packet: ArraySlice<UInt8>) -> UInt8? {
+    /// The status and return parameters in `packet` when it answers `opcode` for `index`.
+    static func reply(to opcode: UInt16, index: UInt16, in packet: ArraySlice<UInt8>) -> (status: UInt8, returnParameters: [UInt8])? {
         let bytes = Array(packet)
         guard bytes.count >= 9 else { return nil }
         func u16(_ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
         let event = u16(0)
         guard event == commandComplete || event == commandStatus, u16(2) == index, u16(6) == opcode else { return nil }
-        return bytes[8]
+        let end = min(bytes.count, 6 + Int(u16(4)))
+        return (bytes[8], end > 9 ? Array(bytes[9..<end]) : [])
+    }
+
+    /// The management status in `packet` when it answers `opcode` for `index`.
+    static func answer(to opcode: UInt16, index: UInt16, in packet: ArraySlice<UInt8>) -> UInt8? {
+        reply(to: opcode, index: index, in: packet)?.status
+    }
+
+    static func hex<T: BinaryInteger>(_ value: T) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, MemoryLayout<T>.size * 2 - digits.count)) + digits
     }
 }
 

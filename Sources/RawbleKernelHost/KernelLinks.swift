@@ -90,11 +90,18 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
     /// before ``open(rawChannel:opener:configuration:)``.
     public static func openRawChannel(adapter name: String?) throws(KernelError) -> (transport: H4StreamTransport, adapter: KernelAdapterInfo) {
         var adapter = try KernelAdapters.find(name)
+        // Down (as the kernel reports it: also in the ~2 s after the adapter registered, when
+        // the kernel holds it up itself, unmanaged, and switches it off unless claimed). It is
+        // powered on as bluetoothd does (management Set Powered), so the kernel registers its
+        // Security Manager and a peer asking for encryption can be paired with (BT_SECURITY).
         if !adapter.isUp {
-            // Managed before it powers up, so the kernel registers its Security Manager and a
-            // peer asking for encryption can be paired with (BT_SECURITY) without bluetoothd.
-            _ = try? KernelManagement.markManaged(index: adapter.index)
-            try KernelAdapters.up(index: adapter.index)
+            do {
+                try KernelManagement.powerOn(index: adapter.index)
+            } catch .system {
+                // The management channel did not do it: the ioctl, managed first as before.
+                _ = try? KernelManagement.markManaged(index: adapter.index)
+                try KernelAdapters.up(index: adapter.index)
+            }
             adapter = try KernelAdapters.find(adapter.name)
         }
         return (try HCISocketTransport.open(adapter: adapter.index, channel: .raw), adapter)

@@ -79,6 +79,20 @@ import Testing
         #expect(KernelManagement.answer(to: 0x0004, index: 1, in: [0x06, 0x00, 0x01, 0x00, 0x04, 0x00, 0x01, 0x02, 0x00][...]) == nil)
     }
 
+    @Test func setPoweredAndItsAnswer() {
+        #expect(KernelManagement.header(opcode: 0x0005, index: 0, length: 1) + [0x01] == [0x05, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01])
+        // Command Complete for Set Powered on hci0: status 0, current settings 0x00000201
+        // (powered, LE); the return parameters end where the header's length says.
+        let complete: [UInt8] = [0x01, 0x00, 0x00, 0x00, 0x07, 0x00, 0x05, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00, 0xEE]
+        let reply = KernelManagement.reply(to: 0x0005, index: 0, in: complete[...])
+        #expect(reply?.status == 0)
+        #expect(reply?.returnParameters == [0x01, 0x02, 0x00, 0x00])
+        // Permission Denied (an untrusted socket: no CAP_NET_ADMIN) as Command Status.
+        let denied: [UInt8] = [0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x05, 0x00, 0x14]
+        #expect(KernelManagement.reply(to: 0x0005, index: 0, in: denied[...])?.status == 0x14)
+        #expect(KernelManagement.reply(to: 0x0005, index: 0, in: denied[...])?.returnParameters == [])
+    }
+
     @Test func aJustWorksConfirmationIsAcceptedForThePeerOnly() {
         // Event 0x000F on hci0: C0:B1:E0:00:00:01 LE random (2), confirm hint 1, value 0.
         let request: [UInt8] = [0x0F, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x01, 0, 0, 0, 0]
