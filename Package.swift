@@ -95,6 +95,7 @@ let package = Package(
                 "RawbleKernel",
                 "RawbleBearer",
                 "RawbleTransport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -175,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "RawbleKernelTests",
             dependencies: [
-                "RawbleKernel", "CBluetooth", "RawbleTransport", "RawbleTestSupport",
+                "RawbleKernel", "RawbleKernelHost", "RawbleHost", "RawbleWire", "CBluetooth", "RawbleTransport", "RawbleTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -269,7 +269,7 @@ public final class KernelATTBearer: ATTBearer {
             let asked = confirmer?.answer == nil ? "the kernel asked nothing (confirming a pairing needs CAP_NET_ADMIN)" : "pairing was answered"
             logger.info("the link to \(peer) did not become usable at security \(target) in time; \(asked)")
         } else if let answer = confirmer?.answer {
-            logger.debug("pairing question answered with management command 0x\(String(answer, radix: 16))")
+            logger.debug("pairing question answered with \(answer.name)")
         }
         return ready
     }

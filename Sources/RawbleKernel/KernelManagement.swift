@@ -27,18 +27,6 @@ import SystemPackage
 /// down in that window (the kernel masks HCI_UP while auto-off is pending), so "down" is the
 /// one test for both.
 public enum KernelManagement {
-    /// Read Controller Information (management opcode 0x0004): allowed without privileges.
-    static let readControllerInformation: UInt16 = 0x0004
-    /// Set Powered (0x0005): needs CAP_NET_ADMIN (a trusted socket).
-    static let setPowered: UInt16 = 0x0005
-    /// Management events answering a command: Command Complete (0x0001), Command Status (0x0002).
-    static let commandComplete: UInt16 = 0x0001
-    static let commandStatus: UInt16 = 0x0002
-    /// Management statuses this file acts on.
-    static let statusRFKilled: UInt8 = 0x12
-    static let statusInvalidIndex: UInt8 = 0x11
-    static let statusPermissionDenied: UInt8 = 0x14
-
     /// Powers adapter `index` on as bluetoothd does (Set Powered, on), so the kernel registers
     /// its Security Manager; returns when the kernel answered (the power-on is done then).
     /// - Throws: ``KernelError/adapterDownWithoutPermission(adapter:executable:)`` without
@@ -46,12 +34,12 @@ public enum KernelManagement {
     ///   for any other status or no answer within `timeout`.
     public static func powerOn(index: UInt16, timeout: Duration = .seconds(10)) throws(KernelError) {
         let name = "hci\(index)"
-        let answer = try request(setPowered, index: index, parameters: [0x01], timeout: timeout)
+        let answer = try request(.setPowered(index: index, on: true), timeout: timeout)
         switch answer.status {
-        case 0: return
-        case statusPermissionDenied: throw .adapterDownWithoutPermission(adapter: name, executable: KernelError.executablePath)
-        case statusRFKilled: throw .rfkillBlocked(adapter: name)
-        default: throw .system(operation: "powering \(name) on (management status 0x\(hex(answer.status)))", errno: .ioError)
+        case .success: return
+        case .permissionDenied: throw .adapterDownWithoutPermission(adapter: name, executable: KernelError.executablePath)
+        case .rfKilled: throw .rfkillBlocked(adapter: name)
+        default: throw .system(operation: "powering \(name) on (management status \(answer.status))", errno: .ioError)
         }
     }
 
@@ -60,47 +48,47 @@ public enum KernelManagement {
     /// answer. Returns the management status (0: success). Bring the adapter up afterwards:
     /// an adapter already up keeps what it has until it is powered off and on again.
     @discardableResult
-    public static func markManaged(index: UInt16, timeout: Duration = .seconds(2)) throws(KernelError) -> UInt8 {
-        try request(readControllerInformation, index: index, timeout: timeout).status
+    public static func markManaged(index: UInt16, timeout: Duration = .seconds(2)) throws(KernelError) -> ManagementStatus {
+        try request(.readControllerInformation(index: index), timeout: timeout).status
     }
 
-    /// Sends one command for adapter `index` on a control-channel socket of its own and waits
-    /// for its answer (Command Complete or Status for that opcode and index; every other event
-    /// on the channel is skipped). Invalid Index is asked again every 50 ms while `timeout`
-    /// lasts: the kernel answers so while the adapter is still in its setup.
-    static func request(_ opcode: UInt16, index: UInt16, parameters: [UInt8] = [],
-                        timeout: Duration) throws(KernelError) -> (status: UInt8, returnParameters: [UInt8]) {
+    /// Sends `command` on a control-channel socket of its own and waits for its answer
+    /// (Command Complete or Status for its opcode and adapter; every other event on the channel
+    /// is skipped, and so is a packet the wire layer cannot decode). Invalid Index is asked
+    /// again every 50 ms while `timeout` lasts: the kernel answers so while the adapter is still
+    /// in its setup. Blocking: for the moment an adapter is opened, before any event loop runs.
+    static func request(_ command: ManagementCommand, timeout: Duration) throws(KernelError) -> ManagementSocket.Reply {
         let fd = try openControlChannel()
         defer { BluetoothSocket.closeQuietly(fd) }
-        let name = "hci\(index)"
-        let command = header(opcode: opcode, index: index, length: UInt16(truncatingIfNeeded: parameters.count)) + parameters
+        let what = "\(command.name) for hci\(command.index)"
+        let bytes = command.encoded
         let deadline = ContinuousClock.now + timeout
-        var buffer = [UInt8](repeating: 0, count: 1024)
+        var buffer = [UInt8](repeating: 0, count: 6 + ManagementPacket.maximumParameterCount)
         while true {
-            let written = command.withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
-            guard written == command.count else {
-                throw KernelError.classify(BluetoothSocket.lastErrno, operation: "sending management command 0x\(hex(opcode)) for \(name)")
+            let written = bytes.withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
+            guard written == bytes.count else {
+                throw KernelError.classify(BluetoothSocket.lastErrno, operation: "sending \(what)")
             }
-            var answer: (status: UInt8, returnParameters: [UInt8])?
+            var answer: ManagementSocket.Reply?
             while answer == nil {
                 let left = deadline - ContinuousClock.now
-                guard left > .zero else { throw .system(operation: "waiting for \(name)'s management answer", errno: .timedOut) }
+                guard left > .zero else { throw .system(operation: "waiting for the answer to \(what)", errno: .timedOut) }
                 let milliseconds = Int32(min(60_000, max(1, (left / .milliseconds(1)).rounded(.up))))
                 do throws(Errno) {
                     _ = try BluetoothSocket.poll(fd, events: Int16(POLLIN), milliseconds: milliseconds)
                 } catch {
-                    throw KernelError.classify(error, operation: "waiting for \(name)'s management answer")
+                    throw KernelError.classify(error, operation: "waiting for the answer to \(what)")
                 }
                 let count = buffer.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress, $0.count) }
                 if count < 0 {
                     let failure = BluetoothSocket.lastErrno
                     if failure == .wouldBlock || failure == .interrupted { continue }
-                    throw KernelError.classify(failure, operation: "reading \(name)'s management answer")
+                    throw KernelError.classify(failure, operation: "reading the answer to \(what)")
                 }
-                answer = reply(to: opcode, index: index, in: buffer[..<count])
+                answer = reply(to: command, in: buffer[..<count])
             }
             guard let answer else { continue }
-            if answer.status == statusInvalidIndex, ContinuousClock.now + .milliseconds(50) < deadline {
+            if answer.status == .invalidIndex, ContinuousClock.now + .milliseconds(50) < deadline {
                 usleep(50_000)
                 continue
             }
@@ -130,69 +118,38 @@ public enum KernelManagement {
         return fd
     }
 
-    /// A management packet header: opcode or event, adapter index, parameter length (all LE).
-    static func header(opcode: UInt16, index: UInt16, length: UInt16) -> [UInt8] {
-        [UInt8(opcode & 0xFF), UInt8(opcode >> 8), UInt8(index & 0xFF), UInt8(index >> 8),
-         UInt8(length & 0xFF), UInt8(length >> 8)]
-    }
-
-    /// The status of `packet` when it is Command Complete or Command Status for `opcode` on
-    /// adapter `index`; `nil` for any other (or a truncated) packet.
-    /// The status and return parameters in `packet` when it answers `opcode` for `index`.
-    static func reply(to opcode: UInt16, index: UInt16, in packet: ArraySlice<UInt8>) -> (status: UInt8, returnParameters: [UInt8])? {
-        let bytes = Array(packet)
-        guard bytes.count >= 9 else { return nil }
-        func u16(_ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
-        let event = u16(0)
-        guard event == commandComplete || event == commandStatus, u16(2) == index, u16(6) == opcode else { return nil }
-        let end = min(bytes.count, 6 + Int(u16(4)))
-        return (bytes[8], end > 9 ? Array(bytes[9..<end]) : [])
-    }
-
-    /// The management status in `packet` when it answers `opcode` for `index`.
-    static func answer(to opcode: UInt16, index: UInt16, in packet: ArraySlice<UInt8>) -> UInt8? {
-        reply(to: opcode, index: index, in: packet)?.status
-    }
-
-    static func hex<T: BinaryInteger>(_ value: T) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, MemoryLayout<T>.size * 2 - digits.count)) + digits
+    /// The answer in `packet` when it is Command Complete or Command Status for `command`'s
+    /// opcode and adapter; `nil` for any other event and for bytes that do not decode.
+    static func reply(to command: ManagementCommand, in packet: ArraySlice<UInt8>) -> ManagementSocket.Reply? {
+        switch try? ManagementEvent.decode(packet) {
+        case let .commandComplete(index, opcode, status, returnParameters) where index == command.index && opcode == command.opcode:
+            ManagementSocket.Reply(status: status, returnParameters: returnParameters)
+        case let .commandStatus(index, opcode, status) where index == command.index && opcode == command.opcode:
+            ManagementSocket.Reply(status: status, returnParameters: [])
+        default:
+            nil
+        }
     }
 }
 
 // MARK: Just Works confirmation
 
 extension KernelManagement {
-    /// User Confirmation Request (event 0x000F): the kernel asks whether to go on with pairing.
-    static let userConfirmationRequest: UInt16 = 0x000F
-    /// User Passkey Request (event 0x0010): the kernel asks for a passkey to type.
-    static let userPasskeyRequest: UInt16 = 0x0010
-    /// User Confirmation Reply / Negative Reply, User Passkey Negative Reply (commands).
-    static let userConfirmationReply: UInt16 = 0x001C
-    static let userConfirmationNegativeReply: UInt16 = 0x001D
-    static let userPasskeyNegativeReply: UInt16 = 0x001F
-
     /// What to answer to one management event while pairing with `peer`: the reply command to
-    /// send, or `nil` for an event that is not a question about `peer`. A Just Works
-    /// confirmation (confirm hint 1: nothing for a person to compare) is accepted; a numeric
-    /// comparison or a passkey, which need a person, are refused at once so pairing fails
-    /// instead of waiting out the kernel's 30 s SMP timeout.
-    static func reply(to packet: ArraySlice<UInt8>, pairingWith peer: BluetoothAddress) -> [UInt8]? {
-        let bytes = Array(packet)
-        guard bytes.count >= 13 else { return nil }
-        let event = UInt16(bytes[0]) | UInt16(bytes[1]) << 8
-        let index = UInt16(bytes[2]) | UInt16(bytes[3]) << 8
-        let address = Array(bytes[6..<13])  // bdaddr (least significant byte first) and its type
-        guard Array(address.prefix(6)) == peer.littleEndianBytes else { return nil }
-        switch event {
-        case userConfirmationRequest:
-            guard bytes.count >= 14 else { return nil }
-            let justWorks = bytes[13] == 1
-            return header(opcode: justWorks ? userConfirmationReply : userConfirmationNegativeReply, index: index, length: 7) + address
-        case userPasskeyRequest:
-            return header(opcode: userPasskeyNegativeReply, index: index, length: 7) + address
+    /// send, or `nil` for an event that is not a question about `peer` (or does not decode). A
+    /// Just Works confirmation (confirm hint 1: nothing for a person to compare) is accepted; a
+    /// numeric comparison or a passkey, which need a person, are refused at once so pairing
+    /// fails instead of waiting out the kernel's 30 s SMP timeout.
+    static func reply(to packet: ArraySlice<UInt8>, pairingWith peer: BluetoothAddress) -> ManagementCommand? {
+        switch try? ManagementEvent.decode(packet) {
+        case let .userConfirmationRequest(index, address, addressType, confirmHint, _) where address == peer:
+            confirmHint == 1
+                ? .userConfirmationReply(index: index, address: address, addressType: addressType)
+                : .userConfirmationNegativeReply(index: index, address: address, addressType: addressType)
+        case let .userPasskeyRequest(index, address, addressType) where address == peer:
+            .userPasskeyNegativeReply(index: index, address: address, addressType: addressType)
         default:
-            return nil
+            nil
         }
     }
 }
@@ -206,7 +163,7 @@ final class PairingConfirmer: Sendable {
     private let queue: DispatchQueue
     // Only touched on `queue` (its handlers) and in stop(), which hops there.
     nonisolated(unsafe) private let source: any DispatchSourceRead
-    private let answered = Mutex<[UInt8]?>(nil)
+    private let answered = Mutex<ManagementCommand?>(nil)
 
     private init(source: any DispatchSourceRead, queue: DispatchQueue) {
         self.source = source
@@ -226,21 +183,21 @@ final class PairingConfirmer: Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd.rawValue, queue: queue)
         let confirmer = PairingConfirmer(source: source, queue: queue)
         source.setEventHandler { [weak confirmer] in
-            var buffer = [UInt8](repeating: 0, count: 1024)
+            var buffer = [UInt8](repeating: 0, count: 6 + ManagementPacket.maximumParameterCount)
             let count = buffer.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress, $0.count) }
             guard count > 0, let reply = KernelManagement.reply(to: buffer[..<count], pairingWith: peer) else { return }
-            _ = reply.withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
-            confirmer?.answered.withLock { $0 = Array(reply.prefix(2)) }
+            _ = reply.encoded.withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
+            confirmer?.answered.withLock { $0 = reply }
         }
         source.setCancelHandler { try? fd.close() }
         source.activate()
         return .success(confirmer)
     }
 
-    /// What was answered: the opcode of the reply sent (User Confirmation Reply when a Just
-    /// Works pairing was confirmed), or `nil` when the kernel asked nothing.
-    var answer: UInt16? {
-        answered.withLock { $0.map { UInt16($0[0]) | UInt16($0[1]) << 8 } }
+    /// What was answered: the reply sent (User Confirmation Reply when a Just Works pairing
+    /// was confirmed), or `nil` when the kernel asked nothing.
+    var answer: ManagementCommand? {
+        answered.withLock { $0 }
     }
 
     /// Stops listening and closes the control channel.

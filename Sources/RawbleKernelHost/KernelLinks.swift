@@ -74,13 +74,18 @@ public struct KernelL2CAPOpener: KernelLinkOpener {
 
 extension KernelCentral where Opener == KernelL2CAPOpener {
     /// The kernel's central on one adapter: `name` (`hciN`), or the first that is up, else the
-    /// first. A down adapter is brought up (HCIDEVUP) when this process may; the raw channel is
-    /// opened with only the events scanning needs, and rawble's host scans there, changing
-    /// nothing the kernel set up.
+    /// first. A down adapter is powered on when this process may; the raw channel is opened
+    /// with only the events scanning needs. Scans are asked of the kernel (``KernelDiscovery``,
+    /// unless `configuration` brings its own ``ScanControl``) and rawble's host reads their
+    /// reports on the raw channel, changing nothing the kernel set up.
     /// - Throws: ``KernelError`` (no Bluetooth, no such adapter, no permission: each with its
     ///   fix) or ``HostError`` (the controller did not answer the reads scanning needs).
     public static func open(adapter name: String?, configuration: Adapter.Configuration = Adapter.Configuration()) async throws -> KernelCentral {
         let (rawChannel, adapter) = try openRawChannel(adapter: name)
+        var configuration = configuration
+        if configuration.scanControl == nil {
+            configuration.scanControl = KernelDiscovery(adapter: adapter.index, logger: configuration.logger)
+        }
         return try await KernelCentral.open(rawChannel: rawChannel, opener: KernelL2CAPOpener(local: adapter.address),
                                             configuration: configuration)
     }

@@ -405,3 +405,94 @@ struct KernelCentralTests {
         #expect(link.ending == .disconnected(.remoteUserTerminatedConnection))
     }
 }
+
+/// What an adapter asked of its ``ScanControl``, answering as told.
+private final class RecordingScanControl: ScanControl {
+    private let log = Mutex<[String]>([])
+    private let outcome: ScanControlOutcome
+
+    init(answering outcome: ScanControlOutcome) {
+        self.outcome = outcome
+    }
+
+    var calls: [String] { log.withLock { $0 } }
+
+    func startScanning(active: Bool) async throws(HostError) -> ScanControlOutcome {
+        log.withLock { $0.append("start \(active ? "active" : "passive")") }
+        return outcome
+    }
+
+    func stopScanning() async throws(HostError) {
+        log.withLock { $0.append("stop") }
+    }
+}
+
+@Suite("Adapter on a kernel-owned controller: scans asked of the kernel (ScanControl)")
+struct AdapterScanControlTests {
+    private static func kernelController() -> ScriptedController {
+        ScriptedController { command in
+            switch command {
+            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
+            default: ScriptedController.minimal(command)
+            }
+        }
+    }
+
+    private static func isScanCommand(_ command: HCICommand) -> Bool {
+        switch command {
+        case .leSetScanParameters, .leSetScanEnable, .leSetExtendedScanParameters, .leSetExtendedScanEnable: true
+        default: false
+        }
+    }
+
+    @Test("the kernel scans: the adapter sends no scan command, reads the reports of the kernel's scan, leaves a foreign disable to the kernel, and stops through the control")
+    func noScanCommandOfItsOwn() async throws {
+        let controller = Self.kernelController()
+        _ = controller.run()
+        let control = RecordingScanControl(answering: .scanning)
+        var configuration = configuration()
+        configuration.owner = .kernel
+        configuration.scanControl = control
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        let devices = try await adapter.scan(ScanOptions(active: true))
+        #expect(control.calls == ["start active"])
+        // The kernel's own commands around its scan, copied to the raw socket: nothing to resume.
+        controller.transport.inject(H4Packet(type: .command, bytes: HCICommand.leSetScanEnable(enable: false, filterDuplicates: true).encoded))
+        let strap = BluetoothAddress(0xC0_B1_E0_00_00_01)
+        controller.transport.inject(.le(.advertisingReport([AdvertisingReport(
+            legacy: .advNonconnInd, addressType: .random, address: strap, rssi: -48,
+            data: [0x02, 0x01, 0x06, 0x03, 0x03, 0x0D, 0x18, 0x03, 0x03, 0x0D, 0x18][...])])))
+        let first = try await within(seconds: 10) { () -> DiscoveredDevice? in
+            for try await device in devices { return device }
+            return nil
+        }
+        #expect(first?.address.address == strap)
+        #expect(first?.serviceUUIDs == [.heartRateService], "the list repeated: each service once")
+        try await adapter.stopScanning()
+        #expect(control.calls == ["start active", "stop"])
+        #expect(!controller.commands.contains(where: Self.isScanCommand), "\(controller.commands)")
+        await adapter.close()
+    }
+
+    @Test("the kernel declines (passive, or no CAP_NET_ADMIN): the adapter scans with its own commands and stops them itself")
+    func declinedFallsBackToOwnCommands() async throws {
+        let controller = Self.kernelController()
+        _ = controller.run()
+        let control = RecordingScanControl(answering: .declined(reason: "passive"))
+        var configuration = configuration()
+        configuration.owner = .kernel
+        configuration.scanControl = control
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        _ = try await adapter.scan(ScanOptions(active: false))
+        #expect(control.calls == ["start passive"])
+        let parameters = controller.commands.compactMap { command -> HCICommand.ScanParameters? in
+            if case .leSetScanParameters(let parameters) = command { parameters } else { nil }
+        }
+        #expect(parameters.last?.type == .passive)
+        #expect(controller.commands.last == .leSetScanEnable(enable: true, filterDuplicates: false))
+        try await adapter.stopScanning()
+        #expect(control.calls == ["start passive"], "the control's stop is for a scan it runs")
+        #expect(controller.commands.last == scanOff)
+        await adapter.close()
+    }
+}

@@ -283,7 +283,8 @@ struct ScanAggregatorTests {
         }
         let device = try emitted(scan.receive(extended(7, status: .complete, structure)))
         // 1650 bytes: six whole structures (1506), then a structure cut short.
-        #expect(device.manufacturerData.count == 6)
+        #expect(device.advertisement.map { Array($0).count } == 6)
+        #expect(device.manufacturerData.count == 1, "six identical structures, listed once")
         #expect(device.advertisement?.bytes.count == 1506)
         #expect(device.dataError?.kind == .truncated(needed: 250, available: 143))
     }

@@ -68,35 +68,39 @@ import Testing
     static let strap = BluetoothAddress(0xC0B1_E000_0001)
 
     @Test func readControllerInformationAndItsAnswer() {
-        #expect(KernelManagement.header(opcode: 0x0004, index: 1, length: 0) == [0x04, 0x00, 0x01, 0x00, 0x00, 0x00])
-        // Command Complete for opcode 0x0004 on hci1, status 0, then the information.
-        let complete: [UInt8] = [0x01, 0x00, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00, 0x00, 0xAA]
-        #expect(KernelManagement.answer(to: 0x0004, index: 1, in: complete[...]) == 0)
-        #expect(KernelManagement.answer(to: 0x0004, index: 0, in: complete[...]) == nil)  // another adapter
+        let read = ManagementCommand.readControllerInformation(index: 1)
+        #expect(read.encoded == [0x04, 0x00, 0x01, 0x00, 0x00, 0x00])
+        // Command Complete for opcode 0x0004 on hci1, status 0 (the information cut short here:
+        // only the status and header matter to the reply).
+        let complete: [UInt8] = [0x01, 0x00, 0x01, 0x00, 0x03, 0x00, 0x04, 0x00, 0x00]
+        #expect(KernelManagement.reply(to: read, in: complete[...])?.status == .success)
+        #expect(KernelManagement.reply(to: .readControllerInformation(index: 0), in: complete[...]) == nil)  // another adapter
         let status: [UInt8] = [0x02, 0x00, 0x01, 0x00, 0x03, 0x00, 0x04, 0x00, 0x11]
-        #expect(KernelManagement.answer(to: 0x0004, index: 1, in: status[...]) == 0x11)
-        #expect(KernelManagement.answer(to: 0x0004, index: 1, in: complete.prefix(8)) == nil)  // truncated
-        #expect(KernelManagement.answer(to: 0x0004, index: 1, in: [0x06, 0x00, 0x01, 0x00, 0x04, 0x00, 0x01, 0x02, 0x00][...]) == nil)
+        #expect(KernelManagement.reply(to: read, in: status[...])?.status == .invalidIndex)
+        #expect(KernelManagement.reply(to: read, in: complete.prefix(8)) == nil)  // truncated
+        // New Settings (0x0006) is an event, not an answer.
+        #expect(KernelManagement.reply(to: read, in: [0x06, 0x00, 0x01, 0x00, 0x04, 0x00, 0x01, 0x02, 0x00, 0x00][...]) == nil)
     }
 
     @Test func setPoweredAndItsAnswer() {
-        #expect(KernelManagement.header(opcode: 0x0005, index: 0, length: 1) + [0x01] == [0x05, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01])
-        // Command Complete for Set Powered on hci0: status 0, current settings 0x00000201
-        // (powered, LE); the return parameters end where the header's length says.
-        let complete: [UInt8] = [0x01, 0x00, 0x00, 0x00, 0x07, 0x00, 0x05, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00, 0xEE]
-        let reply = KernelManagement.reply(to: 0x0005, index: 0, in: complete[...])
-        #expect(reply?.status == 0)
+        let powerOn = ManagementCommand.setPowered(index: 0, on: true)
+        #expect(powerOn.encoded == [0x05, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01])
+        // Command Complete for Set Powered on hci0: status 0, current settings 0x00000201 (powered, LE).
+        let complete: [UInt8] = [0x01, 0x00, 0x00, 0x00, 0x07, 0x00, 0x05, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00]
+        let reply = KernelManagement.reply(to: powerOn, in: complete[...])
+        #expect(reply?.status == .success)
         #expect(reply?.returnParameters == [0x01, 0x02, 0x00, 0x00])
+        // A length that disagrees with the bytes that came is not an answer (it does not decode).
+        #expect(KernelManagement.reply(to: powerOn, in: (complete + [0xEE])[...]) == nil)
         // Permission Denied (an untrusted socket: no CAP_NET_ADMIN) as Command Status.
         let denied: [UInt8] = [0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x05, 0x00, 0x14]
-        #expect(KernelManagement.reply(to: 0x0005, index: 0, in: denied[...])?.status == 0x14)
-        #expect(KernelManagement.reply(to: 0x0005, index: 0, in: denied[...])?.returnParameters == [])
+        #expect(KernelManagement.reply(to: powerOn, in: denied[...]) == ManagementSocket.Reply(status: .permissionDenied, returnParameters: []))
     }
 
     @Test func aJustWorksConfirmationIsAcceptedForThePeerOnly() {
         // Event 0x000F on hci0: C0:B1:E0:00:00:01 LE random (2), confirm hint 1, value 0.
         let request: [UInt8] = [0x0F, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x01, 0, 0, 0, 0]
-        #expect(KernelManagement.reply(to: request[...], pairingWith: Self.strap)
+        #expect(KernelManagement.reply(to: request[...], pairingWith: Self.strap)?.encoded
             == [0x1C, 0x00, 0x00, 0x00, 0x07, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02])
         let other = BluetoothAddress(0xC0B1_E000_0002)
         #expect(KernelManagement.reply(to: request[...], pairingWith: other) == nil)
@@ -104,12 +108,15 @@ import Testing
     }
 
     @Test func aComparisonOrAPasskeyIsRefusedAtOnce() {
-        var comparison: [UInt8] = [0x0F, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x00, 0x40, 0xE2, 0x01, 0x00]
-        #expect(KernelManagement.reply(to: comparison[...], pairingWith: Self.strap)?.prefix(2) == [0x1D, 0x00])
-        comparison[0] = 0x10  // User Passkey Request
-        #expect(KernelManagement.reply(to: comparison.prefix(13), pairingWith: Self.strap)?.prefix(2) == [0x1F, 0x00])
-        comparison[0] = 0x0B  // Device Found: not a question
-        #expect(KernelManagement.reply(to: comparison[...], pairingWith: Self.strap) == nil)
+        let comparison: [UInt8] = [0x0F, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x00, 0x40, 0xE2, 0x01, 0x00]
+        #expect(KernelManagement.reply(to: comparison[...], pairingWith: Self.strap)?.opcode == 0x001D)
+        // User Passkey Request (0x0010): the address and its type only.
+        let passkey: [UInt8] = [0x10, 0x00, 0x00, 0x00, 0x07, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02]
+        #expect(KernelManagement.reply(to: passkey[...], pairingWith: Self.strap)?.encoded
+            == [0x1F, 0x00, 0x00, 0x00, 0x07, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02])
+        // Authentication Failed (0x0011) about the peer: not a question.
+        let failed: [UInt8] = [0x11, 0x00, 0x00, 0x00, 0x08, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x05]
+        #expect(KernelManagement.reply(to: failed[...], pairingWith: Self.strap) == nil)
     }
 }
 

@@ -44,6 +44,10 @@ extension Adapter {
                 if let resume = self.scanResume { await resume.value }
                 let extended = session.usesExtendedCommands
                 do throws(HostError) {
+                    if session.controlled, let control = self.configuration.scanControl {
+                        try await control.stopScanning()
+                        return .success(())
+                    }
                     try await self.setScanEnabled(false, extended: extended, filterDuplicates: false)
                     return .success(())
                 } catch {
@@ -67,8 +71,9 @@ extension Adapter {
         case .leSetExtendedScanEnable(let parameters): !parameters.enable
         default: false
         }
-        guard disabled, let session = scanner.current, !session.consumerEnded.isSet, scanStop == nil,
-              scanResume == nil else { return }
+        // A scan the kernel runs for us is the kernel's to switch on again (its ScanControl).
+        guard disabled, let session = scanner.current, !session.controlled, !session.consumerEnded.isSet,
+              scanStop == nil, scanResume == nil else { return }
         logger.notice("another program on the adapter (the kernel?) stopped scanning: scanning again")
         scanResume = Task {
             defer { self.scanResume = nil }
@@ -88,6 +93,16 @@ extension Adapter {
 
     private func enableScanning(_ session: ScanSession, mayTryExtended: Bool = true) async throws(HostError) {
         let options = session.options
+        if let control = configuration.scanControl, !session.declinedControl {
+            switch try await control.startScanning(active: options.active) {
+            case .scanning:
+                session.controlled = true
+                return
+            case .declined(let reason):
+                logger.notice("scanning with the adapter's own commands: \(reason)")
+                session.declinedControl = true
+            }
+        }
         let own: HCICommand.OwnAddressType = controller.ownAddress.type == .random ? .random : .public
         let type: HCICommand.ScanType = options.active ? .active : .passive
         // The controller's duplicate filter stays off: most filter by address alone, which would

@@ -47,6 +47,9 @@ public actor Adapter {
         /// Who owns the controller: rawble's host (H4, the user channel) or the Linux kernel
         /// (its raw HCI channel), where this adapter only scans and reads.
         public var owner: ControllerOwner = .host
+        /// On a controller the kernel owns: who switches scanning on and off (the kernel, asked
+        /// through its management interface). `nil`: the adapter sends the scan commands itself.
+        public var scanControl: (any ScanControl)?
 
         public init() {}
     }

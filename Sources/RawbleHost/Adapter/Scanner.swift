@@ -28,6 +28,10 @@ final class ScanSession {
     var aggregator: ScanAggregator
     let output: AsyncThrowingStream<DiscoveredDevice, any Error>.Continuation
     var usesExtendedCommands = false
+    /// The controller's owner scans for this session (``ScanControl``): no scan command is ours.
+    var controlled = false
+    /// The owner declined to scan for this session: the adapter's own commands do.
+    var declinedControl = false
     /// Set (from any thread) when the consumer stops reading: the scan is as good as stopped.
     let consumerEnded = AtomicFlag()
 

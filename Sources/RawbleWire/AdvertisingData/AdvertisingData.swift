@@ -171,31 +171,36 @@ public struct AdvertisingData: Hashable, Sendable, Sequence, CustomStringConvert
     /// The local name as text (complete preferred, lossy UTF-8).
     public var localName: String? { name?.string }
 
-    /// Every advertised service UUID, all lists (complete and incomplete, all widths) in order.
+    /// Every advertised service UUID, each once, in the order first advertised. A device
+    /// whose scan response repeats its advertisement's list (many do), merged into one view,
+    /// lists each service once.
     public var serviceUUIDs: [BluetoothUUID] {
-        var out: [BluetoothUUID] = []
-        for s in self { if case let .serviceUUIDs(list, _) = s { out.append(contentsOf: list) } }
-        return out
+        distinct { if case let .serviceUUIDs(list, _) = $0 { Array(list) } else { [] } }
     }
 
-    /// Every service solicitation UUID, in order.
+    /// Every service solicitation UUID, each once, in order.
     public var solicitedServiceUUIDs: [BluetoothUUID] {
-        var out: [BluetoothUUID] = []
-        for s in self { if case let .solicitedServiceUUIDs(list) = s { out.append(contentsOf: list) } }
-        return out
+        distinct { if case let .solicitedServiceUUIDs(list) = $0 { Array(list) } else { [] } }
     }
 
-    /// Every Manufacturer Specific Data structure, in order.
+    /// Every Manufacturer Specific Data structure, in order; a structure repeated byte for
+    /// byte (the scan response repeating the advertisement) once.
     public var manufacturerData: [ManufacturerData] {
-        var out: [ManufacturerData] = []
-        for s in self { if case let .manufacturerData(m) = s { out.append(m) } }
-        return out
+        distinct { if case let .manufacturerData(m) = $0 { [m] } else { [] } }
     }
 
-    /// Every Service Data structure (all UUID widths), in order.
+    /// Every Service Data structure (all UUID widths), in order; one repeated byte for byte once.
     public var serviceData: [ServiceData] {
-        var out: [ServiceData] = []
-        for s in self { if case let .serviceData(d) = s { out.append(d) } }
+        distinct { if case let .serviceData(d) = $0 { [d] } else { [] } }
+    }
+
+    /// What `values` finds in each structure, in order, each value the first time only.
+    private func distinct<Value: Hashable>(_ values: (ADStructure) -> [Value]) -> [Value] {
+        var seen: Set<Value> = []
+        var out: [Value] = []
+        for structure in self {
+            for value in values(structure) where seen.insert(value).inserted { out.append(value) }
+        }
         return out
     }
 

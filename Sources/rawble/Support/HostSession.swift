@@ -102,6 +102,8 @@ struct HostSession {
         }
         var configuration = Adapter.Configuration()
         configuration.logger = logger
+        // Scans are the kernel's, asked through its management interface (see KernelDiscovery).
+        configuration.scanControl = KernelDiscovery(adapter: kernelAdapter.index, logger: logger)
         do {
             let central = try await KernelCentral.open(
                 rawChannel: transport, opener: KernelL2CAPOpener(local: kernelAdapter.address), configuration: configuration)

@@ -1,0 +1,155 @@
+import Logging
+import RawbleHost
+import RawbleKernel
+import RawbleWire
+import Synchronization
+
+/// Scanning on `hciN` asked of the kernel, as bluetoothd asks it: the management interface's
+/// Start Discovery and Stop Discovery (LE), so the kernel knows the controller scans and
+/// arbitrates it with its other users. The advertising reports of that scan reach rawble's
+/// host on the raw channel, as every event does.
+///
+/// - Another program already discovering (bluetoothd, as a desktop's Bluetooth panel asks):
+///   the kernel answers Busy, and its scan's reports serve rawble as well; nothing is stopped
+///   at the end, since it is not rawble's.
+/// - The kernel ends an LE discovery by itself after about 10 s, and when another program's
+///   discovery ends, rawble's scan would go quiet: while a scan is wanted, every "discovering
+///   off" for the adapter starts it again.
+/// - Passive scanning (the management interface discovers actively only) and a process without
+///   CAP_NET_ADMIN (Permission Denied) are declined: the adapter sends its own scan commands,
+///   as before, and says so in a notice.
+public final class KernelDiscovery: ScanControl {
+    private let index: UInt16
+    private let logger: Logger
+    private let opener: @Sendable () throws(KernelError) -> ManagementSocket
+    private let state = Mutex(State())
+    /// How long after a "discovering off" the scan is asked for again (the kernel may be
+    /// between two steps of its own, e.g. connecting).
+    let restartDelay: Duration
+    /// Bound on each management command's answer.
+    let commandTimeout: Duration
+
+    private struct State {
+        var socket: ManagementSocket?
+        var watcher: Task<Void, Never>?
+        /// A scan is wanted (between start and stop).
+        var wanted = false
+        /// The running discovery is rawble's own (Start Discovery succeeded), so stop ends it.
+        var ownsDiscovery = false
+    }
+
+    /// - Parameters:
+    ///   - index: the adapter (`hciN`'s N).
+    ///   - opener: opens the management socket (the kernel's by default; a test's own).
+    ///   - restartDelay: how long after the kernel's "discovering off" the scan is asked again.
+    ///   - commandTimeout: bound on each management command's answer.
+    public init(adapter index: UInt16, logger: Logger = Logger(label: "rawble.kernel"), restartDelay: Duration = .milliseconds(100),
+                commandTimeout: Duration = .seconds(5),
+                opener: @escaping @Sendable () throws(KernelError) -> ManagementSocket = { () throws(KernelError) in try ManagementSocket.open() }) {
+        self.index = index
+        self.logger = logger
+        self.restartDelay = restartDelay
+        self.commandTimeout = commandTimeout
+        self.opener = opener
+    }
+
+    public func startScanning(active: Bool) async throws(HostError) -> ScanControlOutcome {
+        guard active else {
+            return .declined(reason: "the kernel's discovery scans actively only, so a passive scan is the adapter's own")
+        }
+        let socket: ManagementSocket
+        do {
+            socket = try state.withLock { (state) throws(KernelError) -> ManagementSocket in
+                if let socket = state.socket { return socket }
+                let socket = try opener()
+                state.socket = socket
+                return socket
+            }
+        } catch {
+            return .declined(reason: "the kernel's management interface is not available (\(error))")
+        }
+        state.withLock { $0.wanted = true }
+        let outcome = try await start(on: socket)
+        if case .scanning = outcome { watch(socket) }
+        return outcome
+    }
+
+    public func stopScanning() async throws(HostError) {
+        let (socket, watcher, owned) = state.withLock { state in
+            defer {
+                state.wanted = false
+                state.ownsDiscovery = false
+                state.socket = nil
+                state.watcher = nil
+            }
+            return (state.socket, state.watcher, state.ownsDiscovery)
+        }
+        watcher?.cancel()
+        guard let socket else { return }
+        defer { Task { await socket.close() } }
+        guard owned else { return }
+        let reply: ManagementSocket.Reply
+        do {
+            reply = try await socket.send(.stopDiscovery(index: index, addressTypes: .le), timeout: commandTimeout)
+        } catch {
+            throw .linkLost("stopping the kernel's scan on hci\(index): \(error)")
+        }
+        // Rejected: the discovery already ended (the kernel's timeout, a connection): nothing to stop.
+        guard reply.status == .success || reply.status == .rejected else {
+            throw .busy("the kernel did not stop its scan on hci\(index) (\(reply.status))")
+        }
+    }
+
+    /// Asks for the discovery once: rawble's own, or another program's shared.
+    private func start(on socket: ManagementSocket) async throws(HostError) -> ScanControlOutcome {
+        let reply: ManagementSocket.Reply
+        do {
+            reply = try await socket.send(.startDiscovery(index: index, addressTypes: .le), timeout: commandTimeout)
+        } catch {
+            throw .linkLost("asking the kernel to scan on hci\(index): \(error)")
+        }
+        switch reply.status {
+        case .success:
+            state.withLock { $0.ownsDiscovery = true }
+            return .scanning
+        case .busy:
+            // Another program discovers (or the kernel is between two of its steps): its reports
+            // serve; when it stops, the watcher starts rawble's own.
+            logger.info("hci\(index): another program is discovering: reading its scan")
+            state.withLock { $0.ownsDiscovery = false }
+            return .scanning
+        case .permissionDenied:
+            return .declined(reason: "asking the kernel to scan needs CAP_NET_ADMIN (\(KernelError.setcapLine(KernelError.executablePath))); behind the kernel's back a Linux 6.x kernel may make no LE connection afterwards until the adapter is restarted")
+        case .notPowered:
+            throw .permissionDenied(KernelError.adapterDown(adapter: "hci\(index)").description)
+        case .notSupported, .rejected, .invalidParameters:
+            return .declined(reason: "the kernel refused to scan on hci\(index) (\(reply.status))")
+        default:
+            throw .busy("the kernel refused to scan on hci\(index) (\(reply.status))")
+        }
+    }
+
+    /// While a scan is wanted: every "discovering off" for this adapter starts it again.
+    private func watch(_ socket: ManagementSocket) {
+        let index = index
+        let task = Task { [weak self] in
+            for await event in socket.events {
+                guard case let .discovering(eventIndex, _, discovering) = event, eventIndex == index, !discovering else { continue }
+                guard let self else { return }
+                try? await Task.sleep(for: self.restartDelay)
+                guard !Task.isCancelled, self.state.withLock({ $0.wanted }) else { return }
+                self.logger.debug("hci\(index): the kernel's scan ended: asking for it again")
+                do {
+                    _ = try await self.start(on: socket)
+                } catch {
+                    self.logger.warning("hci\(index): could not scan again: \(error)")
+                }
+            }
+        }
+        let previous = state.withLock { state in
+            defer { state.watcher = task }
+            return state.watcher
+        }
+        previous?.cancel()
+    }
+}
