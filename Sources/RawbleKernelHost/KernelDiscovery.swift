@@ -26,7 +26,11 @@ public final class KernelDiscovery: ScanControl {
     /// How long after a "discovering off" the scan is asked for again (the kernel may be
     /// between two steps of its own, e.g. connecting).
     let restartDelay: Duration
-    /// Bound on each management command's answer.
+    /// Bound on each management command's answer. The kernel answers a discovery command only
+    /// once its own command queue reaches it, which may wait behind a connection it is making
+    /// (seen: ~20 s on 6.12 after each connection, with a controller that sends the legacy LE
+    /// Connection Complete), so the bound is generous; it only keeps a kernel that never
+    /// answers from hanging a scan.
     let commandTimeout: Duration
 
     private struct State {
@@ -44,7 +48,7 @@ public final class KernelDiscovery: ScanControl {
     ///   - restartDelay: how long after the kernel's "discovering off" the scan is asked again.
     ///   - commandTimeout: bound on each management command's answer.
     public init(adapter index: UInt16, logger: Logger = Logger(label: "rawble.kernel"), restartDelay: Duration = .milliseconds(100),
-                commandTimeout: Duration = .seconds(5),
+                commandTimeout: Duration = .seconds(30),
                 opener: @escaping @Sendable () throws(KernelError) -> ManagementSocket = { () throws(KernelError) in try ManagementSocket.open() }) {
         self.index = index
         self.logger = logger
@@ -119,6 +123,11 @@ public final class KernelDiscovery: ScanControl {
             state.withLock { $0.ownsDiscovery = false }
             return .scanning
         case .permissionDenied:
+            // Without CAP_NET_RAW the adapter's own commands would be refused too: one line now.
+            guard ProcessCapabilities.current.netRaw else {
+                throw .permissionDenied(KernelError.missingCapability(
+                    operation: "scanning on hci\(index)", errno: .notPermitted, executable: KernelError.executablePath).description)
+            }
             return .declined(reason: "asking the kernel to scan needs CAP_NET_ADMIN (\(KernelError.setcapLine(KernelError.executablePath))); behind the kernel's back a Linux 6.x kernel may make no LE connection afterwards until the adapter is restarted")
         case .notPowered:
             throw .permissionDenied(KernelError.adapterDown(adapter: "hci\(index)").description)

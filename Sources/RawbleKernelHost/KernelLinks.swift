@@ -109,6 +109,12 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
             }
             adapter = try KernelAdapters.find(adapter.name)
         }
+        // Without CAP_NET_RAW the raw channel opens, but the kernel refuses most commands on
+        // it and may end the socket: one line naming the capability now, not "closed by peer".
+        guard ProcessCapabilities.current.netRaw else {
+            throw .missingCapability(operation: "sending commands on \(adapter.name)'s raw HCI channel", errno: .notPermitted,
+                                     executable: KernelError.executablePath)
+        }
         return (try HCISocketTransport.open(adapter: adapter.index, channel: .raw), adapter)
     }
 }

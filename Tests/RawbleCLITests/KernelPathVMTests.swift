@@ -37,12 +37,14 @@ struct KernelPathVMTests {
     static let vmLimit = 300
 
     static func boot(_ script: String, controllers: [String] = [controllerAddress],
-                     peerArguments: [String] = [], ports: Int = 1) async throws -> (steps: [String: Step], result: CLIResult) {
+                     peerArguments: [String] = [], ports: Int = 1,
+                     vmOptions: [String] = []) async throws -> (steps: [String: Step], result: CLIResult) {
         // One VM at a time in the whole run: two or three guests under TCG at once on a 2-core
         // machine, beside the other suites' peers, ran slowly enough to meet the timeout.
         await VMQueue.shared.enter()
         do {
-            let booted = try await bootNow(script, controllers: controllers, peerArguments: peerArguments, ports: ports)
+            let booted = try await bootNow(script, controllers: controllers, peerArguments: peerArguments, ports: ports,
+                                           vmOptions: vmOptions)
             await VMQueue.shared.leave()
             return booted
         } catch {
@@ -52,7 +54,7 @@ struct KernelPathVMTests {
     }
 
     private static func bootNow(_ script: String, controllers: [String], peerArguments: [String],
-                                ports: Int) async throws -> (steps: [String: Step], result: CLIResult) {
+                                ports: Int, vmOptions: [String]) async throws -> (steps: [String: Step], result: CLIResult) {
         var peers: [BumblePeer] = []
         defer { for peer in peers { peer.stop() } }
         if ports > 1 {
@@ -73,7 +75,7 @@ struct KernelPathVMTests {
               echo "@@@ $name $s"; cat /tmp/step.out; echo "@@@ stderr"; cat /tmp/step.err
             }
             """#
-        let launcher = [vmTest, "--timeout", "\(vmLimit)"] + peers.flatMap(\.transports).flatMap { ["--controller", $0] }
+        let launcher = [vmTest, "--timeout", "\(vmLimit)"] + vmOptions + peers.flatMap(\.transports).flatMap { ["--controller", $0] }
             + ["--", "sh", "-c", prelude + "\n" + script, "sh"]
         // Bounded by vm-test's own --timeout (it kills the VM by PID); the runner's a bit above.
         let result = try await onOwnThread {
@@ -104,7 +106,7 @@ struct KernelPathVMTests {
         lines.compactMap { try? CLI.jsonObject($0) }
     }
 
-    @Test("hciN, the default: scan finds the strap; adapters, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line")
+    @Test("hciN, the default: scan finds the strap (each service once); then, in the same kernel, adapters, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line")
     func rawChannelAndL2CAP() async throws {
         let (steps, result) = try await Self.boot(#"""
             step scan "$r" scan --duration 4 --json
@@ -113,7 +115,7 @@ struct KernelPathVMTests {
             step read "$r" read C0:B1:E0:00:00:01 2A19 --timeout 15 --json
             step write "$r" write C0:B1:E0:00:00:01 2A39 01 --timeout 15 --json
             step notify "$r" notify C0:B1:E0:00:00:01 2A37 --count 3 --timeout 15 --json
-            step hr "$r" hr --count 3 --timeout 15 --json
+            step hr "$r" hr --count 5 --timeout 15 --json
             step absent "$r" gatt 11:22:33:44:55:66 --address-type random --timeout 3
             """#)
         #expect(result.status == 0, "vm-test: \(result.stderr)")
@@ -121,6 +123,10 @@ struct KernelPathVMTests {
         let scan = try #require(steps["scan"], "\(result.stdout)\n\(result.stderr)")
         #expect(scan.status == 0, "\(scan.stderr)")
         #expect(Self.objects(scan.stdout).contains { $0["address"] as? String == Self.strap && $0["name"] as? String == "rawble-strap" })
+        // Each service once, although the kernel's scan may deliver the list in both the
+        // advertisement and the scan response.
+        let strapServices = Self.objects(scan.stdout).first { $0["address"] as? String == Self.strap }?["services"] as? [String]
+        #expect(strapServices == ["180D", "180F"], "\(scan.stdout)")
 
         let adapters = try #require(steps["adapters"])
         let hci0 = Self.objects(adapters.stdout).first
@@ -146,7 +152,7 @@ struct KernelPathVMTests {
 
         let hr = try #require(steps["hr"])
         #expect(hr.status == 0, "\(hr.stderr)")
-        #expect(Self.objects(hr.stdout).filter { $0["event"] as? String == "measurement" }.count == 3, "\(hr.stdout)")
+        #expect(Self.objects(hr.stdout).filter { $0["event"] as? String == "measurement" }.count == 5, "\(hr.stdout)")
 
         let absent = try #require(steps["absent"])
         #expect(absent.status == 75, "\(absent.stderr)")

@@ -175,3 +175,15 @@ struct KernelDiscoveryTests {
         await socket.close()
     }
 }
+
+@Suite struct ProcessCapabilitiesTests {
+    @Test func theEffectiveMaskNamesBothCapabilities() {
+        let status = "Name:\trawble\nCapInh:\t0000000000000000\nCapPrm:\t0000000000003000\nCapEff:\t0000000000003000\n"
+        #expect(ProcessCapabilities.effectiveMask(inStatus: status) == 0x3000)
+        #expect(ProcessCapabilities(effective: 0x3000) == ProcessCapabilities(netRaw: true, netAdmin: true))
+        #expect(ProcessCapabilities(effective: 0x2000) == ProcessCapabilities(netRaw: true, netAdmin: false))
+        #expect(ProcessCapabilities(effective: 0x1000) == ProcessCapabilities(netRaw: false, netAdmin: true))
+        #expect(ProcessCapabilities.effectiveMask(inStatus: "CapEff:\tzz\n") == nil)
+        #expect(ProcessCapabilities.effectiveMask(inStatus: "") == nil)
+    }
+}

@@ -72,6 +72,9 @@ struct HeartRate: AsyncParsableCommand {
         if !output.json, let line = monitor.live?.summaryLine() { Output.line(line) }
         await host.close()
         if let error = gone.withLock({ $0 }), !interrupt.fired {
+            // The strap's silence and the adapter's removal can come in either order (6.12 is
+            // faster to notice the silence): name the removal when that is what happened.
+            if let removed = host.removedAdapterError(error) { throw removed }
             throw CLIError(.transport, "the controller at \(host.transport) stopped answering while the strap was silent (\(error))",
                            fix: "is another program using it? A controller serves one host at a time: stop the other one and run hr again")
         }

@@ -140,14 +140,17 @@ struct HostSession {
     }
 
     func cliError(_ error: HostError) -> CLIError {
-        // The raw channel ends when the kernel unregisters the adapter (unplugged, rfkill, its
-        // driver unloaded): name that, rather than the socket's end.
-        if let adapter = kernelAdapter, case .transport = error,
-           let adapters = try? KernelAdapters.list(), !adapters.contains(where: { $0.index == adapter.index }) {
-            return CLIError(kernel: .adapterRemoved(adapter: adapter.name))
-        }
+        if let removed = removedAdapterError(error) { return removed }
         // Name the adapter the session took (`hci0`), not how it was chosen.
         return Self.cliError(error, transport: kernelAdapter.map { .kernel(adapter: Int($0.index)) } ?? transport)
+    }
+
+    /// The one line for an adapter the kernel unregistered (unplugged, rfkill, its driver
+    /// unloaded) when `error` is the raw channel's end that follows; `nil` otherwise.
+    func removedAdapterError(_ error: HostError) -> CLIError? {
+        guard let adapter = kernelAdapter, case .transport = error,
+              let adapters = try? KernelAdapters.list(), !adapters.contains(where: { $0.index == adapter.index }) else { return nil }
+        return CLIError(kernel: .adapterRemoved(adapter: adapter.name))
     }
 
     static func openTransport(_ spec: TransportSpec) async throws -> any HCITransport {
@@ -202,6 +205,8 @@ struct HostSession {
             CLIError(.peerError, error.description)
         case .unsupported:
             CLIError(.unavailable, error.description)
+        case .permissionDenied:
+            CLIError(.permission, error.description)
         case .cancelled:
             CLIError.interrupted
         default:

@@ -1,0 +1,52 @@
+import Foundation
+import RawbleTestSupport
+import Testing
+
+/// The default transport where users are: a desktop's bluetoothd runs and powers the adapter,
+/// idle or discovering (a Bluetooth settings panel open). rawble scans, connects and reads
+/// beside it, without a capability it fails in one line, and afterwards the daemon still works:
+/// running, powered, still discovering when it was, finding the strap and connecting to it.
+@Suite("Beside bluetoothd in a real kernel (Scripts/vm-test --bluetoothd)", .serialized,
+       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
+                "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
+struct KernelBesideBluetoothdVMTests {
+    @Test("scan, then gatt, hr and notify in the same kernel; no capability: one setcap line (77) with the adapter up; bluetoothd works afterwards",
+          arguments: ["idle", "discovering"])
+    func besideTheDaemon(mode: String) async throws {
+        let (steps, result) = try await KernelPathVMTests.boot(#"""
+            step scan "$r" scan --duration 4 --json
+            step gatt "$r" gatt C0:B1:E0:00:00:01 --timeout 20 --json
+            step hr "$r" hr --count 5 --timeout 20 --json
+            step notify "$r" notify C0:B1:E0:00:00:01 2A37 --count 3 --timeout 20 --json
+            step nocap setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- "$r" scan --duration 2
+            step daemon /run/rawble-vm/bluetoothd-check C0:B1:E0:00:00:01
+            """#, vmOptions: ["--bluetoothd", mode])
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+
+        let scan = try #require(steps["scan"], "\(result.stdout)\n\(result.stderr)")
+        #expect(scan.status == 0, "\(scan.stderr)")
+        let strap = KernelPathVMTests.objects(scan.stdout).first { $0["address"] as? String == KernelPathVMTests.strap }
+        #expect(strap?["services"] as? [String] == ["180D", "180F"], "\(scan.stdout)")
+
+        let gatt = try #require(steps["gatt"])
+        #expect(gatt.status == 0, "\(gatt.stderr)")
+        #expect(gatt.stdout.joined().contains("180D"))
+
+        let hr = try #require(steps["hr"])
+        #expect(hr.status == 0, "\(hr.stderr)")
+        #expect(KernelPathVMTests.objects(hr.stdout).filter { $0["event"] as? String == "measurement" }.count == 5, "\(hr.stdout)")
+
+        let notify = try #require(steps["notify"])
+        #expect(notify.status == 0, "\(notify.stderr)")
+        #expect(KernelPathVMTests.objects(notify.stdout).filter { $0["value"] != nil }.count == 3, "\(notify.stdout)")
+
+        // The adapter is up (the daemon powered it): no capability is one line naming setcap.
+        let nocap = try #require(steps["nocap"])
+        #expect(nocap.status == 77, "\(nocap.stderr)")
+        #expect(nocap.stderr.count == 1 && nocap.stderr.first?.contains("setcap cap_net_raw,cap_net_admin+eip") == true, "\(nocap.stderr)")
+
+        let daemon = try #require(steps["daemon"])
+        #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))")
+    }
+}
