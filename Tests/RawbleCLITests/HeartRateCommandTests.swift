@@ -91,6 +91,16 @@ struct HeartRateCommandTests {
         let kinds = events.compactMap { $0["event"] as? String }
         #expect(kinds.filter { $0 == "connected" }.count == 2, "\(kinds)")
         #expect(kinds.filter { $0 == "disconnected" }.count == 1, "\(kinds)")
+        // Between the loss and the new connection, what the run waits for, in order: the pause,
+        // the scan, the connect (to the strap that was lost).
+        let lost = try #require(kinds.firstIndex(of: "disconnected"))
+        let again = try #require(kinds.lastIndex(of: "connected"))
+        let waits = events[lost..<again].filter { $0["event"] as? String == "reconnecting" }
+        #expect(waits.compactMap { $0["state"] as? String } == ["waiting", "scanning", "connecting"], "\(waits)")
+        #expect(waits.first?["seconds"] as? Int == 1, "\(waits)")
+        #expect(waits.dropFirst().first?["target"] as? String == "a heart-rate strap", "\(waits)")
+        #expect(waits.last?["address"] as? String == events[again]["address"] as? String, "\(waits)")
+        #expect(!kinds[..<lost].contains("reconnecting"), "\(kinds)")
         #expect(Self.raws(events) == (try peer.sentHeartRateValues()).prefix(12).map { Hex.encode($0) })
         // Every event carries its time, not only the measurements.
         for event in events {
@@ -107,6 +117,9 @@ struct HeartRateCommandTests {
         let lost = result.stderrLines.filter { $0.contains("disconnected") }
         #expect(lost.count == 1, "\(result.stderr)")
         #expect(lost.first?.contains("disconnected: Remote User Terminated Connection") == true, "\(result.stderr)")
+        // …and what happens next, so a log read later does not look like a hang.
+        #expect(lost.first?.hasSuffix("(reconnecting: scanning for a heart-rate strap again in 1 s)") == true,
+                "\(result.stderr)")
         #expect(!result.stderr.contains("disconnected: disconnected"), "\(result.stderr)")
         #expect(result.stdoutLines.filter { $0.contains("bpm") }.count == 8)
     }

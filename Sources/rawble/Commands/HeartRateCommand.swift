@@ -185,10 +185,11 @@ struct HeartRateSession: Sendable {
         var received = 0
         var energyReset = !resetEnergy
         var backoff = Duration.seconds(1)
+        var reconnecting = false
         while true {
-            let device = try await findStrap()
+            let device = try await findStrap(reconnecting: reconnecting)
             do {
-                try await follow(device, received: &received, energyReset: &energyReset)
+                try await follow(device, reconnecting: reconnecting, received: &received, energyReset: &energyReset)
                 return
             } catch LinkEnd.done {
                 return
@@ -201,13 +202,14 @@ struct HeartRateSession: Sendable {
                 case .transport?, .closed?: ending.map(host.cliError)
                 default: transportFailed ? CLIError(.transport, "\(host.transport): \(reason)") : nil
                 }
-                report(disconnected: reason, onStderr: fatal == nil && reconnect)
+                report(disconnected: reason, onStderr: fatal == nil && reconnect, retryIn: backoff)
                 if let fatal { throw fatal }
                 guard reconnect else {
                     throw CLIError(.peerError, "\(device.address.address) disconnected: \(reason)",
                                    fix: "run again, or leave out --no-reconnect to reconnect automatically")
                 }
-                status.show("link lost; scanning again in \(backoff.components.seconds) s")
+                reconnecting = true
+                progress(.waiting(backoff), reconnecting: true)
                 try await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(16))
             }
@@ -218,8 +220,8 @@ struct HeartRateSession: Sendable {
     /// is off now may be switched on in a minute. The status line says for how long. A strap
     /// looked for by name or address that has not shown up after ``hintDelay`` gets one line
     /// naming the straps that did (a typo, or another strap than the one expected).
-    private func findStrap() async throws -> DiscoveredDevice {
-        status.show("scanning for \(target)")
+    private func findStrap(reconnecting: Bool) async throws -> DiscoveredDevice {
+        progress(.scanning, reconnecting: reconnecting)
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
         // For a name or an address, every advertiser is heard, so the straps that do not match
         // can be named; the target itself is matched here.
@@ -263,8 +265,9 @@ struct HeartRateSession: Sendable {
     }
 
     /// Connects to `device` and shows its measurements until `count` or the link ends.
-    private func follow(_ device: DiscoveredDevice, received: inout Int, energyReset: inout Bool) async throws {
-        status.show("connecting to \(device.name ?? device.address.address.description)")
+    private func follow(_ device: DiscoveredDevice, reconnecting: Bool, received: inout Int,
+                        energyReset: inout Bool) async throws {
+        progress(.connecting(device), reconnecting: reconnecting)
         let connection: any CentralLink
         do {
             connection = try await host.central.connect(to: device.address, timeout: timeout)
@@ -422,12 +425,46 @@ struct HeartRateSession: Sendable {
         }
     }
 
-    /// The link ended: a JSON event, or a line on stderr unless an error line follows.
-    private func report(disconnected reason: String, onStderr: Bool) {
+    /// The link ended: a JSON event, or a line on stderr unless an error line follows (with
+    /// what happens next, `retryIn`: a log read later shows why values stopped and that the
+    /// run is waiting, not hung).
+    private func report(disconnected reason: String, onStderr: Bool, retryIn: Duration) {
         if json {
             emit(.object([("event", "disconnected"), Self.now, ("reason", .string(reason))]))
         } else if onStderr {
-            status.printError("rawble: disconnected: \(reason)")
+            status.printError("rawble: disconnected: \(reason) (reconnecting: scanning for \(target) again in \(retryIn.components.seconds) s)")
+        }
+    }
+
+    /// What the run waits for before measurements flow (again).
+    private enum Progress {
+        /// The pause before scanning again after a lost link.
+        case waiting(Duration)
+        case scanning
+        case connecting(DiscoveredDevice)
+    }
+
+    /// Says what the run is waiting for: on the status line, and while reconnecting also as a
+    /// `reconnecting` JSON event (`state`: `waiting` with `seconds`, `scanning` with `target`,
+    /// `connecting` with `address`), so a program reading `--json` can tell a strap being
+    /// looked for from a hung run. The first connection's steps have no event: `connected`
+    /// follows them at once, or an error line.
+    private func progress(_ step: Progress, reconnecting: Bool) {
+        let fields: [(String, JSON)]
+        switch step {
+        case .waiting(let pause):
+            status.show("link lost; scanning again in \(pause.components.seconds) s")
+            fields = [("state", "waiting"), ("seconds", JSON(Int(pause.components.seconds)))]
+        case .scanning:
+            status.show("scanning for \(target)")
+            fields = [("state", "scanning"), ("target", .string(target.description))]
+        case .connecting(let device):
+            status.show("connecting to \(device.name ?? device.address.address.description)")
+            fields = [("state", "connecting"), ("address", .string(device.address.address.description))]
+                + (device.name.map { [("name", JSON.string($0))] } ?? [])
+        }
+        if json, reconnecting {
+            emit(.object([("event", "reconnecting"), Self.now] + fields))
         }
     }
 
