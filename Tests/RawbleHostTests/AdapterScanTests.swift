@@ -62,6 +62,74 @@ struct AdapterScanStopTests {
     }
 }
 
+@Suite("Adapter: scanning off when it is off already")
+struct AdapterScanAlreadyOffTests {
+    private static let extendedTable = SupportedCommands(supporting: [
+        .reset, .readLocalSupportedCommands, .leReadBufferSize, .leSetRandomAddress, .leReadLocalSupportedFeatures,
+        .leSetExtendedScanParameters, .leSetExtendedScanEnable,
+    ])
+
+    /// Broadcom controllers answer Set Scan Enable (off) with Command Disallowed when scanning
+    /// is off already (the kernel may have stopped rawble's scan): that stop succeeded.
+    @Test("Command Disallowed for Set Scan Enable (off): the stop succeeds, and the next scan starts", arguments: [false, true])
+    func commandDisallowedStopsAnyway(extended: Bool) async throws {
+        let controller = ScriptedController { command in
+            switch command {
+            case .leSetScanEnable(enable: false, _):
+                [ScriptedController.complete(command.opcode, [HCIStatus.commandDisallowed.rawValue])]
+            case .leSetExtendedScanEnable(let parameters) where !parameters.enable:
+                [ScriptedController.complete(command.opcode, [HCIStatus.commandDisallowed.rawValue])]
+            case .readLocalSupportedCommands where extended:
+                [ScriptedController.complete(command.opcode, [0x00] + Self.extendedTable.octets)]
+            case .leReadLocalSupportedFeatures where extended:
+                [ScriptedController.complete(command.opcode, [0x00, 0x00, 0x10, 0, 0, 0, 0, 0, 0])]  // bit 12: extended advertising
+            case .leSetExtendedScanParameters, .leSetExtendedScanEnable:
+                [ScriptedController.complete(command.opcode)]
+            default:
+                ScriptedController.minimal(command)
+            }
+        }
+        _ = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        #expect(await adapter.controller.usesExtendedScanning == extended)
+        let devices = try await within(seconds: 30) { try await adapter.scan() }
+        withExtendedLifetime(devices) {}
+        try await within(seconds: 30) { try await adapter.stopScanning() }
+        // Still usable: a scan again, and a stop again.
+        let again = try await within(seconds: 30) { try await adapter.scan() }
+        withExtendedLifetime(again) {}
+        try await within(seconds: 30) { try await adapter.stopScanning() }
+        let offs = controller.commands.filter {
+            switch $0 {
+            case .leSetScanEnable(enable: false, _): true
+            case .leSetExtendedScanEnable(let parameters): !parameters.enable
+            default: false
+            }
+        }
+        #expect(offs.count == 2, "\(controller.commands)")
+        await adapter.close()
+    }
+
+    /// Any other refusal of the stop is still an error.
+    @Test("another status for Set Scan Enable (off) is still the controller's error")
+    func otherStatusIsAnError() async throws {
+        let controller = ScriptedController { command in
+            switch command {
+            case .leSetScanEnable(enable: false, _):
+                [ScriptedController.complete(command.opcode, [HCIStatus(0x1F).rawValue])]
+            default:
+                ScriptedController.minimal(command)
+            }
+        }
+        _ = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let devices = try await within(seconds: 30) { try await adapter.scan() }
+        withExtendedLifetime(devices) {}
+        await #expect(throws: HostError.self) { try await within(seconds: 30) { try await adapter.stopScanning() } }
+        await adapter.close()
+    }
+}
+
 @Suite("Adapter as a Central")
 struct AdapterCentralTests {
     /// What the CLI and embedders do through the seam: connect, reach the ATT bearer,

@@ -154,12 +154,21 @@ extension Adapter {
         }
     }
 
+    /// Switches scanning on or off. Switching it off when it is already off is done, whatever
+    /// the controller answers: some (Broadcom's among them) answer Command Disallowed, where the
+    /// specification lets the command succeed. The kernel (or another host) may have stopped a
+    /// scan rawble started, so that answer comes in the field on every stop.
     private func setScanEnabled(_ enabled: Bool, extended: Bool, filterDuplicates: Bool) async throws(HostError) {
-        if extended {
-            try await execute(.leSetExtendedScanEnable(HCICommand.ExtendedScanEnable(
-                enable: enabled, filterDuplicates: filterDuplicates ? .enabled : .disabled)))
-        } else {
-            try await execute(.leSetScanEnable(enable: enabled, filterDuplicates: filterDuplicates))
+        do {
+            if extended {
+                try await execute(.leSetExtendedScanEnable(HCICommand.ExtendedScanEnable(
+                    enable: enabled, filterDuplicates: filterDuplicates ? .enabled : .disabled)))
+            } else {
+                try await execute(.leSetScanEnable(enable: enabled, filterDuplicates: filterDuplicates))
+            }
+        } catch {
+            guard !enabled, case .commandFailed(_, .commandDisallowed) = error else { throw error }
+            logger.debug("scanning off: the controller answers Command Disallowed (it is off already)")
         }
     }
 }
