@@ -96,8 +96,9 @@ public final class KernelDiscovery: ScanControl {
         do {
             reply = try await socket.send(.stopDiscovery(index: index, addressTypes: .le), timeout: commandTimeout)
         } catch {
-            throw .linkLost("stopping the kernel's scan on hci\(index): \(error)")
+            throw Self.failure(error, asking: "to stop its scan on hci\(index)")
         }
+        if let stuck = Self.notAnswering(reply.status, asking: "to stop its scan on hci\(index)") { throw stuck }
         // Rejected: the discovery already ended (the kernel's timeout, a connection): nothing to stop.
         guard reply.status == .success || reply.status == .rejected else {
             throw .busy("the kernel did not stop its scan on hci\(index) (\(reply.status))")
@@ -110,8 +111,9 @@ public final class KernelDiscovery: ScanControl {
         do {
             reply = try await socket.send(.startDiscovery(index: index, addressTypes: .le), timeout: commandTimeout)
         } catch {
-            throw .linkLost("asking the kernel to scan on hci\(index): \(error)")
+            throw Self.failure(error, asking: "to scan on hci\(index)")
         }
+        if let stuck = Self.notAnswering(reply.status, asking: "to scan on hci\(index)") { throw stuck }
         switch reply.status {
         case .success:
             state.withLock { $0.ownsDiscovery = true }
@@ -136,6 +138,24 @@ public final class KernelDiscovery: ScanControl {
         default:
             throw .busy("the kernel refused to scan on hci\(index) (\(reply.status))")
         }
+    }
+
+    /// A management command that got no answer within the bound: the kernel's queue for the
+    /// adapter is stuck behind a controller that stopped answering (each of its HCI commands
+    /// waits for the controller's timeout); any other failure is the socket's.
+    static func failure(_ error: KernelError, asking what: String) -> HostError {
+        if case .system(_, .timedOut) = error {
+            return .controllerNotAnswering("the kernel did not answer when asked \(what)")
+        }
+        return .linkLost("asking the kernel \(what): \(error)")
+    }
+
+    /// The kernel's answer when the controller's HCI commands timed out under a management
+    /// command: its `-ETIMEDOUT` becomes Authentication Failed (mgmt_errno_status in the
+    /// kernel's net/bluetooth/mgmt.c), and Timeout is the status that says so.
+    static func notAnswering(_ status: ManagementStatus, asking what: String) -> HostError? {
+        guard status == .authenticationFailed || status == .timeout else { return nil }
+        return .controllerNotAnswering("asked \(what), the kernel's commands to the controller timed out (\(status))")
     }
 
     /// While a scan is wanted: every "discovering off" for this adapter starts it again.

@@ -106,7 +106,7 @@ struct KernelPathVMTests {
         lines.compactMap { try? CLI.jsonObject($0) }
     }
 
-    @Test("hciN, the default: scan finds the strap (each service once); then, in the same kernel, adapters, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line")
+    @Test("hciN, the default: scan finds the strap (each service once); then, in the same kernel, adapters, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line; a controller that stops answering is one line naming the fix")
     func rawChannelAndL2CAP() async throws {
         let (steps, result) = try await Self.boot(#"""
             step scan "$r" scan --duration 4 --json
@@ -117,6 +117,11 @@ struct KernelPathVMTests {
             step notify "$r" notify C0:B1:E0:00:00:01 2A37 --count 3 --timeout 15 --json
             step hr "$r" hr --count 5 --timeout 15 --json
             step absent "$r" gatt 11:22:33:44:55:66 --address-type random --timeout 3
+            # The controller stops answering (its relay frozen: the kernel's commands go
+            # unanswered, as with a wedged dongle): one line naming the fix, 75, within bounds.
+            kill -STOP "$(cat /run/rawble-vm/hci0.pid)"
+            step mute "$r" scan --duration 3 --json
+            kill -CONT "$(cat /run/rawble-vm/hci0.pid)"
             """#)
         #expect(result.status == 0, "vm-test: \(result.stderr)")
 
@@ -157,6 +162,12 @@ struct KernelPathVMTests {
         let absent = try #require(steps["absent"])
         #expect(absent.status == 75, "\(absent.stderr)")
         #expect(absent.stderr.count == 1, "\(absent.stderr)")
+
+        let mute = try #require(steps["mute"])
+        #expect(mute.status == 75, "\(mute.stderr)")
+        #expect(mute.stderr.count == 1, "\(mute.stderr)")
+        #expect(mute.stderr.first?.contains("hci0:") == true && mute.stderr.first?.contains("stopped answering") == true
+                && mute.stderr.first?.contains("btmgmt --index 0 power off") == true, "\(mute.stderr)")
     }
 
     @Test("no capability: one line with the exact setcap command, status 77; CAP_NET_RAW alone and the adapter down: one line, 77; exactly CAP_NET_RAW + CAP_NET_ADMIN: the scan works; no adapter left: one line, 69")

@@ -149,14 +149,42 @@ struct KernelDiscoveryTests {
         #expect(reason.contains("CAP_NET_ADMIN") && reason.contains("setcap"), "\(reason)")
     }
 
-    @Test("no answer: one error naming what was asked, within the bound")
+    @Test("no answer: the controller behind the kernel has stopped answering, within the bound")
     func noAnswer() async throws {
         let kernel = try ScriptedManagementKernel()
         let discovery = Self.discovery(kernel)
-        await #expect(throws: HostError.self) {
+        let error = await #expect(throws: HostError.self) {
             _ = try await within(seconds: 20) { try await discovery.startScanning(active: true) }
         }
+        guard case .controllerNotAnswering(let what)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(what.contains("hci0"), "\(what)")
         #expect(try await kernel.nextCommand() == .startDiscovery(index: 0, addressTypes: .le))
+    }
+
+    /// The kernel's commands to a wedged controller time out (HCI_CMD_TIMEOUT, 2 s); its
+    /// `-ETIMEDOUT` reaches the management socket as Authentication Failed.
+    @Test("the kernel's commands timed out (Authentication Failed, Timeout): the controller has stopped answering",
+          arguments: [ManagementStatus.authenticationFailed, .timeout])
+    func kernelCommandsTimedOut(status: ManagementStatus) async throws {
+        let kernel = try ScriptedManagementKernel()
+        let discovery = Self.discovery(kernel)
+        let started = Task { try await discovery.startScanning(active: true) }
+        let start = try await kernel.nextCommand()
+        kernel.send(.commandStatus(index: 0, opcode: start.opcode, status: status))
+        let error = await #expect(throws: HostError.self) { _ = try await started.value }
+        guard case .controllerNotAnswering? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(error?.description.hasSuffix("the controller has stopped answering") == true, "\(String(describing: error))")
+    }
+
+    @Test("Failed and other refusals are not taken for a silent controller")
+    func otherFailures() async throws {
+        let kernel = try ScriptedManagementKernel()
+        let discovery = Self.discovery(kernel)
+        let started = Task { try await discovery.startScanning(active: true) }
+        let start = try await kernel.nextCommand()
+        kernel.send(.commandStatus(index: 0, opcode: start.opcode, status: .failed))
+        let error = await #expect(throws: HostError.self) { _ = try await started.value }
+        if case .controllerNotAnswering? = error { Issue.record("\(String(describing: error))") }
     }
 
     @Test("garbage from the kernel's end is dropped and counted; the answer after it is still taken")

@@ -34,6 +34,10 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Advertising data or a scan response longer than the advertisement can carry (`what`
     /// says which; 31 bytes for legacy advertising, the controller's maximum for extended).
     case advertisingDataTooLong(String, length: Int, maximum: Int)
+    /// The controller has stopped answering: the kernel (which sends the commands of a
+    /// controller it owns) reported its commands timing out, or did not answer at all. `what`
+    /// says what went unanswered. Only power-cycling the controller (or replugging it) helps.
+    case controllerNotAnswering(String)
     /// The caller's task was cancelled while it waited (what the host started on its behalf,
     /// such as a connection attempt, was called off).
     case cancelled
@@ -70,6 +74,8 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
             what
         case let .advertisingDataTooLong(what, length, maximum):
             "\(what) of \(length) bytes does not fit: at most \(maximum) bytes can be advertised"
+        case .controllerNotAnswering(let what):
+            "\(what): the controller has stopped answering"
         case .cancelled:
             "cancelled"
         }

@@ -112,6 +112,7 @@ struct HostSession {
         } catch {
             await monitor?.close()
             _ = capture?.close()
+            if let stuck = notAnsweringError(error, adapter: kernelAdapter) { throw stuck }
             throw cliError(error, transport: spec)
         }
     }
@@ -141,8 +142,26 @@ struct HostSession {
 
     func cliError(_ error: HostError) -> CLIError {
         if let removed = removedAdapterError(error) { return removed }
+        if let adapter = kernelAdapter, let stuck = Self.notAnsweringError(error, adapter: adapter) { return stuck }
         // Name the adapter the session took (`hci0`), not how it was chosen.
         return Self.cliError(error, transport: kernelAdapter.map { .kernel(adapter: Int($0.index)) } ?? transport)
+    }
+
+    /// The one line for a controller the kernel owns that has stopped answering (the kernel
+    /// logs e.g. "command 0x200c tx timeout" or "Unable to disable scanning: -16"): what went
+    /// unanswered, and the fix, power-cycling the adapter: with bluetoothd through it, without
+    /// it through the management interface (btmgmt, in BlueZ's package). `nil` for any other
+    /// error.
+    static func notAnsweringError(_ error: HostError, adapter: KernelAdapterInfo) -> CLIError? {
+        let detail: String
+        switch error {
+        case .controllerNotAnswering(let what): detail = what
+        case .commandTimedOut, .commandQueueFull: detail = error.description
+        default: return nil
+        }
+        let index = adapter.index
+        return CLIError(.timeout, "\(adapter.name): the controller has stopped answering (\(detail))",
+                        fix: "power it off and on (`bluetoothctl power off; bluetoothctl power on`, or without bluetoothd `sudo btmgmt --index \(index) power off; sudo btmgmt --index \(index) power on`), or replug it")
     }
 
     /// The one line for an adapter the kernel unregistered (unplugged, rfkill, its driver
@@ -197,7 +216,7 @@ struct HostSession {
         case .commandTimedOut(let opcode, _) where opcode == .reset:
             CLIError(.timeout, "the controller at \(spec) did not answer HCI Reset",
                      fix: "check it is an HCI controller speaking H4 and that no other host drives it")
-        case .commandTimedOut, .connectionTimedOut:
+        case .commandTimedOut, .connectionTimedOut, .controllerNotAnswering:
             CLIError(.timeout, error.description)
         case .transport(let transportError):
             CLIError(.transport, "\(spec): \(transportError)")
