@@ -564,3 +564,43 @@ struct AdapterScanControlTests {
         await adapter.close()
     }
 }
+
+@Suite("Adapter on a kernel-owned controller: connections rawble did not ask for")
+struct AdapterForeignConnectionTests {
+    /// bluetoothd (or `bluetoothctl connect`, or the kernel's auto-connect) makes its own links
+    /// on the shared adapter; the raw channel sees their LE Connection Complete and Disconnection
+    /// Complete. They are the kernel's: rawble takes none for its own, disconnects none, and
+    /// its scan goes on.
+    @Test("another program's links (central and peripheral role) are ignored: no Disconnect, the scan goes on")
+    func othersLinksAreLeftAlone() async throws {
+        let controller = ScriptedController { command in
+            switch command {
+            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
+            default: ScriptedController.minimal(command)
+            }
+        }
+        _ = controller.run()
+        var configuration = configuration()
+        configuration.owner = .kernel
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        let devices = try await adapter.scan(ScanOptions(active: true))
+        controller.transport.inject(ScriptedController.connectionComplete(handle: 0x0041, role: .central))
+        controller.transport.inject(ScriptedController.connectionComplete(handle: 0x0042, role: .peripheral))
+        controller.transport.inject(.disconnectionComplete(.init(status: .success, connectionHandle: 0x0041,
+                                                                 reason: .remoteUserTerminatedConnection)))
+        // A report after them still arrives: the events before it were handled (one loop, in order).
+        let strap = BluetoothAddress(0xC0_B1_E0_00_00_01)
+        controller.transport.inject(.le(.advertisingReport([AdvertisingReport(
+            legacy: .advNonconnInd, addressType: .random, address: strap, rssi: -50, data: [0x02, 0x01, 0x06][...])])))
+        let first = try await within(seconds: 10) { () -> DiscoveredDevice? in
+            for try await device in devices { return device }
+            return nil
+        }
+        #expect(first?.address.address == strap)
+        #expect(!controller.commands.contains { if case .disconnect = $0 { true } else { false } }, "\(controller.commands)")
+        #expect(!controller.commands.contains(.leSetScanEnable(enable: false, filterDuplicates: false)), "\(controller.commands)")
+        try await adapter.stopScanning()
+        await adapter.close()
+        #expect(!controller.commands.contains { if case .disconnect = $0 { true } else { false } }, "closing left them alone too")
+    }
+}
