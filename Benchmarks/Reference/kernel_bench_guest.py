@@ -102,6 +102,11 @@ def programs(args):
         "bumble": (False, {
             "scan": [venv, os.path.join(HERE, "bumble_user_channel_hr.py"), "scan", "--address", address],
             "hr": [venv, os.path.join(HERE, "bumble_user_channel_hr.py"), "hr", "--address", address]}),
+        # The default scan, active: on hciN the kernel's discovery (Start Discovery through the
+        # management interface), not rawble's own scan commands as with --passive.
+        "rawble-active": (True, {
+            "scan": [r, "scan", "--address", address, "--json", "--quiet"],
+            "hr": [r, "hr", "--count", "1", "--json", "--quiet", "--timeout", "15", "--no-reconnect"]}),
         "rawble-user": (False, {
             "scan": [r, "scan", "--passive", "--address", address, "--json", "--quiet", "--transport", "user:hci0"],
             "hr": [r, "hr", "--count", "1", "--json", "--quiet", "--timeout", "15", "--no-reconnect",

@@ -106,11 +106,14 @@ struct KernelPathVMTests {
         lines.compactMap { try? CLI.jsonObject($0) }
     }
 
-    @Test("hciN, the default: scan finds the strap (each service once); then, in the same kernel, adapters, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line; a controller that stops answering is one line naming the fix")
+    @Test("hciN, the default: scan finds the strap (each service once); then, in the same kernel, adapters, a passive scan, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line; a controller that stops answering is one line naming the fix")
     func rawChannelAndL2CAP() async throws {
         let (steps, result) = try await Self.boot(#"""
             step scan "$r" scan --duration 4 --json
             step adapters "$r" adapters --json
+            # A passive scan is rawble's own scan commands on the raw channel (the management
+            # interface has none): the kernel still connects after it.
+            step passive "$r" scan --passive --duration 3 --json
             step gatt "$r" gatt C0:B1:E0:00:00:01 --timeout 15 --json
             step read "$r" read C0:B1:E0:00:00:01 2A19 --timeout 15 --json
             step write "$r" write C0:B1:E0:00:00:01 2A39 01 --timeout 15 --json
@@ -139,6 +142,10 @@ struct KernelPathVMTests {
         #expect(hci0?["address"] as? String == Self.controllerAddress)
         #expect(hci0?["up"] as? Bool == true, "the default transport brought it up")
         #expect(hci0?["le"] as? Bool == true)
+
+        let passive = try #require(steps["passive"])
+        #expect(passive.status == 0, "\(passive.stderr)")
+        #expect(Self.objects(passive.stdout).contains { $0["address"] as? String == Self.strap }, "\(passive.stdout)")
 
         let gatt = try #require(steps["gatt"])
         #expect(gatt.status == 0, "\(gatt.stderr)")

@@ -2,7 +2,7 @@ import RawbleGATT
 import RawbleTestSupport
 import Testing
 
-/// The README's procedure-test example, as written there.
+/// The procedure-test example of docs/library.md, as written there.
 @Suite("README examples (GATT)")
 struct GATTReadmeExampleTests {
     @Test("a read on a scripted server")

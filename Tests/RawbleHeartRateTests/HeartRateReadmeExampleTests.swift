@@ -2,11 +2,11 @@ import RawbleHeartRate
 import RawbleTestSupport
 import Testing
 
-/// The README's "Heart Rate in the library" example, as written there, on a scripted strap
+/// The "Heart Rate in the library" example of docs/library.md, as written there, on a scripted strap
 /// (the loop ends when the strap's link does; the energy reset is then refused by a dead link).
 @Suite("README examples (Heart Rate)")
 struct HeartRateReadmeExampleTests {
-    @Test("the library example runs on a scripted strap with the request count the README states")
+    @Test("the library example runs on a scripted strap with the request count docs/library.md states")
     func libraryExample() async throws {
         let strap = ScriptedATTBearer()
         StrapScript.expectAttach(on: strap)

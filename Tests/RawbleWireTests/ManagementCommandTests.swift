@@ -1,4 +1,5 @@
 import PropertyBased
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
@@ -204,13 +205,14 @@ struct ManagementCommandRoundTripTests {
     }
 
     @Test func everyTypedCaseIsCovered() throws {
-        var rng = SystemRandomNumberGenerator()
+        let seed = TestSeed.make()
+        var rng = SplitMix64(state: seed)
         var opcodes: Set<UInt16> = []
         for index in 0..<ManagementSamples.commandCaseCount - 1 {
             let command = ManagementSamples.command(index: index, &rng)
-            if case .other = command { Issue.record("index \(index) gave other") }
+            if case .other = command { Issue.record("index \(index) gave other; \(TestSeed.replayHint(seed))") }
             opcodes.insert(command.opcode)
-            #expect(try ManagementCommand.decode(command.encoded) == command)
+            #expect(try ManagementCommand.decode(command.encoded) == command, "\(TestSeed.replayHint(seed))")
             #expect(ManagementOpcode.name(of: command.opcode) == command.name)
         }
         #expect(opcodes == ManagementSamples.modelledOpcodes)

@@ -1,4 +1,5 @@
 import PropertyBased
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
@@ -281,13 +282,14 @@ struct ManagementEventRoundTripTests {
     }
 
     @Test func everyTypedCaseIsCovered() throws {
-        var rng = SystemRandomNumberGenerator()
+        let seed = TestSeed.make()
+        var rng = SplitMix64(state: seed)
         var codes: Set<UInt16> = []
         for index in 0..<ManagementSamples.eventCaseCount - 1 {
             let event = ManagementSamples.event(index: index, &rng)
-            if case .other = event { Issue.record("index \(index) gave other") }
+            if case .other = event { Issue.record("index \(index) gave other; \(TestSeed.replayHint(seed))") }
             codes.insert(event.code)
-            #expect(try ManagementEvent.decode(event.encoded) == event)
+            #expect(try ManagementEvent.decode(event.encoded) == event, "\(TestSeed.replayHint(seed))")
             #expect(ManagementEventCode.name(of: event.code) == event.name)
         }
         #expect(codes == ManagementSamples.modelledEventCodes)

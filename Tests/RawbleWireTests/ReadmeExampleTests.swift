@@ -1,7 +1,7 @@
 import RawbleWire
 import Testing
 
-/// The README's library example, kept compiling and true.
+/// The library example of the README and docs/library.md, kept compiling and true.
 @Suite("README example")
 struct ReadmeExampleTests {
     @Test func example() throws {

@@ -23,7 +23,7 @@ struct Scan: AsyncParsableCommand {
     var name: String?
     @Option(help: ArgumentHelp("Only this device.", valueName: "address"), transform: BluetoothAddress.parse)
     var address: BluetoothAddress?
-    @Flag(help: "Print every report, not only new or changed devices.")
+    @Flag(help: "Print every report, not only new or changed devices. (On hciN an active scan is the kernel's, whose controller drops repeats: a device reports again each time the kernel restarts its scan, about every 10 s; --passive gets every report.)")
     var duplicates = false
     @Flag(help: "Passive scan: no scan requests, so no scan responses.")
     var passive = false

@@ -22,7 +22,7 @@ final class LiveAnalysis: Sendable {
         /// measurements in the same order, so the same figures; but the analyzer's state (its
         /// correction windows) is walked while it is in the caches, not once per value after
         /// the network path between two values has pushed it out: that cost the analysis as
-        /// much again in `hr` as it costs alone (README, "Session analysis").
+        /// much again in `hr` as it costs alone (docs/performance.md, "Session analysis").
         var pending = PendingMeasurements()
         var sparkline = Sparkline()
         /// When the current `hrv` window started, seconds on `clock`.
