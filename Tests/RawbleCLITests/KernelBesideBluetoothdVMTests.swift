@@ -21,7 +21,10 @@ struct KernelBesideBluetoothdVMTests {
             step notify "$r" notify C0:B1:E0:00:00:01 2A37 --count 3 --timeout 20 --json
             step nocap setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- "$r" scan --duration 2
             step daemon /run/rawble-vm/bluetoothd-check C0:B1:E0:00:00:01
+            # What the kernel and the daemon logged, for a failure's message (the guest is gone after).
+            step logs sh -c 'dmesg | grep -i bluetooth | tail -n 25; echo "-- bluetoothd.log"; tail -n 25 /run/rawble-vm/bluetoothd.log'
             """#, vmOptions: ["--bluetoothd", mode])
+        let logs = (steps["logs"]?.stdout ?? []).joined(separator: "\n")
         #expect(result.status == 0, "vm-test: \(result.stderr)")
 
         let scan = try #require(steps["scan"], "\(result.stdout)\n\(result.stderr)")
@@ -30,15 +33,15 @@ struct KernelBesideBluetoothdVMTests {
         #expect(strap?["services"] as? [String] == ["180D", "180F"], "\(scan.stdout)")
 
         let gatt = try #require(steps["gatt"])
-        #expect(gatt.status == 0, "\(gatt.stderr)")
+        #expect(gatt.status == 0, "\(gatt.stderr)\n\(logs)")
         #expect(gatt.stdout.joined().contains("180D"))
 
         let hr = try #require(steps["hr"])
-        #expect(hr.status == 0, "\(hr.stderr)")
+        #expect(hr.status == 0, "\(hr.stderr)\n\(logs)")
         #expect(KernelPathVMTests.objects(hr.stdout).filter { $0["event"] as? String == "measurement" }.count == 5, "\(hr.stdout)")
 
         let notify = try #require(steps["notify"])
-        #expect(notify.status == 0, "\(notify.stderr)")
+        #expect(notify.status == 0, "\(notify.stderr)\n\(logs)")
         #expect(KernelPathVMTests.objects(notify.stdout).filter { $0["value"] != nil }.count == 3, "\(notify.stdout)")
 
         // The adapter is up (the daemon powered it): no capability is one line naming setcap.
@@ -47,6 +50,6 @@ struct KernelBesideBluetoothdVMTests {
         #expect(nocap.stderr.count == 1 && nocap.stderr.first?.contains("setcap cap_net_raw,cap_net_admin+eip") == true, "\(nocap.stderr)")
 
         let daemon = try #require(steps["daemon"])
-        #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))")
+        #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))\n\(logs)")
     }
 }

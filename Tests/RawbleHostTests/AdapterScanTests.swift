@@ -18,6 +18,32 @@ private func isScanEnable(_ command: HCICommand) -> Bool {
     if case .leSetScanEnable = command { true } else { false }
 }
 
+/// A controller as the kernel left it: it answers reads and scanning; Read BD_ADDR gives its
+/// public address.
+private func kernelController() -> ScriptedController {
+    ScriptedController { command in
+        switch command {
+        case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
+        default: ScriptedController.minimal(command)
+        }
+    }
+}
+
+/// Injects an advertising report of the strap (non-connectable, so the aggregator emits it at
+/// once) and returns the first device the scan delivers after it: the events injected before
+/// it were handled by then (one loop, in order).
+private func strapReportArrives(_ controller: ScriptedController,
+                                _ devices: AsyncThrowingStream<DiscoveredDevice, any Error>) async throws -> Bool {
+    let strap = BluetoothAddress(0xC0_B1_E0_00_00_01)
+    controller.transport.inject(.le(.advertisingReport([AdvertisingReport(
+        legacy: .advNonconnInd, addressType: .random, address: strap, rssi: -50, data: [0x02, 0x01, 0x06][...])])))
+    let first = try await within(seconds: 10) { () -> DiscoveredDevice? in
+        for try await device in devices { return device }
+        return nil
+    }
+    return first?.address.address == strap
+}
+
 @Suite("Adapter: stopping a scan")
 struct AdapterScanStopTests {
     /// The consumer's end starts the stop on a task of its own; a close that comes at once must
@@ -160,20 +186,10 @@ struct AdapterKernelOwnedTests {
         return configuration
     }
 
-    /// A controller as the kernel left it: it answers reads and scanning; Read BD_ADDR gives
-    /// its public address.
-    private static func kernelController() -> ScriptedController {
-        ScriptedController { command in
-            switch command {
-            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
-            default: ScriptedController.minimal(command)
-            }
-        }
-    }
 
     @Test("never resets or configures the controller; scans from its public address; makes no connection itself")
     func changesNothing() async throws {
-        let controller = Self.kernelController()
+        let controller = kernelController()
         _ = controller.run()
         let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
         let info = await adapter.controller
@@ -320,14 +336,6 @@ struct AdapterLegacyRefusedTests {
 
 @Suite("Adapter on a kernel-owned controller: another program stops the scan")
 struct AdapterForeignScanStopTests {
-    private static func kernelController() -> ScriptedController {
-        ScriptedController { command in
-            switch command {
-            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
-            default: ScriptedController.minimal(command)
-            }
-        }
-    }
 
     private static let scanOn = HCICommand.leSetScanEnable(enable: true, filterDuplicates: false)
 
@@ -338,7 +346,7 @@ struct AdapterForeignScanStopTests {
 
     @Test("the kernel disables scanning under a running scan: it is switched on again, with its own parameters; reports flow again")
     func scanResumes() async throws {
-        let controller = Self.kernelController()
+        let controller = kernelController()
         _ = controller.run()
         var configuration = configuration()
         configuration.owner = .kernel
@@ -357,14 +365,7 @@ struct AdapterForeignScanStopTests {
         // A command that stops nothing (an enable, another command) changes nothing.
         controller.transport.inject(Self.foreign(.leSetScanEnable(enable: true, filterDuplicates: true)))
         controller.transport.inject(Self.foreign(.readBDADDR))
-        let strap = BluetoothAddress(0xC0_B1_E0_00_00_01)
-        controller.transport.inject(.le(.advertisingReport([AdvertisingReport(
-            legacy: .advNonconnInd, addressType: .random, address: strap, rssi: -50, data: [0x02, 0x01, 0x06][...])])))
-        let first = try await within(seconds: 10) { () -> DiscoveredDevice? in
-            for try await device in devices { return device }
-            return nil
-        }
-        #expect(first?.address.address == strap)
+        #expect(try await strapReportArrives(controller, devices))
         #expect(controller.commands.filter { $0 == Self.scanOn }.count == 2)
         await adapter.close()
     }
@@ -403,7 +404,7 @@ struct AdapterForeignScanStopTests {
     @Test("with no scan running, or on rawble's own host, another program's scan disable is left alone")
     func nothingToResume() async throws {
         for owner in [ControllerOwner.kernel, .host] {
-            let controller = Self.kernelController()
+            let controller = kernelController()
             _ = controller.run()
             var configuration = configuration()
             configuration.owner = owner
@@ -497,14 +498,6 @@ private final class RecordingScanControl: ScanControl {
 
 @Suite("Adapter on a kernel-owned controller: scans asked of the kernel (ScanControl)")
 struct AdapterScanControlTests {
-    private static func kernelController() -> ScriptedController {
-        ScriptedController { command in
-            switch command {
-            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
-            default: ScriptedController.minimal(command)
-            }
-        }
-    }
 
     private static func isScanCommand(_ command: HCICommand) -> Bool {
         switch command {
@@ -515,7 +508,7 @@ struct AdapterScanControlTests {
 
     @Test("the kernel scans: the adapter sends no scan command, reads the reports of the kernel's scan, leaves a foreign disable to the kernel, and stops through the control")
     func noScanCommandOfItsOwn() async throws {
-        let controller = Self.kernelController()
+        let controller = kernelController()
         _ = controller.run()
         let control = RecordingScanControl(answering: .scanning)
         var configuration = configuration()
@@ -544,7 +537,7 @@ struct AdapterScanControlTests {
 
     @Test("the kernel declines (passive, or no CAP_NET_ADMIN): the adapter scans with its own commands and stops them itself")
     func declinedFallsBackToOwnCommands() async throws {
-        let controller = Self.kernelController()
+        let controller = kernelController()
         _ = controller.run()
         let control = RecordingScanControl(answering: .declined(reason: "passive"))
         var configuration = configuration()
@@ -573,12 +566,7 @@ struct AdapterForeignConnectionTests {
     /// its scan goes on.
     @Test("another program's links (central and peripheral role) are ignored: no Disconnect, the scan goes on")
     func othersLinksAreLeftAlone() async throws {
-        let controller = ScriptedController { command in
-            switch command {
-            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
-            default: ScriptedController.minimal(command)
-            }
-        }
+        let controller = kernelController()
         _ = controller.run()
         var configuration = configuration()
         configuration.owner = .kernel
@@ -588,15 +576,8 @@ struct AdapterForeignConnectionTests {
         controller.transport.inject(ScriptedController.connectionComplete(handle: 0x0042, role: .peripheral))
         controller.transport.inject(.disconnectionComplete(.init(status: .success, connectionHandle: 0x0041,
                                                                  reason: .remoteUserTerminatedConnection)))
-        // A report after them still arrives: the events before it were handled (one loop, in order).
-        let strap = BluetoothAddress(0xC0_B1_E0_00_00_01)
-        controller.transport.inject(.le(.advertisingReport([AdvertisingReport(
-            legacy: .advNonconnInd, addressType: .random, address: strap, rssi: -50, data: [0x02, 0x01, 0x06][...])])))
-        let first = try await within(seconds: 10) { () -> DiscoveredDevice? in
-            for try await device in devices { return device }
-            return nil
-        }
-        #expect(first?.address.address == strap)
+        // A report after them still arrives: the events before it were handled.
+        #expect(try await strapReportArrives(controller, devices))
         #expect(!controller.commands.contains { if case .disconnect = $0 { true } else { false } }, "\(controller.commands)")
         #expect(!controller.commands.contains(.leSetScanEnable(enable: false, filterDuplicates: false)), "\(controller.commands)")
         try await adapter.stopScanning()
