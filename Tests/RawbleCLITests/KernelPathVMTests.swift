@@ -106,14 +106,25 @@ struct KernelPathVMTests {
         lines.compactMap { try? CLI.jsonObject($0) }
     }
 
-    @Test("hciN, the default: scan finds the strap (each service once); then, in the same kernel, adapters, a passive scan, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line; a controller that stops answering is one line naming the fix")
+    @Test("hciN, the default: scan finds the strap (each service once); then, in the same kernel, adapters, a passive scan, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line; a controller that stops answering is one line naming the fix; a passive scan during the kernel's discovery leaves that discovery running")
     func rawChannelAndL2CAP() async throws {
         let (steps, result) = try await Self.boot(#"""
             step scan "$r" scan --duration 4 --json
             step adapters "$r" adapters --json
             # A passive scan is rawble's own scan commands on the raw channel (the management
-            # interface has none): the kernel still connects after it.
+            # interface has none). Run while the kernel's discovery scans (btmgmt's here, as
+            # bluetoothd's would), the controller already scans: rawble reads that scan and
+            # leaves it on. Switched off, the kernel's discovery would never end (btmgmt would
+            # not exit) and the kernel would make no connection. Afterwards it still connects.
+            # (btmgmt find exits when the discovery ends, with a failure if it could not start.)
+            ( btmgmt --index 0 find -l >/tmp/find.out 2>&1; echo $? >/tmp/find.status ) &
+            sleep 2
             step passive "$r" scan --passive --duration 3 --json
+            step discoveryends sh -c 'i=0
+              while [ ! -s /tmp/find.status ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done
+              cat /tmp/find.out
+              [ -s /tmp/find.status ] || { pkill -x btmgmt; echo "btmgmt find still running 15 s after the passive scan" >&2; exit 1; }
+              exit "$(cat /tmp/find.status)"'
             step gatt "$r" gatt C0:B1:E0:00:00:01 --timeout 15 --json
             step read "$r" read C0:B1:E0:00:00:01 2A19 --timeout 15 --json
             step write "$r" write C0:B1:E0:00:00:01 2A39 01 --timeout 15 --json
@@ -146,6 +157,8 @@ struct KernelPathVMTests {
         let passive = try #require(steps["passive"])
         #expect(passive.status == 0, "\(passive.stderr)")
         #expect(Self.objects(passive.stdout).contains { $0["address"] as? String == Self.strap }, "\(passive.stdout)")
+        let discoveryEnds = try #require(steps["discoveryends"])
+        #expect(discoveryEnds.status == 0, "the kernel's discovery ended by itself: \(discoveryEnds.stdout + discoveryEnds.stderr)")
 
         let gatt = try #require(steps["gatt"])
         #expect(gatt.status == 0, "\(gatt.stderr)")

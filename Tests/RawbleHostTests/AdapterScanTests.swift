@@ -319,15 +319,21 @@ struct AdapterLegacyRefusedTests {
         await adapter.close()
     }
 
-    @Test("Command Disallowed and no extended commands to switch to: the scan fails with the controller's answer, once")
-    func noExtendedToSwitchTo() async throws {
+    @Test("Command Disallowed and no extended commands to switch to: on rawble's own host the scan fails with the controller's answer; on the kernel's the controller scans for the kernel, and the scan reads that", arguments: [ControllerOwner.kernel, .host])
+    func noExtendedToSwitchTo(owner: ControllerOwner) async throws {
         let controller = Self.controller(listsExtended: false)
         _ = controller.run()
         var configuration = configuration()
-        configuration.owner = .kernel
+        configuration.owner = owner
         let adapter = try await Adapter.open(controller.transport, configuration: configuration)
-        await #expect(throws: HostError.self) {
-            _ = try await within(seconds: 30) { try await adapter.scan() }
+        if owner == .host {
+            await #expect(throws: HostError.self) {
+                _ = try await within(seconds: 30) { try await adapter.scan() }
+            }
+        } else {
+            let devices = try await within(seconds: 30) { try await adapter.scan() }
+            #expect(!controller.commands.contains(where: isScanEnable), "\(controller.commands)")
+            withExtendedLifetime(devices) {}
         }
         #expect(!controller.commands.contains { if case .leSetExtendedScanParameters = $0 { true } else { false } })
         await adapter.close()
@@ -422,6 +428,77 @@ struct AdapterForeignScanStopTests {
             #expect(controller.commands.filter { $0 == Self.scanOn }.count == (owner == .host ? 1 : 0), "\(owner)")
             await adapter.close()
         }
+    }
+}
+
+@Suite("Adapter on a kernel-owned controller: a scan of another program is never switched off")
+struct AdapterForeignScanSharedTests {
+    private static let scanOn = HCICommand.leSetScanEnable(enable: true, filterDuplicates: false)
+
+    private static func foreign(_ command: HCICommand) -> H4Packet {
+        H4Packet(type: .command, bytes: command.encoded)
+    }
+
+    private static func kernelConfiguration() -> Adapter.Configuration {
+        var configuration = configuration()
+        configuration.owner = .kernel
+        return configuration
+    }
+
+    /// Switched off behind the kernel's back, the kernel's discovery scan never ends and finds
+    /// nothing more, and the kernel makes no LE connection (seen beside a discovering
+    /// bluetoothd: gatt's scan for the address type did it).
+    @Test("the controller already scans for the kernel (Set Scan Parameters: Command Disallowed): the scan reads its reports and sends no Set Scan Enable, on or off")
+    func readsTheKernelsScan() async throws {
+        let controller = ScriptedController { command in
+            switch command {
+            case .readBDADDR: [ScriptedController.complete(command.opcode, [0x00, 0x01, 0x00, 0x00, 0xDC, 0x1B, 0x00])]
+            case .leSetScanParameters: [ScriptedController.complete(command.opcode, [HCIStatus.commandDisallowed.rawValue])]
+            default: ScriptedController.minimal(command)
+            }
+        }
+        _ = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let devices = try await within(seconds: 30) { try await adapter.scan(ScanOptions(active: false)) }
+        #expect(try await strapReportArrives(controller, devices))
+        try await within(seconds: 30) { try await adapter.stopScanning() }
+        #expect(!controller.commands.contains(where: isScanEnable), "\(controller.commands)")
+        await adapter.close()
+    }
+
+    @Test("the kernel switches scanning on under a scan of rawble's own (its discovery, with its parameters): the stop leaves it on")
+    func kernelsEnableMakesItTheKernels() async throws {
+        let controller = kernelController()
+        _ = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let devices = try await adapter.scan(ScanOptions(active: false))
+        #expect(controller.commands.filter { $0 == Self.scanOn } .count == 1)
+        controller.transport.inject(Self.foreign(.leSetScanEnable(enable: true, filterDuplicates: true)))
+        #expect(try await strapReportArrives(controller, devices))
+        try await within(seconds: 30) { try await adapter.stopScanning() }
+        #expect(controller.commands.last(where: isScanEnable) == Self.scanOn, "no disable: \(controller.commands)")
+        await adapter.close()
+    }
+
+    @Test("the kernel switches scanning off and on again (its discovery starting): rawble's scan does not start its own again, and leaves the kernel's on")
+    func kernelRestartsItsScan() async throws {
+        let controller = kernelController()
+        _ = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let devices = try await adapter.scan(ScanOptions(active: false))
+        controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
+        controller.transport.inject(Self.foreign(.leSetScanParameters(HCICommand.ScanParameters(
+            type: .active, interval: 0x12, window: 0x12, ownAddressType: .random, filterPolicy: .basicUnfiltered))))
+        controller.transport.inject(Self.foreign(.leSetScanEnable(enable: true, filterDuplicates: true)))
+        // Past the time a resume waits, the adapter has decided.
+        try await Task.sleep(for: Adapter.foreignScanSettleTime * 3)
+        _ = try await adapter.execute(.readBDADDR)
+        let parameters = controller.commands.filter { if case .leSetScanParameters = $0 { true } else { false } }
+        #expect(parameters.count == 1, "no scan of its own again: \(controller.commands)")
+        #expect(try await strapReportArrives(controller, devices))
+        try await within(seconds: 30) { try await adapter.stopScanning() }
+        #expect(controller.commands.filter(isScanEnable) == [Self.scanOn], "\(controller.commands)")
+        await adapter.close()
     }
 }
 

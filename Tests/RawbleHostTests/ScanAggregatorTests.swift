@@ -436,6 +436,21 @@ struct ScanAggregatorScanResponseWaitTests {
         #expect(aggregator.receive(Self.report(.advInd, Self.advertisement))?.serviceUUIDs == [.heartRateService])
     }
 
+    @Test("a scan response heard before the advertisement waits for it: the device is shown once, connectable, with both")
+    func scanResponseFirstWaitsForAdvertisement() throws {
+        var aggregator = ScanAggregator(waitsForScanResponses: true)
+        #expect(aggregator.receive(Self.report(.scanRsp, Self.response)) == nil)
+        let received = aggregator.receive(Self.report(.advInd, Self.advertisement))
+        let shown = try #require(received)
+        #expect(shown.isConnectable)
+        #expect(shown.name == "strap")
+        #expect(shown.serviceUUIDs == [.heartRateService])
+        #expect(aggregator.receive(Self.report(.scanRsp, Self.response)) == nil, "nothing changed")
+        // Reporting every report, the scan response alone is shown as it comes.
+        var duplicates = ScanAggregator(reportsDuplicates: true, waitsForScanResponses: true)
+        #expect(duplicates.receive(Self.report(.scanRsp, Self.response))?.name == "strap")
+    }
+
     @Test("non-scannable advertisers and passive scans are shown at once")
     func notHeld() {
         var active = ScanAggregator(waitsForScanResponses: true)

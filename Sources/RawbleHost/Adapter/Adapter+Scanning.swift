@@ -48,6 +48,9 @@ extension Adapter {
                         try await control.stopScanning()
                         return .success(())
                     }
+                    // Another program's scan: switched off, the kernel would still believe it
+                    // scans, and find and connect nothing more until the adapter restarts.
+                    if session.sharesForeignScan { return .success(()) }
                     try await self.setScanEnabled(false, extended: extended, filterDuplicates: false)
                     return .success(())
                 } catch {
@@ -65,19 +68,37 @@ extension Adapter {
     /// whenever it sees no use for it (e.g. once one of its connections ended), a scan rawble
     /// runs included, and its reports stop without a word. A running scan whose consumer still
     /// reads is switched on again, with its own parameters (the kernel may have set others).
+    ///
+    /// Another program switching scanning on while a scan of the adapter's own commands runs
+    /// makes that scan the other program's (its parameters, its to stop): the session reads it
+    /// and no longer switches it off.
     func noticeForeignCommand(_ command: HCICommand) {
-        let disabled: Bool = switch command {
-        case .leSetScanEnable(let enable, _): !enable
-        case .leSetExtendedScanEnable(let parameters): !parameters.enable
-        default: false
+        let enabled: Bool? = switch command {
+        case .leSetScanEnable(let enable, _): enable
+        case .leSetExtendedScanEnable(let parameters): parameters.enable
+        default: nil
         }
         // A scan the kernel runs for us is the kernel's to switch on again (its ScanControl).
-        guard disabled, let session = scanner.current, !session.controlled, !session.consumerEnded.isSet,
-              scanStop == nil, scanResume == nil else { return }
+        guard let enabled, let session = scanner.current, !session.controlled else { return }
+        if enabled {
+            if !session.sharesForeignScan {
+                logger.info("another program on the adapter (the kernel?) switched scanning on: reading its scan, which it stops")
+            }
+            session.sharesForeignScan = true
+            return
+        }
+        // Whoever's it was, no scan runs now.
+        session.sharesForeignScan = false
+        guard !session.consumerEnded.isSet, scanStop == nil, scanResume == nil else { return }
         logger.notice("another program on the adapter (the kernel?) stopped scanning: scanning again")
         scanResume = Task {
             defer { self.scanResume = nil }
-            guard self.scanner.current === session, !session.consumerEnded.isSet, self.scanStop == nil else { return }
+            // The kernel switches scanning off first when it starts a scan of its own (its
+            // discovery, with its parameters): its enable follows within milliseconds, and a
+            // scan of ours in between would make its parameters fail.
+            try? await Task.sleep(for: Self.foreignScanSettleTime)
+            guard self.scanner.current === session, !session.consumerEnded.isSet, self.scanStop == nil,
+                  !session.sharesForeignScan else { return }
             do {
                 try await self.enableScanning(session)
             } catch {
@@ -85,6 +106,10 @@ extension Adapter {
             }
         }
     }
+
+    /// How long after another program switched scanning off the adapter's own scan starts
+    /// again, unless that program switched it on again meanwhile.
+    public static let foreignScanSettleTime: Duration = .milliseconds(300)
 
     private func scanConsumerEnded(_ id: UInt64) async {
         guard scanner.current?.id == id else { return }
@@ -113,9 +138,13 @@ extension Adapter {
                 ownAddressType: own, filterPolicy: .basicUnfiltered,
                 le1M: HCICommand.PHYScanParameters(type: type, interval: options.interval, window: options.window))
             do {
-                try await executeDisablingScanIfBusy(.leSetExtendedScanParameters(parameters), extended: true)
                 session.usesExtendedCommands = true
+                guard try await setScanParameters(.leSetExtendedScanParameters(parameters), extended: true) else {
+                    shareForeignScan(session)
+                    return
+                }
                 try await setScanEnabled(true, extended: true, filterDuplicates: filterDuplicates)
+                session.sharesForeignScan = false
                 return
             } catch {
                 guard case .commandFailed(_, .unknownCommand) = error else { throw error }
@@ -126,32 +155,62 @@ extension Adapter {
         }
         let parameters = HCICommand.ScanParameters(type: type, interval: options.interval, window: options.window,
                                                    ownAddressType: own, filterPolicy: .basicUnfiltered)
-        do {
-            try await executeDisablingScanIfBusy(.leSetScanParameters(parameters), extended: false)
+        do throws(HostError) {
+            guard try await setScanParameters(.leSetScanParameters(parameters), extended: false) else {
+                // On a kernel-owned controller: Command Disallowed. A Bluetooth 5 controller
+                // refuses the legacy commands once the extended ones were used (below), else
+                // another program scans.
+                throw HostError.commandFailed(.leSetScanParameters, .commandDisallowed)
+            }
             try await setScanEnabled(true, extended: false, filterDuplicates: filterDuplicates)
+            session.sharesForeignScan = false
         } catch {
             // A Bluetooth 5 controller refuses the legacy commands once the extended ones were
             // used since power-on (Core Vol 4 Part E 3.1.1), e.g. by the kernel or another host,
             // even when its features do not claim extended advertising: switch, if it has them.
             guard case .commandFailed(_, .commandDisallowed) = error, mayTryExtended,
                   controller.supports(.leSetExtendedScanParameters, assumed: false),
-                  controller.supports(.leSetExtendedScanEnable, assumed: false) else { throw error }
+                  controller.supports(.leSetExtendedScanEnable, assumed: false) else {
+                if case .commandFailed(.leSetScanParameters, .commandDisallowed) = error, configuration.owner == .kernel {
+                    shareForeignScan(session)
+                    return
+                }
+                throw error
+            }
             logger.notice("legacy scanning refused (\(error)): the extended commands were used since power-on; scanning with them")
             controller.usesExtendedScanning = true
             try await enableScanning(session, mayTryExtended: false)
         }
     }
 
-    /// Scan parameters cannot change while the controller scans (a previous host may have left
-    /// it scanning, and Bumble's Reset does not stop it): disable once and retry.
-    private func executeDisablingScanIfBusy(_ command: HCICommand, extended: Bool) async throws(HostError) {
+    /// Sets the scan parameters; `false` when the controller scans for another program.
+    ///
+    /// Parameters cannot change while the controller scans (Command Disallowed, Core Vol 4
+    /// Part E 7.8.10). On a controller rawble's host owns, that scan is one a previous host left
+    /// (Bumble's Reset does not stop it either): it is switched off and the parameters set
+    /// again. On one the kernel owns it is the kernel's (its discovery for bluetoothd, or its
+    /// scan for a connection it makes), and switching it off would leave the kernel believing
+    /// it scans: its discovery would never end or find anything again, and it would make no LE
+    /// connection until the adapter restarts. That scan is left alone.
+    private func setScanParameters(_ command: HCICommand, extended: Bool) async throws(HostError) -> Bool {
         do {
             try await execute(command)
+            return true
         } catch {
             guard case .commandFailed(_, .commandDisallowed) = error else { throw error }
+            if configuration.owner == .kernel { return false }
             try await setScanEnabled(false, extended: extended, filterDuplicates: false)
             try await execute(command)
+            return true
         }
+    }
+
+    /// The controller the kernel owns already scans for another program: `session` reads that
+    /// scan's reports (with its parameters: bluetoothd's discovery scans actively) and leaves
+    /// it running when it ends.
+    private func shareForeignScan(_ session: ScanSession) {
+        logger.notice("the adapter already scans for another program (the kernel, for bluetoothd or a connection): reading that scan, which is left running")
+        session.sharesForeignScan = true
     }
 
     /// Switches scanning on or off. Switching it off when it is already off is done, whatever

@@ -32,6 +32,10 @@ final class ScanSession {
     var controlled = false
     /// The owner declined to scan for this session: the adapter's own commands do.
     var declinedControl = false
+    /// On a controller the kernel owns, the scan that runs is another program's (the kernel's
+    /// discovery for bluetoothd, or its scan for a connection it makes): this session reads its
+    /// reports and never switches it off. Cleared when the session's own enable succeeds.
+    var sharesForeignScan = false
     /// Set (from any thread) when the consumer stops reading: the scan is as good as stopped.
     let consumerEnded = AtomicFlag()
 

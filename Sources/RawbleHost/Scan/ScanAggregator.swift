@@ -20,7 +20,11 @@
 /// - With ``waitsForScanResponses`` (an active scan, without duplicates), the first
 ///   advertisement of a scannable device is held until its scan response or its next
 ///   advertisement arrives, so the device is shown once with everything it advertises instead
-///   of twice (an advertiser heard only once is never shown).
+///   of twice (an advertiser heard only once is never shown). A scan response heard before
+///   any advertisement of its device (the scan began between the two, e.g. another program's
+///   scan already running on the adapter) is held until the advertisement arrives: a scan
+///   response alone says nothing of whether the device is connectable, and shown alone it
+///   would list a connectable device as not connectable, without its advertised services.
 /// - Memory is bounded: at most ``maximumDevices`` are tracked. When full, a new advertiser
 ///   evicts the least recently seen device (it is reported again as new if heard later).
 ///   Every step is O(1) apart from decoding the report's own data.
@@ -190,6 +194,9 @@ public struct ScanAggregator: Sendable {
         if waitsForScanResponses, slots[i].emitted == nil, !slots[i].held,
            !report.isScanResponse, report.isScannable, device.scanResponse == nil {
             slots[i].held = true
+            return nil
+        }
+        if waitsForScanResponses, slots[i].emitted == nil, report.isScanResponse, device.advertisement == nil {
             return nil
         }
         slots[i].emitted = now

@@ -85,6 +85,12 @@ struct PeerSession {
     /// The type the flag gives, else the one the device advertises with (a scan of at most
     /// `limit`), else random (what almost every LE peripheral uses).
     /// `seen`: whether the scan heard it (`nil`: no scan was needed or possible).
+    ///
+    /// The scan is an active one: on `hciN` the kernel runs it (its discovery, shared with
+    /// bluetoothd's when that runs), so rawble sends no scan command of its own to a controller
+    /// the kernel drives. A passive scan is the adapter's own commands, and one of them
+    /// arriving while the kernel's discovery scanned once left the kernel's discovery stuck:
+    /// nothing found and no LE connection until the adapter restarted.
     private static func resolveType(of address: BluetoothAddress, given: AddressTypeArgument?, central: any Central,
                                     within limit: Duration) async throws -> (type: LEAddressType, seen: Bool?) {
         switch given {
@@ -94,7 +100,7 @@ struct PeerSession {
         }
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
         do {
-            devices = try await central.scan(ScanOptions(active: false, filter: ScanFilter(addresses: [address])))
+            devices = try await central.scan(ScanOptions(active: true, filter: ScanFilter(addresses: [address])))
         } catch {
             return (.random, nil)
         }
