@@ -291,6 +291,28 @@ class ScannerController(Controller):
         self.extended_scan = False
         return super().on_hci_le_set_scan_enable_command(command)
 
+    # LE event mask bit 9: LE Enhanced Connection Complete (subevent 0x0A).
+    ENHANCED_CONNECTION_COMPLETE = 1 << 9
+
+    def send_hci_packet(self, packet):
+        """A connection's completion as the host asked for it: LE Enhanced Connection Complete
+        (Core Vol 4 Part E 7.7.65.10) instead of LE Connection Complete when the host unmasked
+        the enhanced event, as the specification says and real controllers do.  Stock Bumble
+        0.0.236 always sent the legacy event; Linux 6.12, which unmasks and waits for the
+        enhanced one, then held its command queue for its 20 s connection timeout after every
+        connection (docs/kernel-findings.md, section 3)."""
+        if (isinstance(packet, hci.HCI_LE_Connection_Complete_Event)
+                and self.le_event_mask & self.ENHANCED_CONNECTION_COMPLETE):
+            no_address = hci.Address(bytes(6), hci.Address.RANDOM_DEVICE_ADDRESS)
+            packet = hci.HCI_LE_Enhanced_Connection_Complete_Event(
+                status=packet.status, connection_handle=packet.connection_handle, role=packet.role,
+                peer_address_type=packet.peer_address_type, peer_address=packet.peer_address,
+                local_resolvable_private_address=no_address, peer_resolvable_private_address=no_address,
+                connection_interval=packet.connection_interval, peripheral_latency=packet.peripheral_latency,
+                supervision_timeout=packet.supervision_timeout,
+                central_clock_accuracy=packet.central_clock_accuracy)
+        return super().send_hci_packet(packet)
+
     def on_hci_reset_command(self, command):
         """Reset as a controller does it (Core Vol 4 Part E 7.3.2): advertising, scanning, a
         pending connection attempt and every connection end; each peer sees its link time out
