@@ -490,7 +490,7 @@ struct ATTClientUpdateTests {
 @Suite("Scripted ATT bearer")
 struct ScriptedATTBearerTests {
     @Test func unexpectedPDUsAreRecordedAndNotAnswered() async throws {
-        let bearer = ScriptedATTBearer()
+        let bearer = ScriptedATTBearer(onMismatch: .record)
         bearer.expect(readHandle1, reply: [[0x0B, 0x01]])
         try await bearer.send(readHandle2)
         #expect(bearer.unexpectedPDUs == [readHandle2])
@@ -499,6 +499,34 @@ struct ScriptedATTBearerTests {
         #expect(bearer.remainingExpectations == 0)
         var iterator = bearer.pdus.makeAsyncIterator()
         #expect(try await iterator.next() == [0x0B, 0x01])
+    }
+
+    @Test("a PDU the script does not expect fails the procedure at once, naming the step with both PDUs in hex")
+    func mismatchFailsAtOnce() async throws {
+        let bearer = ScriptedATTBearer()
+        bearer.expect([0x02, 0x05, 0x02], reply: [[0x03, 0xF7, 0x00]])
+        bearer.expect(readHandle1, reply: [[0x0B, 0x01]])
+        bearer.expect(readHandle2, reply: [[0x0B, 0x02]])
+        let client = ATTClient(bearer: bearer)
+        #expect(try await client.exchangeMTU() == 247)
+        // The script's step 2 reads handle 1; the client reads handle 2. Bounded only against a
+        // hang: the ATT timeout (30 s) would be the failure without the script's.
+        let failure = try await within(seconds: 10) { () -> String? in
+            do {
+                _ = try await client.transact(.readRequest(handle: 0x0002))
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        let expected = "script step 2 of 3: expected \(ScriptedATTBearer.hex(readHandle1)), sent \(ScriptedATTBearer.hex(readHandle2))"
+        #expect(bearer.mismatch == expected)
+        #expect(failure?.contains(expected) == true, "\(failure ?? "no failure")")
+        #expect(bearer.unexpectedPDUs == [readHandle2])
+        // Past the script's end: said so.
+        let done = ScriptedATTBearer()
+        await #expect(throws: BearerError.self) { try await done.send([0x0A, 0x01, 0x00]) }
+        #expect(done.mismatch == "script step 1: the script expects nothing more (0 steps), sent 0A 01 00")
     }
 
     @Test func closureModeAnswersEveryPDU() async throws {
