@@ -67,6 +67,22 @@ struct AdapterScanStopTests {
         }
     }
 
+    @Test("a scan with a duration ends by itself: its sequence finishes and scanning is switched off; the next scan is not busy")
+    func durationEndsTheScan() async throws {
+        let controller = ScriptedController()
+        _ = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let devices = try await adapter.scan(ScanOptions(duration: .milliseconds(200)))
+        try await within(seconds: 30) { for try await _ in devices {} }
+        // Waits for the stop already on its way (it sends nothing more).
+        try await adapter.stopScanning()
+        #expect(controller.commands.filter(isScanEnable) == [.leSetScanEnable(enable: true, filterDuplicates: false), scanOff],
+                "\(controller.commands)")
+        let again = try await adapter.scan()
+        withExtendedLifetime(again) {}
+        await adapter.close()
+    }
+
     /// Once the consumer has stopped, a new scan is not busy (the old one is as good as
     /// stopped), and the old stop's Set Scan Enable (off) cannot come after the new one's on.
     @Test("a new scan right after the consumer stopped the last one is not busy, nor switched off by the old stop")

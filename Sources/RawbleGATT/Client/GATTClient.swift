@@ -177,6 +177,20 @@ public actor GATTClient {
         try await run(ReadLongValue(handle: handle, mtu: await att.mtu))
     }
 
+    /// Reads every characteristic with `uuid` in `range` without discovering anything, e.g.
+    /// `gatt.read(.batteryLevel)`: Read Using Characteristic UUID, that is Read By Type
+    /// requests from the start of `range`, each after the last handle answered, until
+    /// Attribute Not Found (none found: an empty list). A value the server cut to fit its
+    /// response (ATT_MTU − 4 bytes or more) is read again whole at its handle.
+    public func read(_ uuid: BluetoothUUID, in range: ClosedRange<UInt16> = 0x0001...0xFFFF) async throws(GATTError) -> [GATTHandleValue] {
+        let mtu = Int(await att.mtu)
+        var values = try await run(ReadUsingCharacteristicUUID(uuid, range: range))
+        for index in values.indices where values[index].value.count >= mtu - 4 {
+            values[index].value = try await read(handle: values[index].handle)
+        }
+        return values
+    }
+
     /// Writes `value` to `handle`: a Write Request (a long write when it does not fit one),
     /// or, `withoutResponse`, a Write Command (which must fit one PDU).
     public func write(_ value: [UInt8], to handle: UInt16, withoutResponse: Bool = false) async throws(GATTError) {

@@ -63,14 +63,14 @@ public actor HeartRateStrap {
                                              value: .fixed([identity.bodySensorLocation.rawValue])),
                 GATTCharacteristicDefinition(.heartRateControlPoint, properties: [.write], value: .provided),
             ]),
-            .primary(BluetoothUUID(0x180A), characteristics: [
-                GATTCharacteristicDefinition(BluetoothUUID(0x2A29), properties: [.read],
+            .primary(.deviceInformationService, characteristics: [
+                GATTCharacteristicDefinition(.manufacturerNameString, properties: [.read],
                                              value: .fixed(Array(identity.manufacturer.utf8))),
-                GATTCharacteristicDefinition(BluetoothUUID(0x2A24), properties: [.read],
+                GATTCharacteristicDefinition(.modelNumberString, properties: [.read],
                                              value: .fixed(Array(identity.model.utf8))),
             ]),
-            .primary(BluetoothUUID(0x180F), characteristics: [
-                GATTCharacteristicDefinition(BluetoothUUID(0x2A19), properties: [.read, .notify],
+            .primary(.batteryService, characteristics: [
+                GATTCharacteristicDefinition(.batteryLevel, properties: [.read, .notify],
                                              value: .fixed([min(identity.batteryLevel, 100)]),
                                              presentationFormat: GATTPresentationFormat(format: 0x04, unit: 0x27AD)),
             ]),

@@ -1,8 +1,9 @@
 extension Adapter {
     /// Starts scanning and returns the devices found, as ``ScanOptions`` says. Extended
     /// scanning commands are used when the controller has them; legacy and extended reports
-    /// are parsed either way. The scan stops when the sequence's consumer stops (or on
-    /// ``stopScanning()``); the sequence throws when the transport ends.
+    /// are parsed either way. The scan stops when the sequence's consumer stops, after the
+    /// options' ``ScanOptions/duration``, or on ``stopScanning()``; the sequence throws when the
+    /// transport ends.
     /// - Throws: ``HostError/busy(_:)`` when a scan is already running.
     public func scan(_ options: ScanOptions = ScanOptions()) async throws(HostError) -> AsyncThrowingStream<DiscoveredDevice, any Error> {
         // A scan whose consumer already stopped is stopping: finish that here rather than
@@ -28,6 +29,13 @@ extension Adapter {
             scanner.end(session)
             session.finish(throwing: error)
             throw error
+        }
+        if let duration = options.duration {
+            Task {
+                try? await Task.sleep(for: duration)
+                guard self.scanner.current === session else { return }
+                try? await self.stopScanning()
+            }
         }
         return devices
     }

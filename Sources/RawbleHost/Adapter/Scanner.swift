@@ -13,11 +13,16 @@ public struct ScanOptions: Hashable, Sendable {
     public var window: UInt16 = 0x0030
     /// Most devices remembered at once (least recently seen forgotten first).
     public var maximumDevices = 4096
+    /// How long the scan runs: when it has run this long it stops by itself (its sequence
+    /// finishes, as with ``Adapter/stopScanning()``). `nil`: until stopped.
+    public var duration: Duration?
 
-    public init(active: Bool = true, filter: ScanFilter = ScanFilter(), reportsDuplicates: Bool = false) {
+    public init(active: Bool = true, filter: ScanFilter = ScanFilter(), reportsDuplicates: Bool = false,
+                duration: Duration? = nil) {
         self.active = active
         self.filter = filter
         self.reportsDuplicates = reportsDuplicates
+        self.duration = duration
     }
 }
 
