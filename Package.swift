@@ -129,7 +129,7 @@ let package = Package(
         ),
         .target(
             name: "RawbleTestSupport",
-            dependencies: ["RawbleBearer", "RawbleTransport"],
+            dependencies: ["RawbleBearer", "RawbleTransport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(

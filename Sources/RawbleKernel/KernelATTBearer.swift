@@ -236,11 +236,11 @@ public final class KernelATTBearer: ATTBearer {
         do {
             current = try securityLevel()
         } catch {
-            logger.info("the peer answered \(refusal), but the link's security level cannot be read: \(error)")
+            logger.debug("the peer answered \(refusal), but the link's security level cannot be read: \(error)")
             return false
         }
         guard let target = Self.securityLevel(after: refusal, from: current) else {
-            logger.info("the peer answered \(refusal) with the link already at security \(current): nothing to raise")
+            logger.debug("the peer answered \(refusal) with the link already at security \(current): nothing to raise")
             return false
         }
         // Listening before the kernel starts pairing: it asks user space to confirm even Just Works.
@@ -249,13 +249,13 @@ public final class KernelATTBearer: ATTBearer {
         case .success(let started): confirmer = started
         case .failure(let error):
             confirmer = nil
-            logger.info("cannot answer the kernel's pairing questions (the pairing will wait for another agent): \(error)")
+            logger.debug("cannot answer the kernel's pairing questions (the pairing will wait for another agent): \(error)")
         }
         defer { confirmer?.stop() }
         do {
             try raiseSecurity(to: target)
         } catch {
-            logger.info("the peer answered \(refusal); raising the link's security to \(target) failed: \(error)\(Self.hint(error))")
+            logger.debug("the peer answered \(refusal); raising the link's security to \(target) failed: \(error)\(Self.hint(error))")
             return false
         }
         logger.debug("the peer answered \(refusal): security raised from \(current) to \(target); waiting for the kernel to pair or encrypt")
@@ -267,7 +267,7 @@ public final class KernelATTBearer: ATTBearer {
         pendingSecurity.withLock { if $0 == waiting { $0 = nil } }
         if !ready {
             let asked = confirmer?.answer == nil ? "the kernel asked nothing (confirming a pairing needs CAP_NET_ADMIN)" : "pairing was answered"
-            logger.info("the link to \(peer) did not become usable at security \(target) in time; \(asked)")
+            logger.debug("the link to \(peer) did not become usable at security \(target) in time; \(asked)")
         } else if let answer = confirmer?.answer {
             logger.debug("pairing question answered with \(answer.name)")
         }

@@ -121,7 +121,7 @@ public final class KernelDiscovery: ScanControl {
         case .busy:
             // Another program discovers (or the kernel is between two of its steps): its reports
             // serve; when it stops, the watcher starts rawble's own.
-            logger.info("hci\(index): another program is discovering: reading its scan")
+            logger.debug("hci\(index): another program is discovering: reading its scan")
             state.withLock { $0.ownsDiscovery = false }
             return .scanning
         case .permissionDenied:

@@ -1,3 +1,4 @@
+import Logging
 import RawbleHost
 import RawbleTestSupport
 import RawbleTransport
@@ -137,6 +138,35 @@ struct AdapterBumbleTests {
         let ending = try #require(connection.ending)
         #expect([HostError.disconnected(.connectionTerminatedByLocalHost), .disconnected(.remoteUserTerminatedConnection)].contains(ending))
         await adapter.close()
+    }
+
+    /// A library is quiet unless told otherwise: swift-log's default level is `info`, and the
+    /// host logs routine steps below it. At `debug` the same steps are there (the logger is
+    /// the one used).
+    @Test("at swift-log's default level a start, connect, disconnect and close log nothing; at debug they are logged")
+    func quietAtTheDefaultLevel() async throws {
+        let peer = try await BumblePeer.start()
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
+        let address = try #require(BluetoothAddress(strap.address))
+        for level in [Logger.Level.info, .debug] {
+            let log = RecordingLogHandler(level: level)
+            let transport = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: try #require(peer.port))
+            var configuration = Adapter.Configuration()
+            configuration.logger = Logger(label: "rawble.host") { _ in log }
+            configuration.commandTimeout = .seconds(10)
+            configuration.resetTimeout = .seconds(10)
+            let adapter = try await Adapter.open(transport, configuration: configuration)
+            let connection = try await adapter.connect(to: DeviceAddress(address, type: .random), timeout: .seconds(10))
+            try await connection.disconnect()
+            await adapter.close()
+            if level == .info {
+                #expect(log.records.isEmpty, "\(log.records)")
+            } else {
+                #expect(log.lines.contains { $0.hasPrefix("controller ready") }, "\(log.lines)")
+                #expect(log.lines.contains { $0.hasPrefix("connected to") }, "\(log.lines)")
+            }
+        }
     }
 
     /// As the Linux kernel connects: from the controller's public address. The fixture's link

@@ -185,7 +185,7 @@ import Testing
     @Test func aFloodWithNoReaderIsBoundedAndCounted() async throws {
         let (ours, peer) = try seqpacketPair()
         defer { close(peer) }
-        let warnings = RecordingLog()
+        let warnings = RecordingLogHandler(level: .warning)
         let bearer = try await KernelATTBearer.adopt(
             FileDescriptor(rawValue: ours), peer: .any, sendMTU: 23, receiveMTU: 23, sendTimeout: .seconds(30),
             receiveBufferLimit: 4, logger: Logger(label: "test") { _ in warnings })
@@ -254,18 +254,3 @@ private final class RecordingReceiver: ATTPDUReceiver {
     func bearerEnded(_ error: BearerError) { state.withLock { $0.end = error } }
 }
 
-/// A log handler that keeps the warnings it is given.
-private struct RecordingLog: LogHandler {
-    private final class Lines: Sendable { let value = Mutex<[String]>([]) }
-    private let box = Lines()
-    var lines: [String] { box.value.withLock { $0 } }
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .warning
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-    func log(event: LogEvent) {
-        box.value.withLock { $0.append("\(event.message)") }
-    }
-}

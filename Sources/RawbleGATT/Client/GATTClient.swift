@@ -297,7 +297,7 @@ public actor GATTClient {
             return
         }
         invalidate()
-        logger.info("the server changed handles \(range.lowerBound)–\(range.upperBound): cached discovery dropped")
+        logger.debug("the server changed handles \(range.lowerBound)–\(range.upperBound): cached discovery dropped")
         serviceChangesInput.yield(range)
     }
 

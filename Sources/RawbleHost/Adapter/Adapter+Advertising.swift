@@ -69,7 +69,7 @@ extension Adapter {
         let connected = advertiser.connectedWhileStarting
         advertiser.running = Advertiser.Running(advertisement: advertisement, set: set, isOn: !connected)
         if connected, advertisement.restart == .afterConnection { restartAdvertising() }
-        logger.info("advertising (\(extended ? "extended" : "legacy"), \(advertisement.isConnectable ? "connectable" : "not connectable"))")
+        logger.debug("advertising (\(extended ? "extended" : "legacy"), \(advertisement.isConnectable ? "connectable" : "not connectable"))")
         return set
     }
 
@@ -88,7 +88,7 @@ extension Adapter {
             // Disabling advertising that a connection already stopped has no effect (7.8.9).
             try await execute(.leSetAdvertisingEnable(false))
         }
-        logger.info("advertising stopped")
+        logger.debug("advertising stopped")
     }
 
     private func ownAddressType(for advertisement: Advertisement) -> HCICommand.OwnAddressType {
@@ -215,7 +215,7 @@ extension Adapter {
         let bearer = L2CAPATTBearer(adapter: self, lifetime: record.lifetime, inbox: record.attInbox)
         let connection = Connection(handle: record.handle, peer: record.peer, parameters: record.parameters,
                                     att: bearer, adapter: self, lifetime: record.lifetime)
-        logger.info("\(record.peer) connected to the advertisement, handle 0x\(String(record.handle, radix: 16))")
+        logger.debug("\(record.peer) connected to the advertisement, handle 0x\(String(record.handle, radix: 16))")
         incomingContinuation.yield(connection)
         if advertiser.running != nil, advertisement.restart == .afterConnection { restartAdvertising() }
         return true
@@ -236,7 +236,7 @@ extension Adapter {
         } else {
             advertiser.connectedWhileStarting = true
         }
-        logger.info("\(complete.peer) connected to the advertisement through the kernel, handle 0x\(String(complete.connectionHandle, radix: 16))")
+        logger.debug("\(complete.peer) connected to the advertisement through the kernel, handle 0x\(String(complete.connectionHandle, radix: 16))")
         if advertiser.running != nil, advertisement.restart == .afterConnection { restartAdvertising() }
         return true
     }
@@ -278,7 +278,7 @@ extension Adapter {
             guard self.advertiser.generation == generation, var now = self.advertiser.running else { return }
             now.isOn = true
             self.advertiser.running = now
-            self.logger.info("advertising again")
+            self.logger.debug("advertising again")
         }
     }
 }

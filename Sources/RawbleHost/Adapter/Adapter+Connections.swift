@@ -151,7 +151,7 @@ extension Adapter {
         case .timedOut:
             logger.notice("no connection to \(pending.peer) within \(formatSeconds(pending.timeout.seconds)) s: cancelling")
         case .cancelled:
-            logger.info("connection to \(pending.peer) cancelled by the caller")
+            logger.debug("connection to \(pending.peer) cancelled by the caller")
         }
         do {
             try await execute(.leCreateConnectionCancel)
@@ -195,7 +195,7 @@ extension Adapter {
             attBufferLimit: configuration.attReceiveBufferLimit)
         links.add(record)
         if complete.role == .peripheral, acceptIncomingConnection(record) { return }
-        logger.info("connected to \(complete.peer), handle 0x\(String(complete.connectionHandle, radix: 16))")
+        logger.debug("connected to \(complete.peer), handle 0x\(String(complete.connectionHandle, radix: 16))")
         if let pending, !pending.isFinished, complete.role == .central, pending.abandoned != .cancelled {
             // (A connection that wins the race against a timeout's cancel is still wanted.)
             pending.finish(.success(complete))
@@ -224,7 +224,7 @@ extension Adapter {
             return
         }
         _ = links.remove(event.connectionHandle, failingSendsWith: .disconnected(reason: event.reason.description))
-        logger.info("disconnected from \(record.peer): \(event.reason)")
+        logger.debug("disconnected from \(record.peer): \(event.reason)")
         record.end(bearerError: .disconnected(reason: event.reason.description), hostError: .disconnected(event.reason))
         acceptedLinkEnded(event.connectionHandle)
     }

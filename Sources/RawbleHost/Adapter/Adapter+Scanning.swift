@@ -90,7 +90,7 @@ extension Adapter {
         guard let enabled, let session = scanner.current, !session.controlled else { return }
         if enabled {
             if !session.sharesForeignScan {
-                logger.info("another program on the adapter (the kernel?) switched scanning on: reading its scan, which it stops")
+                logger.debug("another program on the adapter (the kernel?) switched scanning on: reading its scan, which it stops")
             }
             session.sharesForeignScan = true
             return

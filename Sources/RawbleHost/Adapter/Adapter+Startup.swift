@@ -67,7 +67,7 @@ extension Adapter {
             && info.supports(.leSetExtendedScanEnable, assumed: false)
         info.usesExtendedCreateConnection = extended && info.supports(.leExtendedCreateConnection, assumed: false)
         controller = info
-        logger.info("controller ready: own address \(info.ownAddress), ACL \(length) bytes × \(count), \(info.usesExtendedScanning ? "extended" : "legacy") scanning")
+        logger.debug("controller ready: own address \(info.ownAddress), ACL \(length) bytes × \(count), \(info.usesExtendedScanning ? "extended" : "legacy") scanning")
     }
 
     /// The kernel set the controller up: read what scanning needs, change nothing (no Reset,
@@ -95,7 +95,7 @@ extension Adapter {
             && info.supports(.leSetExtendedScanEnable, assumed: false)
         info.usesExtendedCreateConnection = false
         controller = info
-        logger.info("kernel's controller: address \(address), \(info.usesExtendedScanning ? "extended" : "legacy") scanning")
+        logger.debug("kernel's controller: address \(address), \(info.usesExtendedScanning ? "extended" : "legacy") scanning")
     }
 
     /// LE Read Buffer Size v2, else v1, else (when LE shares the BR/EDR buffers) Read Buffer Size.

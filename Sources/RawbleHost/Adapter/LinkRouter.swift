@@ -112,7 +112,7 @@ final class LinkRouter {
                         intervalMin: requested.minimumInterval, intervalMax: requested.maximumInterval,
                         maxLatency: requested.peripheralLatency, supervisionTimeout: requested.timeoutMultiplier,
                         minCELength: 0, maxCELength: 0)
-                    logger.info("\(record.peer) asked for connection interval \(requested.minimumInterval)–\(requested.maximumInterval): updating")
+                    logger.debug("\(record.peer) asked for connection interval \(requested.minimumInterval)–\(requested.maximumInterval): updating")
                     request = ParameterUpdateRequest(parameters: parameters, record: record)
                 case .ignored(let why):
                     logger.debug("LE signaling from \(record.peer): \(why)")

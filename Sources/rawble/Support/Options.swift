@@ -18,8 +18,7 @@ struct OutputOptions: ParsableArguments {
     var verboseLogLevel: Logger.Level? {
         switch verbose {
         case 0: nil
-        case 1: .info
-        case 2: .debug
+        case 1: .debug
         default: .trace
         }
     }
