@@ -12,8 +12,14 @@ import RawbleHeartRate
 import RawbleHost
 import RawbleStack
 
+/// Prints `line` on stderr (`write(2)`: the C `stderr` is a global Swift 6 may not share).
+func printError(_ line: String) {
+    var text = line + "\n"
+    text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
+
 guard CommandLine.arguments.count == 2 else {
-    fputs("usage: heart-rate-logger TRANSPORT   TRANSPORT: \(TransportAddress.accepted)\n", stderr)
+    printError("usage: heart-rate-logger TRANSPORT   TRANSPORT: \(TransportAddress.accepted)")
     exit(64)
 }
 
@@ -31,7 +37,7 @@ do {
     let central = try await TransportAddress(CommandLine.arguments[1]).openCentral()
     print("scanning for a heart-rate strap")
     guard let strap = try await firstStrap(on: central) else {
-        fputs("heart-rate-logger: the scan ended before a strap was found\n", stderr)
+        printError("heart-rate-logger: the scan ended before a strap was found")
         exit(1)
     }
     let link = try await central.connect(to: strap.address, timeout: .seconds(10))
@@ -46,6 +52,6 @@ do {
     }
     await central.close()
 } catch {
-    fputs("heart-rate-logger: \(error)\n", stderr)
+    printError("heart-rate-logger: \(error)")
     exit(1)
 }

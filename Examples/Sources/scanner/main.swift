@@ -11,9 +11,15 @@ import Musl
 import RawbleHost
 import RawbleStack
 
+/// Prints `line` on stderr (`write(2)`: the C `stderr` is a global Swift 6 may not share).
+func printError(_ line: String) {
+    var text = line + "\n"
+    text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
+
 let arguments = CommandLine.arguments.dropFirst()
 guard let transport = arguments.first, let seconds = Int(arguments.dropFirst().first ?? "5"), seconds > 0 else {
-    fputs("usage: scanner TRANSPORT [SECONDS]   TRANSPORT: \(TransportAddress.accepted)\n", stderr)
+    printError("usage: scanner TRANSPORT [SECONDS]   TRANSPORT: \(TransportAddress.accepted)")
     exit(64)
 }
 
@@ -27,7 +33,7 @@ do {
         do {
             for try await device in devices { heard[device.address] = device }
         } catch {
-            fputs("scanner: the scan ended: \(error)\n", stderr)
+            printError("scanner: the scan ended: \(error)")
         }
         return heard
     }
@@ -44,6 +50,6 @@ do {
     }
 } catch {
     // Every error is one line that says what to do (a missing capability: the setcap line).
-    fputs("scanner: \(error)\n", stderr)
+    printError("scanner: \(error)")
     exit(1)
 }
