@@ -125,6 +125,8 @@ extension TransportAddress {
             self.reason = reason
         }
 
+        /// One line with what to do: the kernel's own (e.g. the `setcap` line), "nothing listens
+        /// at …" for a transport nobody serves, the transport's or the controller's otherwise.
         public var description: String {
             switch reason {
             case .kernel(let error):

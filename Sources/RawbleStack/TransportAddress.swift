@@ -143,6 +143,8 @@ public enum TransportAddress: Hashable, Sendable, CustomStringConvertible {
             self.problem = problem
         }
 
+        /// One line: the problem, then the form to write instead (`tcp:localhost has no port:
+        /// write tcp:HOST:PORT, e.g. tcp:127.0.0.1:9000 …`).
         public var description: String {
             switch problem {
             case .empty:
