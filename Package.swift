@@ -198,7 +198,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RawbleStackTests",
-            dependencies: ["RawbleStack", "RawbleHost", "RawbleKernel", "RawbleTransport", "RawbleTestSupport"]
+            dependencies: ["RawbleStack", "RawbleHost", "RawbleKernel", "RawbleKernelHost", "RawbleTransport", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleReportTests",

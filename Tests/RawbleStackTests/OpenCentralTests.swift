@@ -1,6 +1,7 @@
 import Foundation
 import RawbleHost
 import RawbleKernel
+import RawbleKernelHost
 import RawbleStack
 import RawbleTestSupport
 import RawbleTransport
@@ -53,6 +54,16 @@ struct OpenCentralTests {
         #expect(found?.address.address == BluetoothAddress(strap.address))
         #expect(counter.count.withLock { $0 } > 0)
         await central.close()
+    }
+
+    @Test("on hciN the central's link opener carries the adapter it chose (KernelCentral.adapter reads it)")
+    func kernelOpenerKnowsItsAdapter() {
+        let adapter = KernelAdapterInfo(index: 1, name: "hci1", address: BluetoothAddress(0xC0B1_E000_0001),
+                                        isUp: true, supportsLE: true, bus: .usb)
+        let opener = KernelL2CAPOpener(adapter: adapter)
+        #expect(opener.adapter == adapter)
+        #expect(opener.local == adapter.address)
+        #expect(KernelL2CAPOpener(local: adapter.address).adapter == nil)
     }
 
     @Test("tcp with nothing listening: a transport error, one line saying nothing listens")
