@@ -24,7 +24,10 @@ let package = Package(
         .library(name: "RawbleKernel", targets: ["RawbleKernel"]),
         /// The kernel's central (`hciN`): scanning on the raw HCI channel, links through L2CAP sockets.
         .library(name: "RawbleKernelHost", targets: ["RawbleKernelHost"]),
-        /// Session files (`rawble hr --csv/--jsonl`) read line by line, and the session's SVG plots.
+        /// The stack composed: a transport string (`hci0`, `user:hci0`, `tcp:HOST:PORT`, `unix:PATH`,
+        /// `serial:PATH[:BAUD]`) parsed and opened as a `Central` in one call.
+        .library(name: "RawbleStack", targets: ["RawbleStack"]),
+        /// Session files (`rawble hr --csv/--jsonl`) written and read line by line, and the session's SVG plots.
         .library(name: "RawbleReport", targets: ["RawbleReport"]),
         /// What a strap's numbers mean, sans I/O: RR artifact correction, time-domain HRV, heart-rate zones.
         .library(name: "RawbleAnalysis", targets: ["RawbleAnalysis"]),
@@ -101,6 +104,16 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleStack",
+            dependencies: [
+                "RawbleHost",
+                "RawbleKernel",
+                "RawbleKernelHost",
+                "RawbleTransport",
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleGATT",
             dependencies: [
                 "RawbleWire",
@@ -142,6 +155,7 @@ let package = Package(
                 "RawbleHeartRate",
                 "RawbleKernel",
                 "RawbleKernelHost",
+                "RawbleStack",
                 "RawbleAnalysis",
                 "RawbleReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -181,6 +195,10 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "RawbleStackTests",
+            dependencies: ["RawbleStack", "RawbleHost", "RawbleKernel", "RawbleKernelHost", "RawbleTransport", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleReportTests",

@@ -42,9 +42,20 @@ public final class KernelLink: CentralLink {
 public struct KernelL2CAPOpener: KernelLinkOpener {
     /// The adapter's address (`.any`: the kernel chooses).
     public var local: BluetoothAddress
+    /// The adapter the links start from, when known (``init(adapter:)``): its name and index
+    /// for messages about it, e.g. that it was removed.
+    public var adapter: KernelAdapterInfo?
 
+    /// Links from the adapter at `local`, or from the one the kernel chooses.
     public init(local: BluetoothAddress = .any) {
         self.local = local
+        adapter = nil
+    }
+
+    /// Links from `adapter`, which the central then names (``KernelCentral/adapter``).
+    public init(adapter: KernelAdapterInfo) {
+        local = adapter.address
+        self.adapter = adapter
     }
 
     public func openLink(to peer: DeviceAddress, timeout: Duration, on eventLoop: any EventLoop) async throws(HostError) -> KernelLink {
@@ -82,13 +93,27 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
     ///   fix) or ``HostError`` (the controller did not answer the reads scanning needs).
     public static func open(adapter name: String?, configuration: Adapter.Configuration = Adapter.Configuration()) async throws -> KernelCentral {
         let (rawChannel, adapter) = try openRawChannel(adapter: name)
+        return try await open(rawChannel: rawChannel, adapter: adapter, configuration: configuration)
+    }
+
+    /// The kernel's central on `rawChannel`, the raw HCI channel of `adapter` as
+    /// ``openRawChannel(adapter:)`` opened it (perhaps wrapped, e.g. in a
+    /// `CapturingTransport`): scans asked of the kernel (``KernelDiscovery``, unless
+    /// `configuration` brings its own ``ScanControl``), links from `adapter`.
+    /// - Throws: the ``HostError`` of a controller that did not answer the reads scanning needs.
+    public static func open(rawChannel: some HCITransport, adapter: KernelAdapterInfo,
+                            configuration: Adapter.Configuration = Adapter.Configuration()) async throws(HostError) -> KernelCentral {
         var configuration = configuration
         if configuration.scanControl == nil {
             configuration.scanControl = KernelDiscovery(adapter: adapter.index, logger: configuration.logger)
         }
-        return try await KernelCentral.open(rawChannel: rawChannel, opener: KernelL2CAPOpener(local: adapter.address),
+        return try await KernelCentral.open(rawChannel: rawChannel, opener: KernelL2CAPOpener(adapter: adapter),
                                             configuration: configuration)
     }
+
+    /// The adapter this central scans on and makes links from, when it was opened from one
+    /// (``open(adapter:configuration:)``): which one `nil` chose, and its name for messages.
+    public var adapter: KernelAdapterInfo? { opener.adapter }
 
     /// The raw HCI channel of adapter `name` (or the default one), brought up first if down;
     /// with the adapter as it is now. For a caller that wraps the channel (e.g. a capture)

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Foundation
 
 /// The outside tools some tests need (Google Bumble, tshark), looked up in one place, and the one
@@ -22,6 +27,15 @@ public enum TestRequirements {
     public static func bumbleSuitesEnabled(in environment: [String: String]) -> Bool {
         environment[withoutBumbleVariable] != "1"
     }
+
+    /// Whether this machine's kernel has Bluetooth sockets (AF_BLUETOOTH = 31): build machines
+    /// often have none, so the kernel path is tested in the VM (Scripts/vm-test) and tests of
+    /// what happens without it run here.
+    public static let kernelHasBluetooth: Bool = {
+        let fd = socket(31, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 1)
+        if fd >= 0 { close(fd) }
+        return fd >= 0 || errno != EAFNOSUPPORT
+    }()
 
     /// The path of the first `tshark` on `searchPath` (default: this process's `PATH`); throws
     /// ``MissingTool`` (one line: run `Scripts/bootstrap`) when there is none.

@@ -198,19 +198,4 @@ extension Duration {
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
-func freePort() throws -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-        }
-    }
-    guard bound else { throw CLIRunnerError.notAnObject("cannot bind a probe socket") }
-    return UInt16(bigEndian: address.sin_port)
-}
+func freePort() throws -> UInt16 { try LocalPort.unused() }

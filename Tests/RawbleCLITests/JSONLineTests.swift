@@ -1,4 +1,5 @@
 @testable import rawble
+import RawbleReport
 import RawbleTestSupport
 import RawbleWire
 import Testing
@@ -36,7 +37,8 @@ struct JSONLineTests {
             // Any time from 1970 to 2100, microseconds included.
             let time = Int64(random.next() % 4_102_444_800_000_000)
             line.removeAll(keepingCapacity: true)
-            measurement.appendJSONLine(time: time, raw: raw, to: &line)
+            var writer = SessionFileWriter(format: .jsonLines)
+            writer.append(measurement, raw: raw, time: time, to: &line)
             #expect(String(decoding: line, as: UTF8.self) == Self.reference(measurement, time: time, raw: raw))
             checked += 1
         }
@@ -78,7 +80,8 @@ struct JSONLineTests {
         for _ in 0..<100 { raw += [0xFF, 0xFF] }
         let measurement = try HeartRateMeasurement.decode(raw)
         var line: [UInt8] = []
-        measurement.appendJSONLine(time: 4_102_444_799_999_999, raw: raw, to: &line)
+        var writer = SessionFileWriter(format: .jsonLines)
+        writer.append(measurement, raw: raw, time: 4_102_444_799_999_999, to: &line)
         #expect(String(decoding: line, as: UTF8.self) == Self.reference(measurement, time: 4_102_444_799_999_999, raw: raw))
     }
 

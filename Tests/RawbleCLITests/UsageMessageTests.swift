@@ -15,6 +15,16 @@ struct UsageMessageTests {
         }
     }
 
+    @Test("a bad --transport says what was wrong and what to write (RawbleStack's parse error); a bad RAWBLE_TRANSPORT too")
+    func badTransport() async throws {
+        try await Self.expectUsage(["scan", "--transport", "tcp:localhost"], containing: "tcp:localhost has no port", "tcp:HOST:PORT")
+        try await Self.expectUsage(["scan", "--transport", "bluetooth"], containing: "bluetooth is not a kind of transport",
+                                   "hciN, user:hciN, tcp:HOST:PORT, unix:PATH or serial:PATH[:BAUD]")
+        try await Self.expectUsage(["gatt", "AA:BB:CC:DD:EE:FF", "--transport", "user:hci"], containing: "hci is not an adapter")
+        let environment = try await CLI.run(["scan", "--duration", "1"], environment: ["RAWBLE_TRANSPORT": "bogus"])
+        ExitStatusTests.expectOneLine(environment, status: 64, containing: "RAWBLE_TRANSPORT=bogus is not a transport")
+    }
+
     @Test("decode with a kind that does not exist names the kinds there are; decode alone shows its help")
     func decodeUnknownKind() async throws {
         try await Self.expectUsage(["decode", "foo", "00"], containing: "decode has no kind 'foo'", "hrm, adv, hci, att, value, btsnoop")

@@ -22,7 +22,8 @@ public final class KernelCentral<Opener: KernelLinkOpener>: Central {
 
     /// The host on the raw channel: scanning and reads only.
     public let scanner: Adapter
-    private let opener: Opener
+    /// What makes this central's links (and, for the kernel's sockets, knows the adapter).
+    public let opener: Opener
     /// Links made and not yet seen ended, for ``close()``.
     private let links = Mutex<[Link]>([])
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import RawbleWire
+import RawbleReport
 
 /// `rawble decode …`: decode bytes given on the command line, or a btsnoop capture, with no
 /// adapter. Malformed input is one line naming what is wrong and at which byte, exit 65.

@@ -7,6 +7,7 @@ import ArgumentParser
 import FoundationEssentials
 import RawbleGATT
 import RawbleHost
+import RawbleReport
 
 // `rawble gatt`, `read`, `write`, `notify`: connect over the stack's own host, exchange the
 // MTU, do one GATT job, disconnect. Ctrl-C stops the job, unsubscribes and disconnects.

@@ -3,6 +3,7 @@ import FoundationEssentials
 import RawbleGATT
 import RawbleHeartRate
 import RawbleHost
+import RawbleReport
 import Synchronization
 
 /// `rawble hr`: find a heart-rate strap, connect, show and log every beat; when the link
@@ -43,7 +44,7 @@ struct HeartRate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let csvFile = try csv.map { try AppendFile(path: $0, header: "time,bpm,contact,energy_expended_kj,rr_intervals_ms,raw") }
+        let csvFile = try csv.map { try AppendFile(path: $0, header: SessionFileWriter(format: .csv).header) }
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
         // Made first: a Ctrl-C while the controller opens is kept for the monitor's task.
         let interrupt = InterruptWatcher()
@@ -307,7 +308,7 @@ struct HeartRateSession: Sendable {
             // whenever no further value is already at hand (see Iterator.bufferedCount).
             var batch: [UInt8] = []
             batch.reserveCapacity(4096)
-            var timestamps = TimestampCache()
+            var lines = SessionFileWriter(format: .jsonLines)
             defer { flush(&batch) }
             let silence = SilenceWatch(after: timeout, status: status, device: device, central: host.central,
                                        controllerGone: controllerGone)
@@ -323,7 +324,7 @@ struct HeartRateSession: Sendable {
                         rate.record(at: .now)
                         perSecond = rate.perSecond
                     }
-                    report(measurement, raw: raw, rate: perSecond, batch: &batch, timestamps: &timestamps)
+                    report(measurement, raw: raw, rate: perSecond, batch: &batch, lines: &lines)
                     received += 1
                     if let count, received >= count {
                         flush(&batch)
@@ -389,14 +390,14 @@ struct HeartRateSession: Sendable {
         batch.removeAll(keepingCapacity: true)
     }
 
-    /// With `--json`, the measurement's line is appended to `batch` (for ``flush(_:)``);
-    /// otherwise it is shown at once.
+    /// With `--json`, the measurement's line (written by `lines`, the same line as `--jsonl`'s)
+    /// is appended to `batch` (for ``flush(_:)``); otherwise it is shown at once.
     private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, batch: inout [UInt8],
-                        timestamps: inout TimestampCache) {
+                        lines: inout SessionFileWriter) {
         let time = Clock.unixMicroseconds()
         if json || jsonl != nil {
             let start = batch.count
-            measurement.appendJSONLine(time: time, raw: raw, to: &batch, timestamps: &timestamps)
+            lines.append(measurement, raw: raw, time: time, to: &batch)
             jsonl?.append(line: batch[start...])
             if !json { batch.removeAll(keepingCapacity: true) }  // only the file wanted it
         }
@@ -404,12 +405,12 @@ struct HeartRateSession: Sendable {
             batch += Array(event.serialized().utf8)
             batch.append(UInt8(ascii: "\n"))
         }
-        csv?.append([
-            iso8601(unixMicroseconds: time), String(measurement.bpm), measurement.contact.name,
-            measurement.energyExpended.map(String.init) ?? "",
-            measurement.rrIntervals.map { String(Int($0.milliseconds.rounded())) }.joined(separator: " "),
-            Hex.encode(raw),
-        ].joined(separator: ","))
+        if let csv {
+            var writer = SessionFileWriter(format: .csv)
+            var line: [UInt8] = []
+            writer.append(measurement, raw: raw, time: time, to: &line)
+            csv.append(line: line[...])
+        }
         if !json {
             let arrival = rate.map { " (\(formatRate($0))/s)" } ?? ""
             status.printLine("♥ \(measurement.summary)\(arrival)")

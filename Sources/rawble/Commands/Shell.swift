@@ -6,6 +6,7 @@ import Musl
 import ArgumentParser
 import RawbleGATT
 import RawbleHost
+import RawbleReport
 import Synchronization
 
 /// `rawble shell`: one host session, a link made once, then GATT commands typed at a prompt

@@ -1,4 +1,5 @@
 import RawbleWire
+import RawbleReport
 
 /// JSON building blocks shared by every decoder's description.
 extension JSON {

@@ -8,7 +8,8 @@ final class AppendFile: Sendable {
     let path: String
     private let descriptor: Int32
 
-    /// Opens (creating) `path` for appending; `header` is written first when the file is new.
+    /// Opens (creating) `path` for appending; `header` (its newline included) is written first
+    /// when the file is new.
     init(path: String, header: String? = nil) throws {
         self.path = path
         descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
@@ -17,7 +18,7 @@ final class AppendFile: Sendable {
         }
         var status = stat()
         if let header, fstat(descriptor, &status) == 0, status.st_size == 0 {
-            append(header)
+            append(line: ArraySlice(header.utf8))
         }
     }
 

@@ -9,111 +9,100 @@ import Logging
 import RawbleKernel
 import RawbleKernelHost
 import RawbleHost
+import RawbleStack
 import RawbleTransport
 import Synchronization
 
 /// What a command opened: the transport (flag or `RAWBLE_TRANSPORT`), the btsnoop capture
-/// around it, and the central on top: rawble's own host on H4 and the user channel, the
-/// kernel's on `hciN` (scanning on its raw channel, links through its L2CAP sockets). Every
-/// failure to open is one actionable `CLIError`. Commands use only `central`, so they run on
-/// any host.
+/// around it, and the central on top, which RawbleStack composes
+/// (``TransportAddress/openCentral(configuration:observing:)``): rawble's own host on H4 and the
+/// user channel, the kernel's on `hciN` (scanning on its raw channel, links through its L2CAP
+/// sockets). Every failure to open is one actionable `CLIError`. Commands use only `central`,
+/// so they run on any host.
 struct HostSession {
     let central: any Central
-    let transport: TransportSpec
+    let transport: TransportAddress
     let capture: BtsnoopCaptureFile?
-    /// On `hciN` with `--btsnoop`: the adapter's monitor channel, which feeds the capture with
-    /// everything on that adapter (the kernel's own traffic included); `nil` otherwise.
+    /// On `hciN` with `--btsnoop` or `--trace`: the adapter's monitor channel, which feeds them
+    /// with everything on that adapter (the kernel's own traffic included); `nil` otherwise.
     let monitor: HCIMonitorSocket?
+
     /// On `hciN`: the adapter, to tell its removal (unplugged, rfkill) from other ends.
-    var kernelAdapter: KernelAdapterInfo? = nil
+    var kernelAdapter: KernelAdapterInfo? { (central as? KernelCentral<KernelL2CAPOpener>)?.adapter }
 
     static func open(_ connection: ConnectionOptions, output: OutputOptions) async throws -> HostSession {
         Logs.setUp(output)
-        let spec = try connection.resolvedTransport(environment: environment())
+        let address = try connection.resolvedTransport(environment: environment())
         // Started before the transport opens, so its times count from the session's start.
         let trace = connection.trace ? PacketTrace() : nil
-        if case .kernel(let index) = spec {
-            return try await openKernel(adapter: index.map { "hci\($0)" }, btsnoop: connection.btsnoop, trace: trace, spec: spec)
-        }
-        var transport = try await openTransport(spec)
-        var capture: BtsnoopCaptureFile?
-        if let path = connection.btsnoop {
-            do {
-                capture = try createCapture(path)
-            } catch {
-                await transport.close()
-                throw error
-            }
-        }
-        let taps: [any HCIPacketTap] = [capture as (any HCIPacketTap)?, trace].compactMap { $0 }
-        if !taps.isEmpty { transport = CapturingTransport(transport, taps: taps) }
-        var configuration = Adapter.Configuration()
-        configuration.logger = Logger(label: "rawble.host")
-        do {
-            let adapter = try await Adapter.open(transport, configuration: configuration)
-            return HostSession(central: adapter, transport: spec, capture: capture, monitor: nil)
-        } catch {
-            _ = capture?.close()
-            throw cliError(error, transport: spec)
-        }
-    }
-
-    /// `hciN`, the kernel's raw channel, with the kernel's central. With a capture or a trace,
-    /// the adapter's monitor channel is opened first (so they start before rawble's first
-    /// command, and hold what the kernel itself sends, e.g. its L2CAP connections' ATT) and is
-    /// their only source: the raw channel's packets are on it already, so they are not seen
-    /// twice. When the monitor cannot be opened they fall back to the raw channel's own
-    /// packets, with a notice saying what they lack.
-    private static func openKernel(adapter name: String?, btsnoop path: String?, trace: PacketTrace?,
-                                   spec: TransportSpec) async throws -> HostSession {
-        let logger = Logger(label: "rawble.host")
+        var opening = address
         var capture: BtsnoopCaptureFile?
         var monitor: HCIMonitorSocket?
-        var transport: any HCITransport
-        let kernelAdapter: KernelAdapterInfo
+        var taps: [any HCIPacketTap] = []
         do {
-            if path != nil || trace != nil {
-                let chosen = try KernelAdapters.find(name)
-                capture = try path.map(createCapture)
-                let taps: [any HCIPacketTap] = [capture as (any HCIPacketTap)?, trace].compactMap { $0 }
-                do {
-                    monitor = try HCIMonitorSocket.open(adapter: chosen.index) { seen in
-                        for tap in taps { tap.observe(seen.packet, direction: seen.direction) }
-                    }
-                } catch {
-                    // Without CAP_NET_RAW the raw channel cannot work either: say so now, once.
-                    if case .missingCapability = error { throw error }
-                    let what = path == nil ? "the trace holds" : (trace == nil ? "the btsnoop capture holds" : "the btsnoop capture and the trace hold")
-                    logger.notice("\(what) only what rawble sent and received on \(chosen.name)'s raw channel, not the kernel's own traffic (its L2CAP connections' ATT): \(error)")
-                }
-                let opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: chosen.name)
-                transport = monitor == nil ? CapturingTransport(opened.transport, taps: taps) : opened.transport
-                kernelAdapter = opened.adapter
-            } else {
-                let opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: name)
-                transport = opened.transport
-                kernelAdapter = opened.adapter
+            // On hciN the capture and the trace come from the adapter's monitor channel: its
+            // adapter is chosen first.
+            var chosen: KernelAdapterInfo?
+            if case .kernel(let number) = address, connection.btsnoop != nil || trace != nil {
+                chosen = try KernelAdapters.find(number.map { "hci\($0)" })
+            }
+            capture = try connection.btsnoop.map(createCapture)
+            taps = [capture as (any HCIPacketTap)?, trace].compactMap { $0 }
+            if let chosen {
+                opening = .kernel(adapter: chosen.index)
+                let what = connection.btsnoop == nil ? "the trace holds"
+                    : (trace == nil ? "the btsnoop capture holds" : "the btsnoop capture and the trace hold")
+                monitor = try openMonitor(chosen, taps: taps, what: what)
             }
         } catch {
-            await monitor?.close()
             _ = capture?.close()
             if let error = error as? KernelError { throw CLIError(kernel: error) }
             throw error
         }
+        // With the monitor, it is the taps' only source: the raw channel's packets are on it already.
+        if monitor != nil { taps = [] }
         var configuration = Adapter.Configuration()
-        configuration.logger = logger
-        // Scans are the kernel's, asked through its management interface (see KernelDiscovery).
-        configuration.scanControl = KernelDiscovery(adapter: kernelAdapter.index, logger: logger)
+        configuration.logger = Logger(label: "rawble.host")
         do {
-            let central = try await KernelCentral.open(
-                rawChannel: transport, opener: KernelL2CAPOpener(local: kernelAdapter.address), configuration: configuration)
-            return HostSession(central: central, transport: spec, capture: capture, monitor: monitor,
-                               kernelAdapter: kernelAdapter)
+            let central = try await opening.openCentral(configuration: configuration, observing: taps)
+            return HostSession(central: central, transport: address, capture: capture, monitor: monitor)
         } catch {
             await monitor?.close()
             _ = capture?.close()
-            if let stuck = notAnsweringError(error, adapter: kernelAdapter) { throw stuck }
-            throw cliError(error, transport: spec)
+            throw cliError(error)
+        }
+    }
+
+    /// On `hciN` with a capture or a trace: the adapter's monitor channel, opened before the
+    /// raw channel (so they start before rawble's first command, and hold what the kernel
+    /// itself sends, e.g. its L2CAP connections' ATT). `nil` when it cannot be opened: the taps
+    /// then see the raw channel's own packets, with a notice saying what they lack (`what`).
+    private static func openMonitor(_ adapter: KernelAdapterInfo, taps: [any HCIPacketTap],
+                                    what: String) throws(KernelError) -> HCIMonitorSocket? {
+        do {
+            return try HCIMonitorSocket.open(adapter: adapter.index) { seen in
+                for tap in taps { tap.observe(seen.packet, direction: seen.direction) }
+            }
+        } catch {
+            // Without CAP_NET_RAW the raw channel cannot work either: say so now, once.
+            if case .missingCapability = error { throw error }
+            Logger(label: "rawble.host").notice("\(what) only what rawble sent and received on \(adapter.name)'s raw channel, not the kernel's own traffic (its L2CAP connections' ATT): \(error)")
+            return nil
+        }
+    }
+
+    /// The one line for a failure to open, with the CLI's status: the kernel's own lines
+    /// (the setcap line, a busy user channel and how to free it, ...), the transport's and the
+    /// controller's in the CLI's words (e.g. where the simulated strap listens).
+    static func cliError(_ error: TransportAddress.OpeningError) -> CLIError {
+        switch error.reason {
+        case .kernel(let failure):
+            return CLIError(kernel: failure)
+        case .transport(let failure):
+            return cliError(failure, transport: error.transport)
+        case .controller(let failure):
+            if let adapter = error.kernelAdapter, let stuck = notAnsweringError(failure, adapter: adapter) { return stuck }
+            return cliError(failure, transport: error.transport)
         }
     }
 
@@ -144,7 +133,7 @@ struct HostSession {
         if let removed = removedAdapterError(error) { return removed }
         if let adapter = kernelAdapter, let stuck = Self.notAnsweringError(error, adapter: adapter) { return stuck }
         // Name the adapter the session took (`hci0`), not how it was chosen.
-        return Self.cliError(error, transport: kernelAdapter.map { .kernel(adapter: Int($0.index)) } ?? transport)
+        return Self.cliError(error, transport: kernelAdapter.map { .kernel(adapter: $0.index) } ?? transport)
     }
 
     /// The one line for a controller the kernel owns that has stopped answering (the kernel
@@ -172,30 +161,7 @@ struct HostSession {
         return CLIError(kernel: .adapterRemoved(adapter: adapter.name))
     }
 
-    static func openTransport(_ spec: TransportSpec) async throws -> any HCITransport {
-        do {
-            switch spec {
-            case .kernel:
-                throw CLIError(.internalError, "the kernel's raw channel is opened by HostSession.open")
-            case .userChannel(let index):
-                do {
-                    return try HCISocketTransport.open(adapter: UInt16(clamping: index), channel: .user)
-                } catch {
-                    throw CLIError(kernel: error)
-                }
-            case let .tcp(host, port):
-                return try await H4StreamTransport.connect(tcp: host, port: port)
-            case .unix(let path):
-                return try await H4StreamTransport.connect(unix: path)
-            case let .serial(path, baud):
-                return try H4StreamTransport.openSerial(path: path, baudRate: baud ?? 115_200)
-            }
-        } catch let error as TransportError {
-            throw cliError(error, transport: spec)
-        }
-    }
-
-    static func cliError(_ error: TransportError, transport spec: TransportSpec) -> CLIError {
+    static func cliError(_ error: TransportError, transport spec: TransportAddress) -> CLIError {
         switch error {
         case .connectionRefused, .ioError(ENOENT, _), .ioError(ECONNREFUSED, _):
             CLIError(.transport, "nothing listens at \(spec)",
@@ -211,7 +177,7 @@ struct HostSession {
         }
     }
 
-    static func cliError(_ error: HostError, transport spec: TransportSpec) -> CLIError {
+    static func cliError(_ error: HostError, transport spec: TransportAddress) -> CLIError {
         switch error {
         case .commandTimedOut(let opcode, _) where opcode == .reset:
             CLIError(.timeout, "the controller at \(spec) did not answer HCI Reset",

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import RawbleAnalysis
+import RawbleReport
 import RawbleWire
 import Synchronization
 

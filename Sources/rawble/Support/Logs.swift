@@ -1,4 +1,5 @@
 import Logging
+import RawbleReport
 import Synchronization
 
 /// Where the stack's swift-log records go. The CLI promises exactly one stderr line per

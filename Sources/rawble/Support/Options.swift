@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import RawbleAnalysis
+import RawbleStack
 import RawbleWire
 
 /// Output options every command shares.
@@ -29,8 +30,8 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "hciN (kernel), user:hciN (HCI user channel), tcp:HOST:PORT, unix:PATH, serial:PATH[:BAUD].",
         discussion: "Defaults to $RAWBLE_TRANSPORT, else the first kernel adapter that is up.",
-        valueName: "transport"))
-    var transport: TransportSpec?
+        valueName: "transport"), transform: { try TransportAddress($0) })
+    var transport: TransportAddress?
 
     @Option(name: .long, help: ArgumentHelp("Write every HCI packet of the session to a btsnoop file.", valueName: "file"))
     var btsnoop: String?
@@ -54,77 +55,15 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     /// The transport to use: `--transport`, else `RAWBLE_TRANSPORT`, else the default adapter.
-    func resolvedTransport(environment: [String: String]) throws -> TransportSpec {
+    func resolvedTransport(environment: [String: String]) throws -> TransportAddress {
         if let transport { return transport }
         if let value = environment["RAWBLE_TRANSPORT"], !value.isEmpty {
-            guard let spec = TransportSpec(argument: value) else {
-                throw CLIError(.usage, "RAWBLE_TRANSPORT=\(value) is not a transport",
-                               fix: "use hciN, user:hciN, tcp:HOST:PORT, unix:PATH or serial:PATH[:BAUD]")
+            guard let address = try? TransportAddress(value) else {
+                throw CLIError(.usage, "RAWBLE_TRANSPORT=\(value) is not a transport", fix: "use \(TransportAddress.accepted)")
             }
-            return spec
+            return address
         }
         return .kernel(adapter: nil)
-    }
-}
-
-/// Where the stack reaches a controller.
-enum TransportSpec: Equatable, ExpressibleByArgument, CustomStringConvertible {
-    /// Kernel HCI raw socket (scanning) and kernel L2CAP sockets (ATT); `nil` = first adapter up.
-    case kernel(adapter: Int?)
-    /// HCI user channel: the whole controller, the stack's own host.
-    case userChannel(adapter: Int)
-    case tcp(host: String, port: UInt16)
-    case unix(path: String)
-    case serial(path: String, baud: Int?)
-
-    init?(argument: String) {
-        func adapterIndex(_ s: Substring) -> Int? {
-            guard s.hasPrefix("hci"), let n = Int(s.dropFirst(3)), n >= 0, n < 1024 else { return nil }
-            return n
-        }
-        if let n = adapterIndex(argument[...]) {
-            self = .kernel(adapter: n)
-            return
-        }
-        guard let colon = argument.firstIndex(of: ":") else { return nil }
-        let scheme = argument[..<colon]
-        let rest = argument[argument.index(after: colon)...]
-        switch scheme {
-        case "user":
-            guard let n = adapterIndex(rest) else { return nil }
-            self = .userChannel(adapter: n)
-        case "tcp":
-            guard let portColon = rest.lastIndex(of: ":") else { return nil }
-            var host = String(rest[..<portColon])
-            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            guard !host.isEmpty, let port = UInt16(rest[rest.index(after: portColon)...]), port > 0 else { return nil }
-            self = .tcp(host: host, port: port)
-        case "unix":
-            guard !rest.isEmpty else { return nil }
-            self = .unix(path: String(rest))
-        case "serial":
-            guard !rest.isEmpty else { return nil }
-            if let c = rest.lastIndex(of: ":"), let baud = Int(rest[rest.index(after: c)...]), baud > 0 {
-                let path = rest[..<c]
-                guard !path.isEmpty else { return nil }
-                self = .serial(path: String(path), baud: baud)
-            } else {
-                self = .serial(path: String(rest), baud: nil)
-            }
-        default:
-            return nil
-        }
-    }
-
-    var description: String {
-        switch self {
-        case .kernel(nil): "hci (first adapter up)"
-        case .kernel(let n?): "hci\(n)"
-        case .userChannel(let n): "user:hci\(n)"
-        case let .tcp(host, port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
-        case .unix(let path): "unix:\(path)"
-        case let .serial(path, baud): baud.map { "serial:\(path):\($0)" } ?? "serial:\(path)"
-        }
     }
 }
 

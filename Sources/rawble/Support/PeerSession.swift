@@ -1,6 +1,7 @@
 import FoundationEssentials
 import RawbleGATT
 import RawbleHost
+import RawbleStack
 
 /// A command's link to one peer: the host session, the connection and a GATT client on its ATT
 /// bearer with the MTU exchanged. `close()` disconnects and closes everything.
@@ -181,7 +182,7 @@ struct PeerSession {
     /// What to do about a peer that wants a more secure link: the kernel transport raises the
     /// link's security (it pairs) and retries once, so there the refusal stands after pairing;
     /// rawble's own host does not pair (it answers Pairing Not Supported).
-    static func pairingAdvice(_ transport: TransportSpec) -> String {
+    static func pairingAdvice(_ transport: TransportAddress) -> String {
         if case .kernel = transport {
             return "rawble asked the kernel to pair (Just Works only: no passkey or comparison) and the peer still refuses; -v logs why"
         }

@@ -3,20 +3,22 @@
 /// capacity or uniqueness check, then trimmed to what was written. The hot path of
 /// `hr --json` and `notify --json` (one line per notification, measured: `Array.append` of
 /// literals and `Double.description` were a tenth of `hr`'s CPU).
-struct LineWriter: ~Copyable {
+///
+/// Package-wide, not public API: ``SessionFileWriter`` and the CLI's `notify --json` lines use it.
+package struct LineWriter: ~Copyable {
     private let buffer: UnsafeMutableBufferPointer<UInt8>
     /// How many bytes were written so far.
-    private(set) var count = 0
+    package private(set) var count = 0
     /// Set when a write did not fit: the caller's bound was wrong (the line is then cut, never
     /// written past the room).
-    private(set) var overflowed = false
+    package private(set) var overflowed = false
 
     private init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
         self.buffer = buffer
     }
 
     /// Appends to `bytes` at most `bound` bytes written by `body`.
-    static func append(to bytes: inout [UInt8], bound: Int, _ body: (inout LineWriter) -> Void) {
+    package static func append(to bytes: inout [UInt8], bound: Int, _ body: (inout LineWriter) -> Void) {
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: bound))
         let written = bytes.withUnsafeMutableBufferPointer { all in
@@ -27,17 +29,17 @@ struct LineWriter: ~Copyable {
         bytes.removeLast(bound - written)
     }
 
-    mutating func write(_ byte: UInt8) {
+    package mutating func write(_ byte: UInt8) {
         guard count < buffer.count else { overflowed = true; return }
         buffer[count] = byte
         count += 1
     }
 
-    mutating func write(_ text: StaticString) {
+    package mutating func write(_ text: StaticString) {
         text.withUTF8Buffer { write(contentsOf: $0) }
     }
 
-    mutating func write(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
+    package mutating func write(contentsOf bytes: UnsafeBufferPointer<UInt8>) {
         guard bytes.count <= buffer.count - count else { overflowed = true; return }
         if let source = bytes.baseAddress, let target = buffer.baseAddress {
             (target + count).update(from: source, count: bytes.count)
@@ -45,17 +47,17 @@ struct LineWriter: ~Copyable {
         count += bytes.count
     }
 
-    mutating func write(contentsOf bytes: [UInt8]) {
+    package mutating func write(contentsOf bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { write(contentsOf: $0) }
     }
 
     /// The decimal digits of `value`, zero-padded to `width` (a minus sign first when negative).
-    mutating func writeDecimal(_ value: Int64, width: Int = 1) {
+    package mutating func writeDecimal(_ value: Int64, width: Int = 1) {
         if value < 0 { write(UInt8(ascii: "-")) }
         writeDecimal(magnitude: value.magnitude, width: width)
     }
 
-    mutating func writeDecimal(magnitude value: UInt64, width: Int = 1) {
+    package mutating func writeDecimal(magnitude value: UInt64, width: Int = 1) {
         var digits = 1
         var limit: UInt64 = 10
         while digits < 20, value >= limit {
@@ -75,7 +77,7 @@ struct LineWriter: ~Copyable {
     }
 
     /// Two lowercase hex digits per byte.
-    mutating func writeHex(_ bytes: [UInt8]) {
+    package mutating func writeHex(_ bytes: [UInt8]) {
         guard bytes.count <= (buffer.count - count) / 2 else { overflowed = true; return }
         let digits: StaticString = "0123456789abcdef"
         digits.withUTF8Buffer { digits in
@@ -91,7 +93,7 @@ struct LineWriter: ~Copyable {
     /// `Double(units) / 1024` (every such value has a finite decimal expansion of at most ten
     /// fraction digits, which is also its shortest round-trip form), except that whole seconds
     /// have no fraction, as `JSON.double` prints them.
-    mutating func writeSeconds(units: UInt16) {
+    package mutating func writeSeconds(units: UInt16) {
         writeDecimal(magnitude: UInt64(units >> 10))
         let fraction = UInt64(units & 0x3FF)
         guard fraction != 0 else { return }
@@ -109,12 +111,14 @@ struct LineWriter: ~Copyable {
 
 /// The date and time to the second of the last timestamp written, so that consecutive lines
 /// (many per second) compute the calendar once per second.
-struct TimestampCache {
+package struct TimestampCache: Sendable {
+    package init() {}
+
     private var second: Int64 = .min
     private var prefix: [UInt8] = []
 
     /// Writes ``iso8601(unixMicroseconds:)``'s text.
-    mutating func write(unixMicroseconds: Int64, to writer: inout LineWriter) {
+    package mutating func write(unixMicroseconds: Int64, to writer: inout LineWriter) {
         let micros = ((unixMicroseconds % 1_000_000) + 1_000_000) % 1_000_000
         let seconds = (unixMicroseconds - micros) / 1_000_000
         if seconds != second {

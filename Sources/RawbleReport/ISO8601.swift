@@ -2,7 +2,7 @@ import RawbleWire
 
 /// ISO 8601 UTC time with microseconds (`2026-11-22T05:14:12.123456Z`), from Unix
 /// microseconds, without Foundation's formatters.
-func iso8601(unixMicroseconds: Int64) -> String {
+package func iso8601(unixMicroseconds: Int64) -> String {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(27)
     appendISO8601(unixMicroseconds: unixMicroseconds, to: &bytes)
@@ -11,7 +11,7 @@ func iso8601(unixMicroseconds: Int64) -> String {
 
 /// Appends the ``iso8601(unixMicroseconds:)`` text to `bytes`, digit by digit (the hot path of
 /// `hr --json`: no `String` built); the date from ``CivilDate``.
-func appendISO8601(unixMicroseconds: Int64, to bytes: inout [UInt8]) {
+package func appendISO8601(unixMicroseconds: Int64, to bytes: inout [UInt8]) {
     let micros = ((unixMicroseconds % 1_000_000) + 1_000_000) % 1_000_000
     let seconds = (unixMicroseconds - micros) / 1_000_000
     let (days, secondOfDay) = CivilDate.split(unixSeconds: seconds)
@@ -34,7 +34,7 @@ func appendISO8601(unixMicroseconds: Int64, to bytes: inout [UInt8]) {
 }
 
 /// Appends the decimal digits of `value`, zero-padded to `width` (a minus sign first when negative).
-func appendPadded(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+package func appendPadded(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
     if value < 0 { bytes.append(UInt8(ascii: "-")) }
     var magnitude = value.magnitude
     var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
