@@ -314,7 +314,7 @@ struct ByteStreamArticleExampleTests {
         let gatt = GATTClient(bearer: server)
         let subscription = try await gatt.subscribe(to: measurement)
         server.inject([0x1B, 0x12, 0x00, 0x06, 0x48])
-        let first = try await within(seconds: 10) {
+        let first: ATTValueUpdate? = try await within(seconds: 10) {
             for try await update in subscription { return update }
             return nil
         }
