@@ -11,7 +11,7 @@ public struct HeartRateDeviceInfo: Hashable, Sendable {
     /// Battery Level (0x2A19), 0–100 %; nil for a value over 100 or not one byte.
     public var batteryLevel: Int?
     /// Body Sensor Location (0x2A38); a value the specification does not define keeps its
-    /// number (``BodySensorLocation/isKnown`` is false).
+    /// number (`BodySensorLocation.isKnown` is false).
     public var bodySensorLocation: BodySensorLocation?
 
     public init(name: String? = nil, manufacturer: String? = nil, model: String? = nil,
@@ -45,7 +45,7 @@ public enum HeartRateEvent: Sendable {
 }
 
 /// The Heart Rate profile's client on one device: measurements as an async stream, device
-/// information, energy reset. Built only on ``GATTClient``, so it works over any ATT bearer.
+/// information, energy reset. Built only on `GATTClient`, so it works over any ATT bearer.
 ///
 /// ```swift
 /// let monitor = try await HeartRateMonitor.attach(to: gatt)

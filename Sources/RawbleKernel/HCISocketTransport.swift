@@ -12,7 +12,7 @@ import SystemPackage
 /// kernel, which keeps the controller) or the user channel (`user:hciN`, exclusive: the stack's
 /// own host drives the controller). Each read is one packet behind its H4 type byte and each
 /// write must be one, so the socket runs on the same NIO core as the H4 stream transports
-/// (``H4StreamTransport/adoptPacketSocket(_:maximumPacketLength:name:writeStallTimeout:onFramingError:)``:
+/// (`H4StreamTransport.adoptPacketSocket(_:maximumPacketLength:name:writeStallTimeout:onFramingError:)`:
 /// fixed receive buffer, one write in flight).
 public enum HCISocketTransport {
     /// Opens adapter `index`'s HCI socket on `channel` and binds it. On the raw channel,

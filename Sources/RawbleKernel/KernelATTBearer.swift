@@ -18,7 +18,7 @@ import SystemPackage
 ///
 /// The socket runs on a NIO event loop like the HCI transports: a fixed receive buffer of at
 /// least the receive MTU (a packet socket drops what does not fit) and one write in flight
-/// (``PacketWriteSerializer``). A link loss ends ``pdus`` with ``BearerError/disconnected(reason:)``
+/// (`PacketWriteSerializer`). A link loss ends ``pdus`` with `BearerError.disconnected(reason:)`
 /// carrying the kernel's errno and what it means (``KernelLinkLoss``).
 public final class KernelATTBearer: ATTBearer {
     /// Every PDU from the peer, in order (see ``deliverPDUs(to:)`` for the fast path).
@@ -26,7 +26,7 @@ public final class KernelATTBearer: ATTBearer {
     /// How many PDUs were dropped because the reader was `receiveBufferLimit` PDUs behind.
     public var droppedPDUCount: Int { state.droppedPDUCount }
     /// The kernel's send MTU on the channel (BT_SNDMTU): a longer PDU is refused with
-    /// ``BearerError/pduTooLong(length:maximum:)`` before it reaches the socket.
+    /// `BearerError.pduTooLong(length:maximum:)` before it reaches the socket.
     public let maximumPDULength: Int
     /// The receive MTU the kernel accepted (BT_RCVMTU).
     public let receiveMTU: Int

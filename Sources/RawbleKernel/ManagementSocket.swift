@@ -14,7 +14,7 @@ import SystemPackage
 /// A socket on the kernel's Bluetooth management interface (`HCI_CHANNEL_CONTROL`, the binary
 /// protocol bluetoothd and btmgmt speak): commands out, each answered by Command Complete or
 /// Command Status; every other event of every adapter in ``events``. All of it decoded by the
-/// wire layer (``ManagementCommand``, ``ManagementEvent``): a packet that does not decode is
+/// wire layer (`ManagementCommand`, `ManagementEvent`): a packet that does not decode is
 /// dropped and counted, never trusted.
 ///
 /// Any user may open one and send the read commands; the others (Set Powered, Start Discovery…)

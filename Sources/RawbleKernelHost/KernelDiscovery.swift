@@ -44,6 +44,7 @@ public final class KernelDiscovery: ScanControl {
 
     /// - Parameters:
     ///   - index: the adapter (`hciN`'s N).
+    ///   - logger: where the scan's events are logged (another program discovering, a restart).
     ///   - opener: opens the management socket (the kernel's by default; a test's own).
     ///   - restartDelay: how long after the kernel's "discovering off" the scan is asked again.
     ///   - commandTimeout: bound on each management command's answer.

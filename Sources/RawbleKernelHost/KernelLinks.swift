@@ -4,7 +4,7 @@ import RawbleHost
 import RawbleKernel
 import RawbleTransport
 
-/// A link the kernel made: an L2CAP socket on the LE ATT channel (see ``KernelATTBearer``).
+/// A link the kernel made: an L2CAP socket on the LE ATT channel (see `KernelATTBearer`).
 public final class KernelLink: CentralLink {
     public let peer: DeviceAddress
     public let att: KernelATTBearer
@@ -87,10 +87,10 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
     /// The kernel's central on one adapter: `name` (`hciN`), or the first that is up, else the
     /// first. A down adapter is powered on when this process may; the raw channel is opened
     /// with only the events scanning needs. Scans are asked of the kernel (``KernelDiscovery``,
-    /// unless `configuration` brings its own ``ScanControl``) and rawble's host reads their
+    /// unless `configuration` brings its own `ScanControl`) and rawble's host reads their
     /// reports on the raw channel, changing nothing the kernel set up.
-    /// - Throws: ``KernelError`` (no Bluetooth, no such adapter, no permission: each with its
-    ///   fix) or ``HostError`` (the controller did not answer the reads scanning needs).
+    /// - Throws: `KernelError` (no Bluetooth, no such adapter, no permission: each with its
+    ///   fix) or `HostError` (the controller did not answer the reads scanning needs).
     public static func open(adapter name: String?, configuration: Adapter.Configuration = Adapter.Configuration()) async throws -> KernelCentral {
         let (rawChannel, adapter) = try openRawChannel(adapter: name)
         return try await open(rawChannel: rawChannel, adapter: adapter, configuration: configuration)
@@ -117,7 +117,7 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
 
     /// The raw HCI channel of adapter `name` (or the default one), brought up first if down;
     /// with the adapter as it is now. For a caller that wraps the channel (e.g. a capture)
-    /// before ``open(rawChannel:opener:configuration:)``.
+    /// before `open(rawChannel:opener:configuration:)`.
     public static func openRawChannel(adapter name: String?) throws(KernelError) -> (transport: H4StreamTransport, adapter: KernelAdapterInfo) {
         var adapter = try KernelAdapters.find(name)
         // Down (as the kernel reports it: also in the ~2 s after the adapter registered, when

@@ -3,9 +3,9 @@ import RawbleKernel
 import Synchronization
 
 /// The peripheral the Linux kernel plays, as rawble uses it on `hciN`: advertising by rawble's
-/// host on the kernel's raw HCI channel (an ``Adapter`` whose controller the kernel owns), the
+/// host on the kernel's raw HCI channel (an `Adapter` whose controller the kernel owns), the
 /// centrals' links taken by the kernel and handed to a listening L2CAP socket on the ATT
-/// channel (``KernelATTListener``), each accepted one a ``KernelLink``.
+/// channel (`KernelATTListener`), each accepted one a ``KernelLink``.
 public final class KernelPeripheral: Peripheral {
     public typealias AcceptedLink = KernelLink
 
@@ -31,8 +31,8 @@ public final class KernelPeripheral: Peripheral {
     private let continuation: AsyncStream<KernelLink>.Continuation
 
     /// - Parameters:
-    ///   - adapter: an adapter opened with ``ControllerOwner/kernel`` on the raw channel of
-    ///     the adapter at `local` (e.g. ``KernelCentral/scanner``).
+    ///   - adapter: an adapter opened with `ControllerOwner.kernel` on the raw channel of
+    ///     the adapter at `local` (e.g. `KernelCentral.scanner`).
     ///   - local: that adapter's address.
     public init(adapter: Adapter, local: BluetoothAddress) {
         self.adapter = adapter
@@ -42,9 +42,9 @@ public final class KernelPeripheral: Peripheral {
 
     /// Listens on the ATT channel first (the kernel hands a central's link only to a socket
     /// already listening when it connects), then advertises.
-    /// - Throws: ``HostError/unsupported(_:)`` or ``HostError/permissionDenied(_:)`` when the
+    /// - Throws: `HostError.unsupported(_:)` or `HostError.permissionDenied(_:)` when the
     ///   kernel refuses the listening socket (e.g. bluetoothd serves ATT already), and what
-    ///   ``Adapter/advertise(_:)`` throws.
+    ///   `Adapter.advertise(_:)` throws.
     public func advertise(_ advertisement: Advertisement) async throws(HostError) -> AdvertisingSet {
         try startListening()
         return try await adapter.advertise(advertisement)

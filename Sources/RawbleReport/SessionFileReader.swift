@@ -8,7 +8,7 @@
 /// (`connected`, `disconnected`, …) are skipped silently. Two kept samples further apart than
 /// ``gapThreshold``, or with a `disconnected` event between them, mark a ``SessionGap``.
 ///
-/// Fields win over `raw`: the hex value is decoded (as ``HeartRateMeasurement``) only to fill
+/// Fields win over `raw`: the hex value is decoded (as `HeartRateMeasurement`) only to fill
 /// fields the line lacks (no `bpm`, no RR key, …).
 public struct SessionFileReader: Sendable {
     /// Two samples further apart than this (µs) are a gap (the strap was out of reach or the link dropped).

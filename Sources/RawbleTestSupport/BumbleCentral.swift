@@ -122,7 +122,7 @@ public final class BumbleCentral: Sendable {
     /// Starts a link (bumble-peer's `arguments`, `ports` served controllers) with the central
     /// looking for `target` (an address or a local name). The central ends after `count` values
     /// notified or indicated (0: once everything is read, subscribed and written; `wait`: only
-    /// at ``end()``), when the link drops, or after `timeout` seconds. `indicate` subscribes
+    /// at ``end(central:)``), when the link drops, or after `timeout` seconds. `indicate` subscribes
     /// with indications where a characteristic offers both; `unsubscribe` writes every CCCD back
     /// to 0 at the end, before disconnecting. Returns once the link is ready
     /// (its ready line read); the central is then scanning. `centrals` > 1 runs that many, each

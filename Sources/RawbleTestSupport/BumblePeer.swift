@@ -15,7 +15,7 @@ public final class BumblePeer: Sendable {
     public let port: UInt16?
     /// The unix socket path, for a `unix:` transport.
     public let socketPath: String?
-    /// Every controller served on the peer's one link, in port order (`ports:` of ``start``):
+    /// Every controller served on the peer's one link, in port order (`ports:` of ``start(arguments:ports:environment:readyTimeout:)``):
     /// the first is ``transport``. Each is driven by its own host, and all see the same link.
     public let controllers: [ServedController]
     /// Every served controller's transport string (`tcp:127.0.0.1:PORT` or `unix:PATH`), in order.

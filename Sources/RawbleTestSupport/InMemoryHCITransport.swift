@@ -2,7 +2,7 @@ import RawbleTransport
 import RawbleWire
 import Synchronization
 
-/// An ``HCITransport`` with no I/O: the host under test talks to it, and the test plays the
+/// An `HCITransport` with no I/O: the host under test talks to it, and the test plays the
 /// controller — reading what the host sent and injecting what a controller would answer, byte
 /// for byte. For procedure tests on byte streams, in the manner of BlueZ's unit tests.
 public final class InMemoryHCITransport: HCITransport {
@@ -73,7 +73,7 @@ public final class InMemoryHCITransport: HCITransport {
         }
     }
 
-    /// Ends the stream as a controller hanging up would (``TransportError/closedByPeer``).
+    /// Ends the stream as a controller hanging up would (`TransportError.closedByPeer`).
     public func hangUp() {
         end(with: .closedByPeer)
     }

@@ -1,7 +1,7 @@
 import RawbleBearer
 import Synchronization
 
-/// An ``ATTBearer`` whose peer is a script, for byte-stream procedure tests in the manner of
+/// An `ATTBearer` whose peer is a script, for byte-stream procedure tests in the manner of
 /// BlueZ's `unit/test-gatt.c`: each expected request with the PDUs the peer answers, checked
 /// byte for byte. No I/O, no clocks; thread-safe.
 ///

@@ -131,7 +131,7 @@ public final class BtsnoopCaptureFile: Sendable {
 /// file, the CLI's live `--trace`. Called where packets are sent and received (on an event loop
 /// among others), so it must be quick and must never throw or trap into the data path.
 public protocol HCIPacketTap: Sendable {
-    /// `packet` is about to be sent (``BtsnoopRecord/Direction/sent``) or was just received.
+    /// `packet` is about to be sent (`BtsnoopRecord.Direction.sent`) or was just received.
     func observe(_ packet: H4Packet, direction: BtsnoopRecord.Direction)
 }
 

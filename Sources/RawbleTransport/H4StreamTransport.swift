@@ -12,10 +12,10 @@ import Synchronization
 /// each packet is its type byte followed by its bytes, back to back.
 ///
 /// The I/O runs on a SwiftNIO event loop (epoll): no thread of its own, no blocking call on the
-/// Swift concurrency pool. ``PacketBridge`` splits the bytes with ``H4Framer``; a framing
+/// Swift concurrency pool. `PacketBridge` splits the bytes with `H4Framer`; a framing
 /// error (a garbage type byte, a lying length) goes to `onFramingError` and the byte is skipped;
 /// the stream goes on. Inbound is back-pressured: ``packets`` buffers at most
-/// ``inboundHighWatermark`` packets (plus one read's worth), then the loop stops reading, so the
+/// `inboundHighWatermark` packets (plus one read's worth), then the loop stops reading, so the
 /// kernel's socket buffers fill and the peer's sends block. Each send awaits its write reaching
 /// the kernel, so the outbound buffer holds at most one packet per concurrent sender, and fails
 /// with `.timedOut` when the bytes stop going out (a peer that does not read).

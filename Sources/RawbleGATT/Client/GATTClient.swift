@@ -3,7 +3,7 @@ import Logging
 /// A GATT client on one ATT bearer: discovery (cached, invalidated by Service Changed), reads,
 /// writes and subscriptions, on top of ``ATTClient`` and the sans-I/O procedures.
 ///
-/// Works unchanged over the stack's own L2CAP (`Connection.att`) or any other ``ATTBearer``.
+/// Works unchanged over the stack's own L2CAP (`Connection.att`) or any other `ATTBearer`.
 /// Every call is bounded by the ATT transaction timeout; errors are ``GATTError``.
 public actor GATTClient {
     /// The ATT client underneath (MTU, raw requests, value updates).
@@ -324,7 +324,7 @@ public actor GATTClient {
 }
 
 /// The values of one subscribed characteristic, as an `AsyncSequence`. Leaving the loop stops
-/// delivery here; ``GATTClient/unsubscribe(_:)`` tells the server to stop sending.
+/// delivery here; ``GATTClient/unsubscribe(_:)-(GATTSubscription)`` tells the server to stop sending.
 public struct GATTSubscription: AsyncSequence, Sendable {
     public typealias Element = ATTValueUpdate
     public typealias Failure = any Error

@@ -271,7 +271,7 @@ public actor GATTServer {
     }
 
     /// Sets how secure a connection's link is (reads and writes are checked against it), for a
-    /// bearer that cannot tell (``ATTBearer/linkSecurity()`` is `nil`); a bearer's own report,
+    /// bearer that cannot tell (`ATTBearer.linkSecurity()` is `nil`); a bearer's own report,
     /// read before each request, wins.
     public func setSecurity(_ security: GATTLinkSecurity, for id: GATTConnectionID) {
         connections[id]?.core.security = security

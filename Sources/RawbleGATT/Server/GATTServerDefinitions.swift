@@ -27,7 +27,7 @@ public enum GATTAccess: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// How secure one connection's link is, as its bearer (or the embedder) reports it; checked
-/// against each attribute's ``GATTAccess``. The bearer module's ``LinkSecurity``.
+/// against each attribute's ``GATTAccess``. The bearer module's `LinkSecurity`.
 public typealias GATTLinkSecurity = LinkSecurity
 
 /// Where a characteristic's value comes from.

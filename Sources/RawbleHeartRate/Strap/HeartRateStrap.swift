@@ -3,7 +3,7 @@ import Synchronization
 /// A simulated Heart Rate strap on rawble's GATT server: the Heart Rate service (measurement
 /// notifications from a ``SimulatedWorkout``, Body Sensor Location, the Control Point's Reset
 /// Energy Expended), Device Information and Battery. Serve each central's bearer on ``server``
-/// and call ``run(rate:)``; what centrals do arrives on the server's `events`.
+/// and call ``run(rate:clock:sent:)``; what centrals do arrives on the server's `events`.
 public actor HeartRateStrap {
     /// What the strap says about itself.
     public struct Identity: Sendable {

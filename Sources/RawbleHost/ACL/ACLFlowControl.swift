@@ -1,12 +1,12 @@
 /// Outgoing ACL data flow control for an LE host, sans I/O (Core Vol 4 Part E 4.1.1).
 ///
 /// Configured from LE Read Buffer Size: the controller's LE ACL data length (largest payload
-/// of one ACL packet) and its number of LE ACL buffers (credits). ``enqueue(l2capPDU:connection:)``
+/// of one ACL packet) and its number of LE ACL buffers (credits). ``enqueue(l2capPDU:connection:)-([UInt8],_)``
 /// splits an L2CAP PDU (header included) into ACL fragments — the first with boundary flag `00`
 /// (first, non-flushable), the rest `01` (continuation) — and queues them per connection.
 /// ``nextPacketsToSend()`` hands out as many fragments as there are free buffers, taking one
 /// packet from each connection in turn. Credits come back through
-/// ``completed(_:)`` (Number Of Completed Packets) and ``connectionClosed(_:)``
+/// ``completed(_:)-([HCIEvent.CompletedPackets])`` (Number Of Completed Packets) and ``connectionClosed(_:)``
 /// (Disconnection Complete: the controller flushes that connection's buffers).
 ///
 /// Credits never grow beyond the configured total: a completion count larger than what is in

@@ -3,7 +3,7 @@ import NIOCore
 import RawbleBearer
 import RawbleTransport
 
-/// A controller driven by rawble's own host over an ``HCITransport``: the HCI command engine,
+/// A controller driven by rawble's own host over an `HCITransport`: the HCI command engine,
 /// ACL flow control and reassembly, LE scanning, connections and the L2CAP fixed channels.
 ///
 /// Open one with ``open(_:configuration:)``, which runs the start-up sequence; then scan with

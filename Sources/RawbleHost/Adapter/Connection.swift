@@ -69,8 +69,8 @@ public struct LinkParameters: Hashable, Sendable {
 
 /// The ATT bearer over rawble's own L2CAP: fixed channel 0x0004 of one connection.
 public final class L2CAPATTBearer: ATTBearer {
-    /// Every ATT PDU from the peer (see ``ATTBearer/pdus``); finishes at once with
-    /// ``BearerError/closed`` when the PDUs go to a receiver (``deliverPDUs(to:)``) instead.
+    /// Every ATT PDU from the peer (see `ATTBearer.pdus`); finishes at once with
+    /// `BearerError.closed` when the PDUs go to a receiver (``deliverPDUs(to:)``) instead.
     public var pdus: AsyncThrowingStream<[UInt8], any Error> { inbox.stream() }
     /// A basic L2CAP frame carries at most 65,535 bytes of payload.
     public var maximumPDULength: Int { Int(UInt16.max) }

@@ -25,7 +25,6 @@ public struct ControllerInfo: Hashable, Sendable {
     }
 }
 
-/// The own address a host uses on air.
 /// Who owns the controller an ``Adapter`` drives.
 public enum ControllerOwner: Hashable, Sendable {
     /// rawble's host: it resets the controller and runs everything (H4 transports, the HCI
@@ -37,6 +36,7 @@ public enum ControllerOwner: Hashable, Sendable {
     case kernel
 }
 
+/// The own address a host uses on air.
 public enum OwnAddressChoice: Hashable, Sendable {
     /// A random static address (Core Vol 6 Part B 1.3.2.1) set with LE Set Random Address:
     /// the given one, or one generated for this adapter when `nil`. The default: some

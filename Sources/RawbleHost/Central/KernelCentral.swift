@@ -27,7 +27,9 @@ public final class KernelCentral<Opener: KernelLinkOpener>: Central {
     /// Links made and not yet seen ended, for ``close()``.
     private let links = Mutex<[Link]>([])
 
-    /// - Parameter scanner: an adapter opened with ``ControllerOwner/kernel`` on the raw channel.
+    /// - Parameters:
+    ///   - scanner: an adapter opened with ``ControllerOwner/kernel`` on the raw channel.
+    ///   - opener: opens the links, through the kernel's L2CAP sockets.
     public init(scanner: Adapter, opener: Opener) {
         self.scanner = scanner
         self.opener = opener

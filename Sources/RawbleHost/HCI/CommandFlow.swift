@@ -27,7 +27,7 @@ public enum CommandOutcome: Hashable, Sendable {
     /// parameters (decode them with `CommandReturn.decode(opcode:returnParameters:)`). A
     /// failure status inside the return parameters is still `completed`.
     case completed(CommandToken, HCIEvent.CommandComplete)
-    /// The controller answered with Command Status. With ``HCIStatus/success`` the command
+    /// The controller answered with Command Status. With `HCIStatus.success` the command
     /// started and finishes with another event (e.g. LE Connection Complete), which the caller
     /// awaits; any other status means the controller refused it.
     case statusReceived(CommandToken, HCIStatus)

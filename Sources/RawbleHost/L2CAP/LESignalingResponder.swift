@@ -41,9 +41,10 @@ public struct LESignalingResponder: Sendable {
     /// it, Core Vol 3 Part A 4.20).
     public let isPeripheral: Bool
 
-    /// - Parameter signalingMTU: this side's MTUsig; values below 23 are raised to 23, values
-    ///   above 65535 lowered to 65535 (the reject carries it in 16 bits).
-    ///   `isPeripheral`: this side's role on the link (the central's by default).
+    /// - Parameters:
+    ///   - signalingMTU: this side's MTUsig; values below 23 are raised to 23, values above
+    ///     65535 lowered to 65535 (the reject carries it in 16 bits).
+    ///   - isPeripheral: this side's role on the link (the central's by default).
     public init(signalingMTU: Int = LESignalingResponder.minimumSignalingMTU, isPeripheral: Bool = false) {
         self.signalingMTU = min(Int(UInt16.max), max(Self.minimumSignalingMTU, signalingMTU))
         self.isPeripheral = isPeripheral

@@ -2,7 +2,7 @@
 /// merged, with the signal strength of the last report.
 ///
 /// The AD data is copied out of the HCI event (a device never keeps an event buffer alive).
-/// Broken AD data keeps the structures decoded before the damage (see ``AdvertisingData``);
+/// Broken AD data keeps the structures decoded before the damage (see `AdvertisingData`);
 /// ``dataError`` says what was wrong.
 public struct DiscoveredDevice: Hashable, Sendable {
     /// The advertiser's address with its type, as reported (use it to connect).

@@ -2,14 +2,14 @@
 /// sans I/O: merges each advertiser's advertisement and scan response, reassembles fragmented
 /// extended advertising data, applies a ``ScanFilter`` and drops repeats.
 ///
-/// - Devices are keyed by ``DeviceAddress`` (address and type as reported). A scan response
+/// - Devices are keyed by `DeviceAddress` (address and type as reported). A scan response
 ///   arriving first creates the device too. A device's advertisement (and scan response) is
 ///   replaced by each new one; an advertiser with several extended advertising sets shows the
 ///   last set heard. Anonymous extended advertisers (no address) all share one entry.
 /// - Extended reports with data status "incomplete, more to come" are collected per
 ///   (address, SID, scan response or not) and the device updated when the last fragment
 ///   arrives; "incomplete, truncated" (and the reserved status) ends the collection with what
-///   was received. At most ``AdvertisingData/maximumExtendedCount`` (1650) bytes are kept per
+///   was received. At most `AdvertisingData.maximumExtendedCount` (1650) bytes are kept per
 ///   advertisement, and at most ``maximumPendingAdvertisements`` are collected at once (the
 ///   oldest is dropped for a new one).
 /// - The filter sees the merged view: a name carried only by the scan response matches.

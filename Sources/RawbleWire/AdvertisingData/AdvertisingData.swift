@@ -233,7 +233,7 @@ extension AdvertisingData: WireEncodable, WireDecodable {
         writer.write(contentsOf: bytes)
     }
 
-    /// Strict decoding: throws what ``error`` would hold. Use ``init(decoding:)`` to keep the
+    /// Strict decoding: throws what ``error`` would hold. Use ``init(decoding:)-(ArraySlice<UInt8>)`` to keep the
     /// valid part of damaged data.
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> AdvertisingData {
         let data = AdvertisingData(decoding: bytes)

@@ -151,7 +151,7 @@ public struct ManagementAddressTypes: OptionSet, Hashable, Sendable, CustomStrin
 /// BR/EDR, LE public or LE random. Values a later kernel may add keep their value.
 ///
 /// The numbering differs from HCI's ``LEAddressType`` (there `0` is LE public):
-/// ``leAddressType`` and ``init(_:)`` convert between the two.
+/// ``leAddressType`` and ``init(_:)-(LEAddressType)`` convert between the two.
 public struct ManagementAddressType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt8
     @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }

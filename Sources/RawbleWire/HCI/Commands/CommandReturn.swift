@@ -6,7 +6,7 @@
 /// with meaningless values, and both are kept. An opcode this type does not know gives
 /// ``other(_:returnParameters:)`` with all the bytes.
 ///
-/// What ``decode(opcode:returnParameters:)`` produces, and so what round-trips: `success` and
+/// What ``decode(opcode:returnParameters:)-(_,ArraySlice<UInt8>)`` produces, and so what round-trips: `success` and
 /// `connectionHandle` only for opcodes returning that shape, `failure` only with a non-zero
 /// status and an opcode this type decodes, `other` only for opcodes it does not.
 public enum CommandReturn: Hashable, Sendable {
