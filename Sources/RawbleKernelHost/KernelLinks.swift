@@ -52,7 +52,7 @@ public struct KernelL2CAPOpener: KernelLinkOpener {
         adapter = nil
     }
 
-    /// Links from `adapter`, which the central then names (``KernelCentral/adapter``).
+    /// Links from `adapter`, which the central then names (`KernelCentral.adapter`).
     public init(adapter: KernelAdapterInfo) {
         local = adapter.address
         self.adapter = adapter
@@ -99,8 +99,8 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
     /// The kernel's central on `rawChannel`, the raw HCI channel of `adapter` as
     /// ``openRawChannel(adapter:)`` opened it (perhaps wrapped, e.g. in a
     /// `CapturingTransport`): scans asked of the kernel (``KernelDiscovery``, unless
-    /// `configuration` brings its own ``ScanControl``), links from `adapter`.
-    /// - Throws: the ``HostError`` of a controller that did not answer the reads scanning needs.
+    /// `configuration` brings its own `ScanControl`), links from `adapter`.
+    /// - Throws: the `HostError` of a controller that did not answer the reads scanning needs.
     public static func open(rawChannel: some HCITransport, adapter: KernelAdapterInfo,
                             configuration: Adapter.Configuration = Adapter.Configuration()) async throws(HostError) -> KernelCentral {
         var configuration = configuration

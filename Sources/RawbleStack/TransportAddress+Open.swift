@@ -13,25 +13,25 @@ extension TransportAddress {
     /// the composition `rawble` itself uses, so an embedder's program accepts the same
     /// transport strings and gets the same host.
     ///
-    /// - `hciN`: the kernel's central (``KernelCentral``): rawble's host reads scans on the
+    /// - `hciN`: the kernel's central (`KernelCentral`): rawble's host reads scans on the
     ///   adapter's raw HCI channel (a down adapter is powered on when this process may; scans
     ///   are asked of the kernel), the kernel makes the links through its L2CAP sockets. Needs
-    ///   CAP_NET_RAW and CAP_NET_ADMIN. ``KernelCentral/adapter`` says which adapter
+    ///   CAP_NET_RAW and CAP_NET_ADMIN. `KernelCentral.adapter` says which adapter
     ///   `.kernel(adapter: nil)` chose.
-    /// - `user:hciN`, `tcp:`, `unix:`, `serial:`: rawble's own host (``Adapter``) on the HCI
+    /// - `user:hciN`, `tcp:`, `unix:`, `serial:`: rawble's own host (`Adapter`) on the HCI
     ///   user channel or an H4 byte stream; it resets and configures the controller.
     ///
-    /// Close the central (``Central/close()``) when done: it stops scanning, disconnects and
+    /// Close the central (`Central.close()`) when done: it stops scanning, disconnects and
     /// closes the transport.
     ///
     /// - Parameters:
     ///   - configuration: the host's settings (logger, timeouts, own address, ...). On `hciN`
-    ///     the controller is the kernel's (``ControllerOwner/kernel`` is set) and, unless the
-    ///     configuration brings its own ``ScanControl``, scans are asked of the kernel.
+    ///     the controller is the kernel's (`ControllerOwner.kernel` is set) and, unless the
+    ///     configuration brings its own `ScanControl`, scans are asked of the kernel.
     ///   - taps: each sees every HCI packet this central's transport sends and receives, in
-    ///     order (e.g. a ``BtsnoopCaptureFile``); on `hciN` that is the raw channel's packets,
+    ///     order (e.g. a `BtsnoopCaptureFile`); on `hciN` that is the raw channel's packets,
     ///     not the kernel's own traffic on the adapter.
-    /// - Returns: the central: a ``KernelCentral`` on `hciN`, an ``Adapter`` otherwise.
+    /// - Returns: the central: a `KernelCentral` on `hciN`, an `Adapter` otherwise.
     /// - Throws: ``OpeningError``, which says which step failed, with the typed error from
     ///   the kernel, the transport or the controller, and reads as one line with its fix.
     public func openCentral(configuration: Adapter.Configuration = Adapter.Configuration(),
@@ -93,7 +93,7 @@ extension TransportAddress {
     /// and that step's typed error. Its description is one line with what to do.
     public struct OpeningError: Error, Sendable, CustomStringConvertible {
         /// The address that was being opened, as given (`hci (first adapter up)` stays so; the
-        /// adapter chosen is ``kernelAdapter``).
+        /// adapter chosen is `kernelAdapter`).
         public var transport: TransportAddress
         /// On `hciN`, once its adapter was chosen and opened: that adapter.
         public var kernelAdapter: KernelAdapterInfo?
@@ -104,7 +104,7 @@ extension TransportAddress {
         public enum Reason: Sendable {
             /// The kernel's sockets (`hciN`, `user:hciN`): no Bluetooth in the kernel, no such
             /// adapter, a missing capability (the `setcap` line), a busy user channel (how to
-            /// free it), rfkill, ...: the ``KernelError`` says which and what to do.
+            /// free it), rfkill, ...: the `KernelError` says which and what to do.
             case kernel(KernelError)
             /// The H4 byte stream (`tcp:`, `unix:`, `serial:`) did not open: nothing listens,
             /// no such device, no permission, ...

@@ -93,7 +93,7 @@ public enum TransportAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The address as written, which ``init(_:)`` parses back (except the default adapter,
-    /// ``kernel(adapter:)`` with `nil`: `hci (first adapter up)`).
+    /// `kernel(adapter:)` with `nil`: `hci (first adapter up)`).
     public var description: String {
         switch self {
         case .kernel(nil): "hci (first adapter up)"

@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// A request (a PDU that waits for an answer) that is not the script's next one fails at once
 /// (``MismatchPolicy/fail``, the default): the send throws, and the bearer ends, with a
-/// ``BearerError/transport(_:)`` that names the step and shows both PDUs in hex, e.g. `script
+/// `BearerError.transport(_:)` that names the step and shows both PDUs in hex, e.g. `script
 /// step 2 of 3: expected 0A 03 00, sent 0A 05 00`, so the procedure under test fails with it
 /// instead of waiting for its ATT timeout. ``mismatch`` keeps that line for the test to show.
 /// PDUs that wait for no answer (Write Command, Handle Value Confirmation, the answer to a
