@@ -9,10 +9,18 @@ let package = Package(
         /// The ATT bearer contract (`ATTBearer`, `BearerError`), free of any transport: what an
         /// embedder implements to run the GATT client on their own link.
         .library(name: "RawbleBearer", targets: ["RawbleBearer"]),
-        /// The host's sans-I/O protocol engines (HCI command flow, ACL, L2CAP).
+        /// The HCI transport contract (`HCITransport`, `TransportError`), free of any socket: what
+        /// an embedder implements to run rawble's host on their own link to a controller.
+        .library(name: "RawbleHCITransport", targets: ["RawbleHCITransport"]),
+        /// The host's sans-I/O protocol engines: HCI command flow, ACL flow control and
+        /// reassembly, the L2CAP responders, the scan aggregator. Bytes and events in and out.
+        .library(name: "RawbleHostCore", targets: ["RawbleHostCore"]),
+        /// rawble's own host, async, on any `HCITransport`: `Adapter`, connections, the `Central` API.
         .library(name: "RawbleHost", targets: ["RawbleHost"]),
-        /// Byte-stream transports (H4 over TCP / unix sockets) the host sits on.
+        /// Byte-stream transports (H4 over TCP / unix sockets / serial lines) the host sits on.
         .library(name: "RawbleTransport", targets: ["RawbleTransport"]),
+        /// The GATT procedures and the per-connection ATT server, sans I/O: PDUs in, PDUs out.
+        .library(name: "RawbleGATTCore", targets: ["RawbleGATTCore"]),
         /// The ATT/GATT client, on any ATT bearer (the host's own L2CAP or the kernel's socket).
         .library(name: "RawbleGATT", targets: ["RawbleGATT"]),
         /// The Heart Rate profile on the GATT client: find the strap's characteristics, decode every beat.
@@ -24,7 +32,7 @@ let package = Package(
         .library(name: "RawbleKernel", targets: ["RawbleKernel"]),
         /// The kernel's central (`hciN`): scanning on the raw HCI channel, links through L2CAP sockets.
         .library(name: "RawbleKernelHost", targets: ["RawbleKernelHost"]),
-        /// The stack composed: a transport string (`hci0`, `user:hci0`, `tcp:HOST:PORT`, `unix:PATH`,
+        /// The stack composed, and the one umbrella module: a transport string (`hci0`, `user:hci0`, `tcp:HOST:PORT`, `unix:PATH`,
         /// `serial:PATH[:BAUD]`) parsed and opened as a `Central` in one call.
         .library(name: "RawbleStack", targets: ["RawbleStack"]),
         /// Session files (`rawble hr --csv/--jsonl`) written and read line by line, and the session's SVG plots.
@@ -53,11 +61,25 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleHCITransport",
+            dependencies: [
+                "RawbleWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawbleHostCore",
+            dependencies: ["RawbleWire"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleHost",
             dependencies: [
                 "RawbleWire",
                 "RawbleBearer",
-                "RawbleTransport",
+                "RawbleHCITransport",
+                "RawbleHostCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
@@ -67,6 +89,7 @@ let package = Package(
             name: "RawbleTransport",
             dependencies: [
                 "RawbleWire",
+                "RawbleHCITransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -86,6 +109,7 @@ let package = Package(
                 "CBluetooth",
                 "RawbleWire",
                 "RawbleBearer",
+                "RawbleHCITransport",
                 "RawbleTransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -97,6 +121,9 @@ let package = Package(
         .target(
             name: "RawbleKernelHost",
             dependencies: [
+                "RawbleWire",
+                "RawbleHCITransport",
+                "RawbleHostCore",
                 "RawbleHost",
                 "RawbleKernel",
                 "RawbleBearer",
@@ -109,11 +136,23 @@ let package = Package(
         .target(
             name: "RawbleStack",
             dependencies: [
+                "RawbleWire",
+                "RawbleBearer",
+                "RawbleHCITransport",
+                "RawbleHostCore",
                 "RawbleHost",
+                "RawbleTransport",
                 "RawbleKernel",
                 "RawbleKernelHost",
-                "RawbleTransport",
+                "RawbleGATTCore",
+                "RawbleGATT",
+                "RawbleHeartRate",
             ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawbleGATTCore",
+            dependencies: ["RawbleWire", "RawbleBearer"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
@@ -121,6 +160,7 @@ let package = Package(
             dependencies: [
                 "RawbleWire",
                 "RawbleBearer",
+                "RawbleGATTCore",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -128,6 +168,8 @@ let package = Package(
         .target(
             name: "RawbleHeartRate",
             dependencies: [
+                "RawbleWire",
+                "RawbleGATTCore",
                 "RawbleGATT",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -145,15 +187,26 @@ let package = Package(
         ),
         .target(
             name: "RawbleTestSupport",
-            dependencies: ["RawbleBearer", "RawbleTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "RawbleWire",
+                "RawbleBearer",
+                "RawbleHCITransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
             name: "rawble",
             dependencies: [
                 "RawbleWire",
+                "RawbleBearer",
+                "RawbleHCITransport",
+                "RawbleHostCore",
                 "RawbleHost",
                 "RawbleTransport",
+                "RawbleGATTCore",
                 "RawbleGATT",
                 "RawbleHeartRate",
                 "RawbleKernel",
@@ -169,51 +222,152 @@ let package = Package(
         .testTarget(
             name: "RawbleWireTests",
             dependencies: [
-                "RawbleWire",
                 "RawbleTestSupport",
+                "RawbleWire",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
-            name: "RawbleCLITests",
-            dependencies: ["rawble", "RawbleWire", "RawbleTestSupport"]
+            name: "RawbleHostCoreTests",
+            dependencies: [
+                "RawbleHostCore",
+                "RawbleTestSupport",
+                "RawbleWire",
+            ]
         ),
         .testTarget(
             name: "RawbleHostTests",
-            dependencies: ["RawbleHost", "RawbleTransport", "RawbleTestSupport"]
+            dependencies: [
+                "RawbleBearer",
+                "RawbleHCITransport",
+                "RawbleHost",
+                "RawbleHostCore",
+                "RawbleTestSupport",
+                "RawbleTransport",
+                "RawbleWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "RawbleTransportTests",
+            dependencies: [
+                "RawbleHCITransport",
+                "RawbleTestSupport",
+                "RawbleTransport",
+                "RawbleWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "RawbleGATTCoreTests",
+            dependencies: [
+                "RawbleGATTCore",
+                "RawbleTestSupport",
+                "RawbleWire",
+            ]
         ),
         .testTarget(
             name: "RawbleGATTTests",
-            dependencies: ["RawbleGATT", "RawbleHost", "RawbleTransport", "RawbleTestSupport"]
+            dependencies: [
+                "RawbleBearer",
+                "RawbleGATT",
+                "RawbleGATTCore",
+                "RawbleHCITransport",
+                "RawbleHost",
+                "RawbleHostCore",
+                "RawbleTestSupport",
+                "RawbleTransport",
+                "RawbleWire",
+            ]
         ),
         .testTarget(
             name: "RawbleHeartRateTests",
-            dependencies: ["RawbleHeartRate", "RawbleGATT", "RawbleHost", "RawbleTransport", "RawbleTestSupport"]
+            dependencies: [
+                "RawbleBearer",
+                "RawbleGATT",
+                "RawbleGATTCore",
+                "RawbleHeartRate",
+                "RawbleTestSupport",
+                "RawbleWire",
+            ]
         ),
         .testTarget(
             name: "RawbleKernelTests",
             dependencies: [
-                "RawbleKernel", "RawbleKernelHost", "RawbleHost", "RawbleWire", "CBluetooth", "RawbleTransport", "RawbleTestSupport",
+                "CBluetooth",
+                "RawbleBearer",
+                "RawbleHost",
+                "RawbleHostCore",
+                "RawbleKernel",
+                "RawbleKernelHost",
+                "RawbleTestSupport",
+                "RawbleTransport",
+                "RawbleWire",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
+            name: "RawbleKernelHostTests",
+            dependencies: [
+                "RawbleBearer",
+                "RawbleHost",
+                "RawbleHostCore",
+                "RawbleKernelHost",
+                "RawbleTestSupport",
+                "RawbleWire",
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(
             name: "RawbleStackTests",
-            dependencies: ["RawbleStack", "RawbleHost", "RawbleKernel", "RawbleKernelHost", "RawbleTransport", "RawbleTestSupport"]
+            dependencies: [
+                "RawbleHost",
+                "RawbleHostCore",
+                "RawbleKernel",
+                "RawbleKernelHost",
+                "RawbleStack",
+                "RawbleTestSupport",
+                "RawbleTransport",
+                "RawbleWire",
+            ]
         ),
         .testTarget(
             name: "RawbleReportTests",
-            dependencies: ["RawbleReport", "RawbleWire", "RawbleTestSupport"]
+            dependencies: [
+                "RawbleReport",
+                "RawbleTestSupport",
+                "RawbleWire",
+            ]
         ),
         .testTarget(
             name: "RawbleAnalysisTests",
-            dependencies: ["RawbleAnalysis", "RawbleTestSupport"]
+            dependencies: [
+                "RawbleAnalysis",
+                "RawbleTestSupport",
+                "RawbleWire",
+            ]
         ),
         .testTarget(
-            name: "RawbleTransportTests",
-            dependencies: ["RawbleTransport", "RawbleTestSupport"]
+            name: "RawbleCLITests",
+            dependencies: [
+                "rawble",
+                "RawbleAnalysis",
+                "RawbleGATT",
+                "RawbleGATTCore",
+                "RawbleHeartRate",
+                "RawbleHost",
+                "RawbleHostCore",
+                "RawbleKernel",
+                "RawbleReport",
+                "RawbleTestSupport",
+                "RawbleWire",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
 // Two small programs built on rawble as a package dependency, as an embedder writes them: each
-// opens the transport given on its command line with one library call. `Scripts/examples`
-// builds them (CI too), so they keep compiling against the library.
+// opens the transport given on its command line with one library call and imports one module,
+// the umbrella RawbleStack. `Scripts/examples` builds them (CI too), so they keep compiling
+// against the library.
 import PackageDescription
 
 let package = Package(
@@ -17,8 +18,6 @@ let package = Package(
             name: "heart-rate-logger",
             dependencies: [
                 .product(name: "RawbleStack", package: "rawble"),
-                .product(name: "RawbleHost", package: "rawble"),
-                .product(name: "RawbleHeartRate", package: "rawble"),
             ]
         ),
         /// Scans for a few seconds and prints the devices heard.
@@ -26,7 +25,6 @@ let package = Package(
             name: "scanner",
             dependencies: [
                 .product(name: "RawbleStack", package: "rawble"),
-                .product(name: "RawbleHost", package: "rawble"),
             ]
         ),
     ],

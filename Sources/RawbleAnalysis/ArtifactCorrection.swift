@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// RR artifact correction of a whole series at once: Lipponen & Tarvainen's method (Kubios),
 /// matched to NeuroKit2 0.2.13's `signal_fixpeaks(method="Kubios", iterative=True)`.
 ///

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// The kinds of RR artifact Lipponen & Tarvainen (2019) tell apart.
 public enum ArtifactKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// An ectopic beat: a short interval followed by a long one (or the reverse); the beat is

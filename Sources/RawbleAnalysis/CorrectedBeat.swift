@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// One beat after artifact correction: the RR interval ending it and where it came from.
 public struct CorrectedBeat: Sendable, Hashable {
     /// The corrected RR interval, ms.

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// The live analysis, one measurement at a time in bounded memory: RR intervals screened
 /// (``RRScreen``), corrected as they become final (``StreamingArtifactCorrector``, a lag of
 /// `lookahead` beats), time-domain HRV over a sliding window and over the whole session so far,

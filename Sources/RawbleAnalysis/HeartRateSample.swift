@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// One heart-rate value as the analysis takes it: when it arrived, the rate, and the RR intervals
 /// it carried. Live, from each notification; in a batch, from each line of a session file.
 public struct HeartRateSample: Sendable, Hashable {

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// Five heart-rate zones as fractions of a maximum heart rate: zone 1 from 50 % to 60 %, 2 to
 /// 70 %, 3 to 80 %, 4 to 90 %, 5 from 90 % up (above 100 % too). Below 50 % is zone 0, "rest".
 /// Each lower bound belongs to its zone (60 % exactly is zone 2).

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// A beat the correction works on: its time on the series' own clock (the cumulative RR sum, in
 /// ms), where it came from, and what the correction did to it.
 struct Beat: Sendable, Hashable {

@@ -3,6 +3,3 @@
 // (Lipponen & Tarvainen 2019, as Kubios and NeuroKit2 do it), time-domain HRV over any window,
 // heart-rate zones and the time spent in each. One core serves the live monitor (one measurement
 // at a time, bounded memory: `HeartRateAnalyzer`) and a whole session file (`SessionAnalysis`).
-//
-// Its values come from the wire layer's Heart Rate Measurement, so that comes with it.
-@_exported import RawbleWire

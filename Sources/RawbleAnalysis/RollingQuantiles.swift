@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// Centred rolling quantiles with pandas' conventions (`rolling(width, center=True,
 /// min_periods=1).quantile(q)`, linear interpolation): the window of element `i` is
 /// `[i - h, i + h]` for `h = (width - 1) / 2`, cut at both ends of the series.

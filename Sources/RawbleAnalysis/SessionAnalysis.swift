@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// The analysis of a whole session at once (a file's measurements): the same screening
 /// (``RRScreen``), the full Lipponen & Tarvainen correction of each run of beats (the series as
 /// NeuroKit2 would see it, no lag, thresholds from windows centred on each beat), time-domain HRV

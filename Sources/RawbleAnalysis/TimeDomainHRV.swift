@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// Time-domain heart-rate variability of a set of RR intervals, with NeuroKit2 0.2.13's
 /// `hrv_time` definitions: SDNN with ddof = 1, RMSSD the root mean square of successive
 /// differences, pNN50 (pNN20) the successive differences strictly above 50 ms (20 ms) divided by

@@ -1,3 +1,7 @@
+import RawbleGATT
+import RawbleGATTCore
+import RawbleWire
+
 /// How many notifications arrive per second, over a sliding window (sans-I/O: the caller
 /// passes the instants, so it is testable without a clock). Memory is bounded.
 public struct ArrivalRate: Sendable {

@@ -1,3 +1,7 @@
+import RawbleGATT
+import RawbleGATTCore
+import RawbleWire
+
 /// Why the Heart Rate profile could not do what was asked. One line each, for a person.
 public enum HeartRateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Discovery found no Heart Rate service (0x180D) on the device.

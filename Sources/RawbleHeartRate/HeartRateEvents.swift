@@ -1,3 +1,6 @@
+import RawbleGATT
+import RawbleGATTCore
+import RawbleWire
 import Synchronization
 
 /// The measurements of ``HeartRateMonitor/measurements()``, as an `AsyncSequence` for one

@@ -1,4 +1,7 @@
 import Logging
+import RawbleGATT
+import RawbleGATTCore
+import RawbleWire
 
 /// What a strap says about itself (each field nil when absent or unreadable).
 public struct HeartRateDeviceInfo: Hashable, Sendable {

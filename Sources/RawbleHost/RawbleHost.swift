@@ -1,8 +1,5 @@
-// RawbleHost: the user-space host's protocol engines, sans I/O (bytes and events in, bytes and
-// events out; time is an input, never read from a clock): HCI command flow, ACL flow control
-// and L2CAP reassembly. Transports and the async API sit above it.
-//
-// Host users work with wire types (addresses, UUIDs, PDUs) everywhere, and with the ATT bearer
-// each connection offers (`Connection.att`, its `BearerError`), so they come with it.
-@_exported import RawbleBearer
-@_exported import RawbleWire
+// RawbleHost: rawble's own host, async, on any `HCITransport` (RawbleHCITransport): `Adapter`
+// drives a controller with the sans-I/O engines of RawbleHostCore (HCI command flow, ACL flow
+// control and reassembly, the L2CAP responders, the scan aggregator) and does the awaiting and
+// the timers; `Central` is the API both it and the kernel's central (RawbleKernelHost) offer.
+// Nothing here opens a socket: the transports (RawbleTransport, RawbleKernel) do.

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleHCITransport
 #elseif canImport(Musl)
 import Musl
 #endif

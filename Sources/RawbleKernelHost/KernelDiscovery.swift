@@ -1,5 +1,6 @@
 import Logging
 import RawbleHost
+import RawbleHostCore
 import RawbleKernel
 import RawbleWire
 import Synchronization

@@ -1,8 +1,11 @@
 import NIOCore
 import RawbleBearer
+import RawbleHCITransport
 import RawbleHost
+import RawbleHostCore
 import RawbleKernel
 import RawbleTransport
+import RawbleWire
 
 /// A link the kernel made: an L2CAP socket on the LE ATT channel (see `KernelATTBearer`).
 public final class KernelLink: CentralLink {

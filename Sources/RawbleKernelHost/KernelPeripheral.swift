@@ -1,5 +1,7 @@
 import RawbleHost
+import RawbleHostCore
 import RawbleKernel
+import RawbleWire
 import Synchronization
 
 /// The peripheral the Linux kernel plays, as rawble uses it on `hciN`: advertising by rawble's

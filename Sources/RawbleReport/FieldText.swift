@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// The small text parsers the session reader needs, on bytes (no Foundation, no trap on any
 /// input): ISO 8601 times, numbers, hex.
 enum FieldText {

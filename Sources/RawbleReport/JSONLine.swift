@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// One line of a JSON lines session file, read just far enough: the keys a measurement has are
 /// parsed, every other value is skipped (nested at most ``maxDepth`` deep). Bytes, no Foundation.
 enum JSONLine {

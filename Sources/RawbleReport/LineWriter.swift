@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// Builds one line of ASCII text in place at the end of a byte buffer: the room is reserved
 /// once (an upper bound the caller computes), then filled byte by byte with no per-byte
 /// capacity or uniqueness check, then trimmed to what was written. The hot path of

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// One heart-rate value to plot: when (seconds since 1970), how fast, in which zone (0 = below
 /// zone 1, 1…5 = the five zones; other values are clamped).
 public struct PlotSample: Hashable, Sendable {

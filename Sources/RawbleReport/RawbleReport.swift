@@ -2,7 +2,3 @@
 // reads the CSV or JSON lines `rawble hr` writes, line by line (bounded memory), into typed
 // samples and says what it left out; `SessionPlot` draws heart rate by zone, the RR tachogram,
 // the Poincaré plot and time in zones as one SVG document.
-//
-// Samples carry the wire layer's types (`HeartRateMeasurement.SensorContact`, `WireError`), so
-// they come with it.
-@_exported import RawbleWire

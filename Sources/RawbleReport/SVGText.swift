@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// Text for an SVG document: XML escaping, numbers without Foundation, nice axis ticks, dates.
 enum SVGText {
     /// `text` safe inside an XML element or attribute: `& < > " '` escaped, and the characters

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// Reads a session file `rawble hr --csv` or `--jsonl` wrote, one line at a time, sans I/O: the
 /// caller feeds lines (or chunks of bytes) from a file or stdin and gets typed samples; memory
 /// stays bounded (one line, a few problems kept as examples, the gaps).

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// Writes a heart-rate session file, sans I/O: the CSV or JSON lines `rawble hr --csv` and
 /// `--jsonl` append (and `--json` prints), which ``SessionFileReader`` reads back. The caller
 /// appends each line to its file (or stdout); the writer only makes the bytes, so a program

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// A session's plots as one SVG document, for a person: (a) heart rate over time coloured by
 /// zone, over the zones' bands; (b) the RR tachogram with corrected beats marked; (c) the
 /// Poincaré plot (RR[n] vs RR[n+1]) with its SD1/SD2 ellipse; (d) time in each zone. Gaps are

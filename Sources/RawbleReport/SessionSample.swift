@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// One heart-rate measurement read back from a session file (`rawble hr --csv` or `--jsonl`).
 public struct SessionSample: Hashable, Sendable {
     /// When the measurement arrived, in microseconds since 1970-01-01T00:00:00Z (the files'

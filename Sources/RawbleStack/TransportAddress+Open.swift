@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleHCITransport
+import RawbleWire
 #elseif canImport(Musl)
 import Musl
 #endif

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// Where the stack reaches a controller, as a person writes it on a command line or in a
 /// configuration file: `hci0`, `user:hci0`, `tcp:HOST:PORT`, `unix:PATH`, `serial:PATH[:BAUD]`
 /// (the strings `rawble --transport` and `RAWBLE_TRANSPORT` take).

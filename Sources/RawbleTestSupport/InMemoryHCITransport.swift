@@ -1,4 +1,6 @@
-import RawbleTransport
+import NIOCore
+import NIOPosix
+import RawbleHCITransport
 import RawbleWire
 import Synchronization
 
@@ -25,7 +27,11 @@ public final class InMemoryHCITransport: HCITransport {
         responder.withLock { $0 = respond }
     }
 
-    public init() {
+    /// The loop the host on this transport runs on: one of NIO's shared loops unless given.
+    public let eventLoop: any EventLoop
+
+    public init(eventLoop: (any EventLoop)? = nil) {
+        self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         (packets, toHost) = AsyncThrowingStream.makeStream(of: H4Packet.self, throwing: (any Error).self)
     }
 

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleHCITransport
 #elseif canImport(Musl)
 import Musl
 #endif
@@ -179,7 +180,7 @@ public struct CapturingTransport: HCITransport {
         await base.close()
     }
 
-    public var eventLoop: (any EventLoop)? { base.eventLoop }
+    public var eventLoop: any EventLoop { base.eventLoop }
 
     public func deliverPackets(to receiver: any HCIPacketReceiver) -> Bool {
         base.deliverPackets(to: CapturingReceiver(receiver, taps: taps))

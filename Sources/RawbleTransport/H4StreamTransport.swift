@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleHCITransport
 #elseif canImport(Musl)
 import Musl
 #endif
@@ -35,7 +36,7 @@ public final class H4StreamTransport: HCITransport {
 
     public let packets: AsyncThrowingStream<H4Packet, any Error>
     /// The event loop the channel runs on: reads, decoding and ``deliverPackets(to:)`` calls.
-    public let eventLoop: (any EventLoop)?
+    public let eventLoop: any EventLoop
 
     /// The channel, once set up (a serial line registers on the loop after `openSerial` returns).
     private let channel: EventLoopFuture<any Channel>

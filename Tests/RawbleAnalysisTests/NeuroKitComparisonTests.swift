@@ -1,11 +1,12 @@
 import RawbleAnalysis
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 /// RawbleAnalysis against NeuroKit2 0.2.13, the independent reference: the same RR series to
 /// both; RMSSD, SDNN, pNN50 and mean HR within 1 % on the series as given and after each tool's
 /// own Kubios correction, and the same beats classified.
-@Suite(.enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite(.tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct NeuroKitComparisonTests {
     static func expectClose(_ ours: TimeDomainHRV, _ theirs: NeuroKitReference.Figures, _ label: String,
                             tolerance: Double = 0.01, sourceLocation: SourceLocation = #_sourceLocation) {

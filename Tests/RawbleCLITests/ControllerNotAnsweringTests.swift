@@ -1,5 +1,6 @@
 @testable import rawble
 import RawbleHost
+import RawbleHostCore
 import RawbleKernel
 import RawbleWire
 import Testing

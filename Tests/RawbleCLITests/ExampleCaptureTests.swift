@@ -67,14 +67,6 @@ struct ExampleCaptureTests {
         return try result.stdoutLines.map(CLI.jsonObject)
     }
 
-    static func hex(_ string: String) throws -> [UInt8] {
-        let digits = Array(string.utf8)
-        try #require(digits.count % 2 == 0, "odd hex: \(string)")
-        return try stride(from: 0, to: digits.count, by: 2).map { i in
-            try #require(UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16), "bad hex: \(string)")
-        }
-    }
-
     static func handle(_ value: Any?) -> Int? {
         guard let text = value as? String, text.hasPrefix("0x") else { return nil }
         return Int(text.dropFirst(2), radix: 16)
@@ -173,7 +165,7 @@ struct ExampleCaptureTests {
             switch att["opcode"] as? Int {
             case 0x0A: pending = Self.handle(att["handle"])
             case 0x0B:
-                if let handle = pending { reads[handle] = try Self.hex(try #require(att["value"] as? String)) }
+                if let handle = pending { reads[handle] = bytes(try #require(att["value"] as? String)) }
                 pending = nil
             default: break
             }
@@ -205,7 +197,7 @@ struct ExampleCaptureTests {
         }
 
         let received = try notifications.map { record in
-            let value = try Self.hex(try #require(Self.att(record)?["value"] as? String))
+            let value = bytes(try #require(Self.att(record)?["value"] as? String))
             let m = try HeartRateMeasurement.decode(value[...])
             return Expected.Measurement(
                 bpm: Int(m.bpm),

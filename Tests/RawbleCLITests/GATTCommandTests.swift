@@ -4,7 +4,7 @@ import RawbleWire
 import Testing
 
 /// `rawble gatt`, `read`, `write`, `notify` as a user runs them, against Bumble's lab device.
-@Suite("rawble gatt, read, write, notify against Bumble", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("rawble gatt, read, write, notify against Bumble", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct GATTCommandTests {
     static func lab(_ arguments: [String] = []) async throws -> (BumblePeer, BumblePeer.Device) {
         let peer = try await BumblePeer.start(arguments: ["--lab"] + arguments)

@@ -4,7 +4,7 @@ import RawbleWire
 import Testing
 
 /// `rawble hr` as a user runs it, against Bumble's simulated strap.
-@Suite("rawble hr against Bumble's strap", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("rawble hr against Bumble's strap", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct HeartRateCommandTests {
     static func events(_ result: CLIResult) throws -> [[String: Any]] {
         try result.stdoutLines.map(CLI.jsonObject)

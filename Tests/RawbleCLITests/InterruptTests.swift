@@ -5,7 +5,7 @@ import Testing
 /// Ctrl-C's one rule (docs/cli.md): 0 where Ctrl-C is the command's end (no --duration or
 /// --count), 78 "interrupted" where it cut the command short, always after a clean stop and
 /// never by the signal. The cases that end with 0 are in each command's own suite.
-@Suite("Ctrl-C: 78 when it cuts a command short", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("Ctrl-C: 78 when it cuts a command short", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct InterruptTests {
     /// Fails unless `result` was interrupted as the rule says: 78, the last stderr line
     /// `rawble: interrupted`, not killed by the signal, and the trigger was reached.

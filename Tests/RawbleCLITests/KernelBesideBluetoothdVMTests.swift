@@ -7,7 +7,7 @@ import Testing
 /// beside it, without a capability it fails in one line, and afterwards the daemon still works:
 /// running, powered, still discovering when it was, finding the strap and connecting to it.
 @Suite("Beside bluetoothd in a real kernel (Scripts/vm-test --bluetoothd)", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .tags(.vm, .bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct KernelBesideBluetoothdVMTests {

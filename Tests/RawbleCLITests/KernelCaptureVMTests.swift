@@ -9,7 +9,7 @@ import Testing
 /// raw-channel packets, each once. The guest writes the capture to its tmpfs and prints it in
 /// base64; tshark (and the project's reader) read it on this machine.
 @Suite("--btsnoop on the kernel's raw channel (Scripts/vm-test)", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .tags(.vm, .bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct KernelCaptureVMTests {

@@ -9,7 +9,7 @@ import Testing
 /// `@@@` markers. Scripts/test says, in one line, when the VM cannot run on a machine
 /// (RAWBLE_TESTS_WITHOUT_VM=1 is then set and these are skipped).
 @Suite("The kernel path in a real Linux kernel (Scripts/vm-test)", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .tags(.vm, .bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct KernelPathVMTests {

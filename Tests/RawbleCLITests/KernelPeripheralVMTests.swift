@@ -1,13 +1,16 @@
 import Foundation
+import RawbleGATT
+import RawbleGATTCore
 import RawbleHeartRate
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 /// The peripheral role on the kernel path: `rawble peripheral hr` on hci0 (advertising through
 /// the raw channel, centrals accepted on a listening L2CAP socket) and `rawble hr` on hci1, two
 /// adapters of one guest on ONE Bumble link (a peer with two served controllers).
 @Suite("The peripheral role on hciN in a real Linux kernel (Scripts/vm-test)", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .tags(.vm, .bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct KernelPeripheralVMTests {

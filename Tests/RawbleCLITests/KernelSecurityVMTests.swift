@@ -14,7 +14,7 @@ enum EncryptedRead {
 }
 
 @Suite("An encrypted read over rawble's own host (H4): one line, no pairing",
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+       .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct EncryptedReadOverH4Tests {
     @Test("read of a characteristic that needs encryption fails in one line naming the transport that can pair (76)")
     func readNeedsTheKernelTransport() async throws {
@@ -33,7 +33,7 @@ struct EncryptedReadOverH4Tests {
 }
 
 @Suite("Raising the link's security on the kernel path (Scripts/vm-test)", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .tags(.vm, .bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct KernelSecurityVMTests {

@@ -7,7 +7,7 @@ import Testing
 /// `hr` on a second controller, and Bumble's GATT client (`Scripts/bumble-central`) as the
 /// independent check of the server.
 @Suite("rawble peripheral", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+       .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct PeripheralCommandTests {
     static let echoService = "72617762-6C65-4543-484F-000000000000"
     static let echoNotifying = "72617762-6C65-4543-484F-000000000001"

@@ -6,7 +6,7 @@ import Testing
 /// (a pseudo-terminal from util-linux's `script`), as a newcomer runs them. The earlier quick
 /// start put the peer in the background with `< /dev/tty &`: the shell stopped it at once
 /// ("Stopped (tty input)") and the scan after it ended in "did not answer HCI Reset".
-@Suite("The README's quick start in an interactive shell", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("The README's quick start in an interactive shell", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct QuickStartTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

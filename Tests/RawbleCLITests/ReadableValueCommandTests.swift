@@ -6,7 +6,7 @@ import Testing
 /// Values shown as what they mean (`gatt`, `read`, `notify`) and written typed (`write --as`),
 /// against Bumble's lab device and strap.
 @Suite("readable values: gatt, read, write --as, notify against Bumble",
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+       .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct ReadableValueCommandTests {
     static let presented = "72617762-6C65-4C61-6200-000000000005"
     static let writable = "72617762-6C65-4C61-6200-000000000003"

@@ -143,7 +143,7 @@ struct ReportCommandTests {
 }
 
 /// `rawble hr`'s live analysis and `report` on what `hr` itself wrote, against Bumble's strap.
-@Suite("rawble hr: live HRV events, and report on its own files", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("rawble hr: live HRV events, and report on its own files", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct LiveHRVCommandTests {
     @Test("--hrv-every 5: hrv events with the window's figures, artifacts and zone among unchanged measurements; --hrv-every 0: none")
     func hrvEvents() async throws {

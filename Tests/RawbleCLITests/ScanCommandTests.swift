@@ -4,7 +4,7 @@ import RawbleWire
 import Testing
 
 /// `rawble scan` as a user runs it, against Bumble's virtual controller and peripherals.
-@Suite("rawble scan against Bumble's virtual controller", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("rawble scan against Bumble's virtual controller", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct ScanCommandTests {
     /// The JSON device lines of a scan, keyed by address (the last line of each).
     static func devices(_ result: CLIResult) throws -> [String: [String: Any]] {

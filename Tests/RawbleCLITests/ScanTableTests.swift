@@ -1,4 +1,5 @@
 import Foundation
+import RawbleHostCore
 @testable import rawble
 import RawbleHost
 import RawbleTestSupport
@@ -80,7 +81,7 @@ struct ScanTableModelTests {
 }
 
 /// The live table as a person sees it (a pseudo-terminal from util-linux's `script`).
-@Suite("The live scan table on a terminal", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+@Suite("The live scan table on a terminal", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux's script is not installed"))
 struct LiveScanTableTests {
     static let terminal = CLI.terminalLauncher(setup: "stty cols 150 rows 40")

@@ -6,7 +6,7 @@ import Testing
 /// was using (Bumble's TCP server hands the controller to its newest client, and the first then
 /// hears nothing at all) froze `hr` without a word. Now `hr`, once the strap has been silent for
 /// `--timeout`, asks the controller something harmless; no answer either is one line, 74.
-@Suite("One host per controller", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("One host per controller", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct SharedControllerTests {
     @Test("a second rawble takes hr's controller: hr says the controller stopped answering (74), not a silent stall")
     func controllerTakenByAnotherHost() async throws {

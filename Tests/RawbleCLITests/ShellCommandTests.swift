@@ -5,7 +5,7 @@ import RawbleWire
 import Testing
 
 /// `rawble shell` driven from stdin as a script drives it, against Bumble's lab device and strap.
-@Suite("rawble shell against Bumble", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("rawble shell against Bumble", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct ShellCommandTests {
     static func lab(_ arguments: [String] = []) async throws -> (BumblePeer, BumblePeer.Device) {
         try await GATTCommandTests.lab(arguments)
@@ -201,7 +201,7 @@ struct ShellCommandTests {
 
 /// `rawble shell` at a terminal: a pseudo-terminal from util-linux's `script`, keys typed one
 /// group at a time, each after the prompt it answers is on screen.
-@Suite("rawble shell on a terminal", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+@Suite("rawble shell on a terminal", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux's script is not installed"))
 struct ShellTerminalTests {
     @Test("Tab completes and lists, a value notified prints above the line being typed, up recalls, Ctrl-C stops only the running command, Ctrl-D ends")

@@ -3,7 +3,7 @@ import RawbleTestSupport
 import Testing
 
 /// The status line as a person sees it on a terminal (a pseudo-terminal from util-linux's `script`).
-@Suite("The status line on a terminal", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+@Suite("The status line on a terminal", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux's script is not installed"))
 struct StatusLineTests {
     @Test("hr on a terminal: the status shows bpm, sparkline, zone and RMSSD; once hr ends it is cleared and never drawn again (the session line is last)")

@@ -120,7 +120,7 @@ private final class LinesSeen: @unchecked Sendable {
 }
 
 /// `--trace` as a user runs it, against Bumble's virtual controller.
-@Suite("rawble --trace against Bumble", .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("rawble --trace against Bumble", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct TraceCommandTests {
     /// Direction and summary of every trace line on stderr; a line that is not one fails the test.
     static func traced(_ stderr: String, sourceLocation: SourceLocation = #_sourceLocation) -> [(time: Double, direction: String, summary: String)] {

@@ -1,4 +1,5 @@
 import Foundation
+import RawbleTestSupport
 import RawbleWire
 
 /// A controller played by the test on a unix socket, for `rawble --transport unix:PATH`: it
@@ -157,35 +158,18 @@ final class UnixSocketController: @unchecked Sendable {
         return [[H4PacketType.acl.rawValue, UInt8(handle & 0xFF), UInt8(handle >> 8), UInt8(l2cap.count), 0x00] + l2cap]
     }
 
+    /// The host test suites' answer table (`ScriptedController.minimal`, whose peer and handle
+    /// are this controller's), with the script's departures from it.
     private func answer(_ command: HCICommand) -> [HCIEvent] {
-        func complete(_ parameters: [UInt8] = [0x00]) -> HCIEvent {
-            .commandComplete(.init(numHCICommandPackets: 1, opcode: command.opcode, returnParameters: parameters[...]))
-        }
-        func status(_ status: HCIStatus = .success) -> HCIEvent {
-            .commandStatus(.init(status: status, numHCICommandPackets: 1, opcode: command.opcode))
-        }
-        switch command {
-        case .leSetScanParameters:
-            if case .strayCommandComplete = script { return [complete(), complete()] }
-            return [complete()]
-        case .reset, .leSetRandomAddress, .leSetScanEnable, .leCreateConnectionCancel:
-            return [complete()]
-        case .leReadBufferSize:
-            return [complete([0x00, 27, 0x00, 3])]
-        case .leCreateConnection:
-            if case .nothingAdvertises = script { return [status()] }
-            let refused: Bool = if case .refuseConnection = script { true } else { false }
-            return [status(), .le(.connectionComplete(LEConnectionComplete(
-                status: refused ? .connectionFailedToBeEstablished : .success, connectionHandle: Self.handle,
-                role: .central, peerAddressType: .random, peerAddress: Self.peerAddress,
-                connectionInterval: 24, peripheralLatency: 0, supervisionTimeout: 400, centralClockAccuracy: 0)))]
-        case .disconnect(let handle, _):
-            return [status(), .disconnectionComplete(.init(status: .success, connectionHandle: handle,
-                                                           reason: .connectionTerminatedByLocalHost))]
-        case .leConnectionUpdate:
-            return [status()]
+        switch (command, script) {
+        case (.leSetScanParameters, .strayCommandComplete):
+            [ScriptedController.complete(command.opcode), ScriptedController.complete(command.opcode)]
+        case (.leCreateConnection, .nothingAdvertises):
+            [ScriptedController.status(command.opcode)]
+        case (.leCreateConnection, .refuseConnection):
+            [ScriptedController.status(command.opcode), ScriptedController.connectionComplete(status: .connectionFailedToBeEstablished)]
         default:
-            return [complete([HCIStatus.unknownCommand.rawValue])]
+            ScriptedController.minimal(command) ?? []
         }
     }
 

@@ -1,19 +1,13 @@
+import RawbleBearer
 import RawbleGATT
+import RawbleGATTCore
 import RawbleTestSupport
+import RawbleWire
 import Synchronization
 import Testing
 
 // Byte-stream tests of the ATT client against a scripted peer: the exact PDUs the client must
 // send and what the peer answers, hostile answers included.
-
-/// Waits (bounded: about 5 s) until `condition` holds; false if it never did.
-private func eventually(_ condition: @Sendable () async -> Bool) async -> Bool {
-    for _ in 0..<5000 {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return await condition()
-}
 
 /// The first `count` updates of `stream` (bounded wait).
 private func take(

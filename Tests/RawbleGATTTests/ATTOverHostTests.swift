@@ -1,7 +1,12 @@
+import RawbleBearer
 import RawbleGATT
+import RawbleGATTCore
+import RawbleHCITransport
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
 import RawbleTransport
+import RawbleWire
 import Synchronization
 import Testing
 
@@ -11,75 +16,13 @@ import Testing
 /// A minimal controller (3 ACL buffers of 27 bytes) that completes no ACL packet by itself: the
 /// test returns the credits (Number Of Completed Packets) when it wants. A Read Request from
 /// the host is answered by the peer at once with one byte, the handle's low byte.
-private final class SlowCreditController: Sendable {
-    static let handle: UInt16 = 0x0040
-    static let peer = DeviceAddress(BluetoothAddress(0xC1_22_33_44_55_66), type: .random)
-
-    let transport = InMemoryHCITransport()
-    private let acl = Mutex<[ACLPacket]>([])
-    private let completedCount = Mutex(0)
-
-    init() {
-        transport.respond { [self] packet in
-            switch packet.type {
-            case .command:
-                guard let command = try? HCICommand.decode(packet.bytes) else { return [] }
-                return Self.answer(command).map { H4Packet(type: .event, bytes: $0.encoded) }
-            case .acl:
-                guard let fragment = try? ACLPacket.decode(packet.bytes) else { return [] }
-                acl.withLock { $0.append(fragment) }
-                let payload = Array(fragment.payload)
-                if payload.count == 7, payload[2...4] == [0x04, 0x00, 0x0A] {
-                    let response: [UInt8] = [0x02, 0x00, 0x04, 0x00, 0x0B, payload[5]]
-                    return [H4Packet(type: .acl, bytes: ACLPacket(handle: Self.handle, packetBoundary: .firstFlushable, payload: response[...]).encoded)]
-                }
-                return []
-            default:
-                return []
-            }
-        }
-    }
-
-    /// Every ACL packet the host sent, in order.
-    var aclPackets: [ACLPacket] { acl.withLock { $0 } }
-
-    /// Returns one credit for every ACL packet sent and not yet completed, one event each.
-    /// Returns how many were completed.
-    func completeSentPackets() -> Int {
-        let sent = acl.withLock { $0.count }
-        let pending = completedCount.withLock { done -> Int in
-            defer { done = sent }
-            return sent - done
-        }
-        for _ in 0..<pending {
-            transport.inject(.numberOfCompletedPackets([.init(connectionHandle: Self.handle, count: 1)]))
-        }
-        return pending
-    }
-
-    static func answer(_ command: HCICommand) -> [HCIEvent] {
-        func complete(_ parameters: [UInt8] = [0x00]) -> HCIEvent {
-            .commandComplete(.init(numHCICommandPackets: 1, opcode: command.opcode, returnParameters: parameters[...]))
-        }
-        switch command {
-        case .reset, .leSetRandomAddress, .leCreateConnectionCancel:
-            return [complete()]
-        case .leReadBufferSize:
-            return [complete([0x00, 27, 0x00, 3])]
-        case .leCreateConnection:
-            return [
-                .commandStatus(.init(status: .success, numHCICommandPackets: 1, opcode: command.opcode)),
-                .le(.connectionComplete(LEConnectionComplete(
-                    status: .success, connectionHandle: handle, role: .central, peerAddressType: peer.type,
-                    peerAddress: peer.address, connectionInterval: 24, peripheralLatency: 0,
-                    supervisionTimeout: 400, centralClockAccuracy: 0))),
-            ]
-        case .disconnect(let handle, _):
-            return [.commandStatus(.init(status: .success, numHCICommandPackets: 1, opcode: command.opcode)),
-                    .disconnectionComplete(.init(status: .success, connectionHandle: handle, reason: .connectionTerminatedByLocalHost))]
-        default:
-            return [complete([HCIStatus.unknownCommand.rawValue])]
-        }
+private func slowCreditController() -> ScriptedController {
+    ScriptedController(completesACLAtOnce: false) { fragment in
+        let payload = Array(fragment.payload)
+        guard payload.count == 7, payload[2...4] == [0x04, 0x00, 0x0A] else { return [] }
+        let response: [UInt8] = [0x02, 0x00, 0x04, 0x00, 0x0B, payload[5]]
+        return [H4Packet(type: .acl, bytes: ACLPacket(handle: ScriptedController.handle, packetBoundary: .firstFlushable,
+                                                       payload: response[...]).encoded)]
     }
 }
 
@@ -95,9 +38,10 @@ private func quietHost() -> Adapter.Configuration {
 struct ATTOverHostBackPressureTests {
     @Test("a burst of Write Commands larger than the outgoing ACL queue waits for credits: all are sent in order, the link and the client stay usable")
     func writeCommandBurst() async throws {
-        let controller = SlowCreditController()
+        let controller = slowCreditController()
+        controller.run()
         let adapter = try await Adapter.open(controller.transport, configuration: quietHost())
-        let connection = try await adapter.connect(to: SlowCreditController.peer, timeout: .seconds(5))
+        let connection = try await adapter.connect(to: ScriptedController.peer, timeout: .seconds(5))
         var attConfiguration = ATTClient.Configuration()
         attConfiguration.logger.logLevel = .critical
         let client = ATTClient(bearer: connection.att, configuration: attConfiguration)
@@ -155,11 +99,12 @@ struct ATTOverHostBackPressureTests {
 
     @Test("a send that finds no room within the bound fails with a timeout, and one cancelled while waiting fails as cancelled; the link stays up")
     func blockedSendBounds() async throws {
-        let controller = SlowCreditController()
+        let controller = slowCreditController()
+        controller.run()
         var configuration = quietHost()
         configuration.aclSendTimeout = .milliseconds(200)
         let adapter = try await Adapter.open(controller.transport, configuration: configuration)
-        let connection = try await adapter.connect(to: SlowCreditController.peer, timeout: .seconds(5))
+        let connection = try await adapter.connect(to: ScriptedController.peer, timeout: .seconds(5))
         // 3 in the controller's buffers, 256 queued: full.
         for index in 0..<259 {
             try await connection.att.send([0x52, 0x10, 0x00, UInt8(index & 0xFF)])

@@ -2,9 +2,14 @@
 // sends" (Sources/RawbleGATT/RawbleGATT.docc/GATTClientPDUSequences.md) as a script on a
 // ScriptedATTBearer, and the examples of "Writing a byte-stream test"
 // (Sources/RawbleTestSupport/RawbleTestSupport.docc/WritingAByteStreamTest.md) as written there.
+import RawbleBearer
 import RawbleGATT
+import RawbleGATTCore
+import RawbleHCITransport
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
+import RawbleWire
 import Synchronization
 import Testing
 

@@ -1,12 +1,15 @@
 import RawbleGATT
+import RawbleGATTCore
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
 import RawbleTransport
+import RawbleWire
 import Testing
 
 /// The GATT client end to end over the stack's own host and L2CAP, against Bumble GATT servers
 /// on Bumble's virtual controller (Scripts/bumble-peer).
-@Suite("GATT client against Bumble", .serialized, .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("GATT client against Bumble", .serialized, .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct GATTBumbleTests {
     /// A connected GATT client on `name` from the peer's ready line, with the MTU exchanged.
     struct Session {

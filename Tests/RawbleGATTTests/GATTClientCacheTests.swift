@@ -1,8 +1,11 @@
 // The GATT client's discovery cache against a server that changes its database while a
 // discovery is waiting for its answers: a result discovered before a Service Changed must not
 // be cached after it (issue 9).
+import RawbleBearer
 import RawbleGATT
+import RawbleGATTCore
 import RawbleTestSupport
+import RawbleWire
 import Synchronization
 import Testing
 

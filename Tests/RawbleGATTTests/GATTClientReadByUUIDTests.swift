@@ -1,5 +1,8 @@
+import RawbleBearer
 import RawbleGATT
+import RawbleGATTCore
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 @Suite("GATT client: reading by characteristic UUID")

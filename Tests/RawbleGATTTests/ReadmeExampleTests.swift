@@ -1,5 +1,8 @@
+import RawbleBearer
 import RawbleGATT
+import RawbleGATTCore
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 /// The procedure-test example of docs/library.md, as written there.

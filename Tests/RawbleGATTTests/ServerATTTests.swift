@@ -2,7 +2,9 @@
 // unit/test-gatt.c: the exact request bytes a client sends, the exact bytes the server answers.
 // The database is `sampleDatabase()` (handles listed in ServerSupport.swift).
 import RawbleGATT
+import RawbleGATTCore
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 @Suite("Server database")

@@ -1,7 +1,10 @@
 // The GATT server end to end: rawble's own GATTClient (or a raw peer) against GATTServer over an
 // in-memory pair of bearers. Every wait is bounded (`within`); none sleeps.
+import RawbleBearer
 import RawbleGATT
+import RawbleGATTCore
 import RawbleTestSupport
+import RawbleWire
 import Synchronization
 import Testing
 

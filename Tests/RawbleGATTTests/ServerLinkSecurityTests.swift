@@ -1,6 +1,9 @@
 // The link's security as the bearer reports it, read by the GATT server before each request.
+import RawbleBearer
 import RawbleGATT
+import RawbleGATTCore
 import RawbleTestSupport
+import RawbleWire
 import Synchronization
 import Testing
 

@@ -2,7 +2,9 @@
 // definitions, the client finds exactly the services, includes, characteristics and
 // descriptors they describe, at the handles the numbering rule gives, and reads back every value.
 import RawbleGATT
+import RawbleGATTCore
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 @Suite("Server: random databases discovered end to end")

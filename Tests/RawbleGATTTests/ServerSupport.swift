@@ -1,6 +1,9 @@
 // The sample database the server tests share, and a harness that drives one `ATTServer` core
 // with hex: request bytes in, response bytes out.
+import RawbleBearer
 import RawbleGATT
+import RawbleGATTCore
+import RawbleWire
 import Synchronization
 import Testing
 

@@ -1,4 +1,7 @@
+import RawbleGATT
+import RawbleGATTCore
 import RawbleHeartRate
+import RawbleWire
 import Testing
 
 // The live view's "notifications per second", fed with made-up instants (no clock, no sleep).

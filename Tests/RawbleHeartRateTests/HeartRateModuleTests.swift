@@ -1,4 +1,7 @@
+import RawbleGATT
+import RawbleGATTCore
 import RawbleHeartRate
+import RawbleWire
 import Testing
 
 @Suite("Heart Rate module")

@@ -1,5 +1,9 @@
 @testable import RawbleHeartRate
+import RawbleBearer
+import RawbleGATT
+import RawbleGATTCore
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 // Byte-stream tests of the Heart Rate profile against a scripted strap: the exact PDUs the
@@ -18,15 +22,6 @@ private func failure(_ operation: () async throws(HeartRateError) -> Void) async
     } catch {
         return error
     }
-}
-
-/// Waits (bounded: about 5 s) until `condition` holds; false if it never did.
-private func eventually(_ condition: @Sendable () async -> Bool) async -> Bool {
-    for _ in 0..<5000 {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return await condition()
 }
 
 /// The PDUs of the minimal discovery, in order.

@@ -1,5 +1,9 @@
+import RawbleBearer
+import RawbleGATT
+import RawbleGATTCore
 import RawbleHeartRate
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 /// The "Heart Rate in the library" example of docs/library.md, as written there, on a scripted strap

@@ -1,7 +1,9 @@
 import Foundation
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
 import RawbleTransport
+import RawbleWire
 import Testing
 
 /// The project's Bumble central (`Scripts/bumble-central`, two centrals, ``BumbleCentral``) on a
@@ -9,7 +11,7 @@ import Testing
 /// name, connects, exchanges the ATT MTU with rawble, discovers its (empty) database and
 /// disconnects; the second finds rawble only once rawble advertises again after the first link.
 @Suite("Advertising: a Bumble central connects to rawble", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+       .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct AdapterAdvertisingBumbleTests {
     /// ATT requests rawble's test server answers with Attribute Not Found: every request a
     /// central's discovery or reads may send (Core Vol 3 Part F 3.4).

@@ -1,6 +1,9 @@
 import NIOCore
 import NIOPosix
+import RawbleBearer
+import RawbleHCITransport
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire
@@ -25,7 +28,7 @@ private final class OneReadController: HCITransport {
     }
 
     var commands: [HCICommand] { sent.withLock { $0 } }
-    var eventLoop: (any EventLoop)? { loop }
+    var eventLoop: any EventLoop { loop }
 
     func deliverPackets(to receiver: any HCIPacketReceiver) -> Bool {
         self.receiver.withLock { $0 = receiver }

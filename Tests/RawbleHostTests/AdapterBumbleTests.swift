@@ -1,12 +1,14 @@
 import Logging
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
 import RawbleTransport
+import RawbleWire
 import Testing
 
 /// The host against a real stack nobody on this project wrote: Bumble's virtual controller
 /// with Bumble peripherals (Scripts/bumble-peer), over H4 on 127.0.0.1.
-@Suite("Adapter against Bumble's virtual controller", .serialized, .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("Adapter against Bumble's virtual controller", .serialized, .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct AdapterBumbleTests {
     static func openAdapter(_ peer: BumblePeer) async throws -> Adapter {
         let transport: H4StreamTransport

@@ -1,5 +1,7 @@
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 // Task cancellation reaches every wait of the host: each test cancels a task blocked on a

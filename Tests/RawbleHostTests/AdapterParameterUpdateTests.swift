@@ -1,5 +1,7 @@
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 // Connection Parameter Update Requests from the peer: each is answered, but the controller is

@@ -1,6 +1,8 @@
 import NIOCore
 import NIOPosix
+import RawbleHCITransport
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire
@@ -23,7 +25,7 @@ private final class LoopController: HCITransport {
 
     /// For each packet sent so far: whether its `send` ran on the loop.
     var sentOnLoop: [Bool] { sends.withLock { $0 } }
-    var eventLoop: (any EventLoop)? { loop }
+    var eventLoop: any EventLoop { loop }
 
     func deliverPackets(to receiver: any HCIPacketReceiver) -> Bool {
         self.receiver.withLock { $0 = receiver }

@@ -1,97 +1,12 @@
+import RawbleBearer
+import RawbleHCITransport
 import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
 import RawbleTransport
+import RawbleWire
 import Synchronization
 import Testing
-
-/// A controller played by the test on an ``InMemoryHCITransport``: each command the host sends
-/// is answered with the events `answer` returns for it (`nil`: never answered); ACL packets are
-/// recorded and completed at once, as Bumble's controller does.
-final class ScriptedController: Sendable {
-    let transport = InMemoryHCITransport()
-    let answer: @Sendable (HCICommand) -> [HCIEvent]?
-    private let sentCommands = Mutex<[HCICommand]>([])
-    private let sentACL = Mutex<[ACLPacket]>([])
-
-    init(answer: @escaping @Sendable (HCICommand) -> [HCIEvent]? = ScriptedController.minimal) {
-        self.answer = answer
-    }
-
-    var commands: [HCICommand] { sentCommands.withLock { $0 } }
-    var aclPackets: [ACLPacket] { sentACL.withLock { $0 } }
-
-    /// Starts playing the controller: every packet the host sends is answered inside the
-    /// transport's `send`, so no test depends on a task being scheduled in time. (The task
-    /// returned has nothing left to do; tests cancel it for symmetry.)
-    func run() -> Task<Void, Never> {
-        transport.respond { [self] packet in
-            switch packet.type {
-            case .command:
-                guard let command = try? HCICommand.decode(packet.bytes) else { return [] }
-                sentCommands.withLock { $0.append(command) }
-                return (answer(command) ?? []).map { H4Packet(type: .event, bytes: $0.encoded) }
-            case .acl:
-                guard let acl = try? ACLPacket.decode(packet.bytes) else { return [] }
-                sentACL.withLock { $0.append(acl) }
-                let completed = HCIEvent.numberOfCompletedPackets([.init(connectionHandle: acl.handle, count: 1)])
-                return [H4Packet(type: .event, bytes: completed.encoded)]
-            default:
-                return []
-            }
-        }
-        return Task {}
-    }
-
-    /// Waits (bounded) until `count` ACL packets were sent.
-    func waitForACL(count: Int, timeout: Duration = .seconds(5)) async -> [ACLPacket] {
-        let end = ContinuousClock.now + timeout
-        while ContinuousClock.now < end {
-            let packets = aclPackets
-            if packets.count >= count { return packets }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return aclPackets
-    }
-
-    static func complete(_ opcode: HCIOpcode, _ parameters: [UInt8] = [0x00]) -> HCIEvent {
-        .commandComplete(.init(numHCICommandPackets: 1, opcode: opcode, returnParameters: parameters[...]))
-    }
-
-    static func status(_ opcode: HCIOpcode, _ status: HCIStatus = .success) -> HCIEvent {
-        .commandStatus(.init(status: status, numHCICommandPackets: 1, opcode: opcode))
-    }
-
-    static let peer = DeviceAddress(BluetoothAddress(0xC1_22_33_44_55_66), type: .random)
-    static let handle: UInt16 = 0x0040
-
-    static func connectionComplete(status: HCIStatus = .success, handle: UInt16 = handle,
-                                   role: LEConnectionComplete.Role = .central) -> HCIEvent {
-        .le(.connectionComplete(LEConnectionComplete(
-            status: status, connectionHandle: handle, role: role, peerAddressType: peer.type,
-            peerAddress: peer.address, connectionInterval: 24, peripheralLatency: 0,
-            supervisionTimeout: 400, centralClockAccuracy: 0)))
-    }
-
-    /// A controller with only what the start-up sequence requires (Reset, LE Read Buffer
-    /// Size, LE Set Random Address), legacy scanning and connections; every other command is
-    /// answered "Unknown HCI Command", as the specification says a controller must.
-    @Sendable static func minimal(_ command: HCICommand) -> [HCIEvent]? {
-        switch command {
-        case .reset, .leSetRandomAddress, .leSetScanParameters, .leSetScanEnable, .leCreateConnectionCancel:
-            [complete(command.opcode)]
-        case .leReadBufferSize:
-            [complete(command.opcode, [0x00, 27, 0x00, 3])]
-        case .leCreateConnection:
-            [status(command.opcode), connectionComplete()]
-        case .disconnect(let handle, _):
-            [status(command.opcode), .disconnectionComplete(.init(status: .success, connectionHandle: handle, reason: .connectionTerminatedByLocalHost))]
-        case .leConnectionUpdate:
-            [status(command.opcode)]
-        default:
-            [complete(command.opcode, [HCIStatus.unknownCommand.rawValue])]
-        }
-    }
-}
 
 /// Timeouts are generous (the whole suite runs in parallel on two cores) except where a test
 /// is about a command never answered.

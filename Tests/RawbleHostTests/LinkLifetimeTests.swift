@@ -1,5 +1,7 @@
 @testable import RawbleHost
+import RawbleHostCore
 import RawbleTestSupport
+import RawbleWire
 import Synchronization
 import Testing
 

@@ -1,4 +1,7 @@
 @testable import RawbleHost
+import RawbleBearer
+import RawbleHostCore
+import RawbleWire
 import Synchronization
 import Testing
 

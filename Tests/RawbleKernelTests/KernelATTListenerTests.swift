@@ -1,4 +1,5 @@
 import Glibc
+import RawbleWire
 @testable import RawbleKernel
 import RawbleBearer
 import RawbleTestSupport

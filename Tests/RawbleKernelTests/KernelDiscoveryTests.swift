@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleHostCore
 #endif
 import RawbleHost
 import RawbleKernel

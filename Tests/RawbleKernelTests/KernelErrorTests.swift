@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleWire
 #endif
 import RawbleKernel
 import SystemPackage

@@ -1,4 +1,5 @@
 import Foundation
+import RawbleWire
 #if canImport(FoundationXML)
 import FoundationXML
 #endif

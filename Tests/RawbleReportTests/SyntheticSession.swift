@@ -1,6 +1,7 @@
 import Foundation
 import RawbleReport
 import RawbleTestSupport
+import RawbleWire
 
 /// A made-up workout to plot, deterministic (seeded): warm-up, intervals up to ~182 bpm, a
 /// disconnection, cool-down; RR intervals with breathing and noise, and a few beats marked

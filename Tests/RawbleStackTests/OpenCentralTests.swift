@@ -1,10 +1,12 @@
 import Foundation
 import RawbleHost
+import RawbleHostCore
 import RawbleKernel
 import RawbleKernelHost
 import RawbleStack
 import RawbleTestSupport
 import RawbleTransport
+import RawbleWire
 import Synchronization
 import Testing
 
@@ -19,7 +21,7 @@ struct OpenCentralTests {
     }
 
     @Test("tcp: the peer's string opens rawble's host, which scans and finds the strap; taps see its packets",
-          .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+          .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
     func tcpFindsTheStrap() async throws {
         let peer = try await BumblePeer.start()
         defer { peer.stop() }

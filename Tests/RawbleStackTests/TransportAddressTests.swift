@@ -1,4 +1,5 @@
 import RawbleStack
+import RawbleWire
 import Testing
 
 /// The transport strings `rawble --transport` and embedders accept: what each parses to, that

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RawbleHCITransport
 import RawbleTestSupport
 import RawbleWire
 import Synchronization

@@ -8,7 +8,7 @@ import Testing
 /// rawble's GATT server exists: against Bumble's strap and lab, and against a host on a served
 /// port that plays a (minimal) server by hand, as rawble's peripheral will.
 @Suite("Fixture: Bumble central", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+       .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct BumbleCentralTests {
     static let labStream = "72617762-6C65-4C61-6200-000000000004"
     static let labWrite = "72617762-6C65-4C61-6200-000000000003"

@@ -7,7 +7,7 @@ import Testing
 
 /// The Bumble fixture, proven with the real H4 transport: Bumble's controller answers HCI, and
 /// every peripheral in the ready line is seen advertising what the line says.
-@Suite("BumblePeer", .serialized, .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+@Suite("BumblePeer", .serialized, .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct BumblePeerTests {
     /// Sends `command` and waits (bounded) for its Command Complete, returning it.
     static func run(_ command: HCICommand, on transport: H4StreamTransport,

@@ -1,5 +1,6 @@
 import Glibc
 import NIOCore
+import RawbleHCITransport
 import RawbleTestSupport
 import RawbleWire
 import Synchronization
@@ -43,20 +44,10 @@ final class RecordingReceiver: HCIPacketReceiver {
     var snapshot: Record { record.withLock { $0 } }
 }
 
-/// Whether `condition` holds within `seconds` (polled).
-private func eventually(seconds: Double, _ condition: @Sendable () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}
-
 @Suite struct PacketDeliveryTests {
     @Test func aReceiverGetsEveryPacketInOrderOnTheLoopThenTheEndOnceAndThePacketsStreamIsEmpty() async throws {
         let (_, transport, connection) = try await connectedPair()
-        let loop = try #require(transport.eventLoop)
+        let loop = transport.eventLoop
         // Some packets before the receiver is chosen (read and held, or still in the socket),
         // some after, in writes of one and of many packets.
         for i in 0..<100 { connection.write(numberedPacket(i)) }
@@ -78,7 +69,7 @@ private func eventually(seconds: Double, _ condition: @Sendable () -> Bool) asyn
 
     @Test func closingGivesTheReceiverClosed() async throws {
         let (_, transport, connection) = try await connectedPair()
-        let receiver = RecordingReceiver(loop: try #require(transport.eventLoop))
+        let receiver = RecordingReceiver(loop: transport.eventLoop)
         #expect(transport.deliverPackets(to: receiver))
         connection.write(emptyEvent.encoded)
         #expect(await eventually(seconds: 10) { receiver.snapshot.packets == [emptyEvent] })
@@ -91,7 +82,7 @@ private func eventually(seconds: Double, _ condition: @Sendable () -> Bool) asyn
         let (_, transport, connection) = try await connectedPair()
         connection.write(emptyEvent.encoded)
         #expect(try await receive(1, from: transport) == [emptyEvent])
-        let receiver = RecordingReceiver(loop: try #require(transport.eventLoop))
+        let receiver = RecordingReceiver(loop: transport.eventLoop)
         #expect(!transport.deliverPackets(to: receiver))
         connection.write(commandComplete.encoded)
         #expect(try await receive(1, from: transport) == [commandComplete])
@@ -101,7 +92,7 @@ private func eventually(seconds: Double, _ condition: @Sendable () -> Bool) asyn
 
     @Test func aSecondReceiverIsRefused() async throws {
         let (_, transport, _) = try await connectedPair()
-        let loop = try #require(transport.eventLoop)
+        let loop = transport.eventLoop
         #expect(transport.deliverPackets(to: RecordingReceiver(loop: loop)))
         #expect(!transport.deliverPackets(to: RecordingReceiver(loop: loop)))
         await transport.close()

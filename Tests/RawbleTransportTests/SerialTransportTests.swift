@@ -1,4 +1,5 @@
 import Glibc
+import RawbleHCITransport
 import RawbleTestSupport
 import RawbleWire
 import Synchronization

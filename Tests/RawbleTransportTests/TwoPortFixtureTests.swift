@@ -1,4 +1,5 @@
 import Glibc
+import RawbleHCITransport
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire
@@ -9,7 +10,7 @@ import Testing
 /// different ports see each other's advertising, connect and exchange ACL data, as rawble's
 /// peripheral and rawble's central will.
 @Suite("Fixture: two ports on one link", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+       .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct TwoPortFixtureTests {
     @Test func theReadyLineNamesEveryPortAndEachControllerHasItsOwnPublicAddress() async throws {
         let peer = try await BumblePeer.start(arguments: ["--no-standard", "--controller-address", "00:1B:DC:00:00:0A"],
@@ -165,7 +166,7 @@ struct TwoPortFixtureTests {
 /// A served controller's Reset and LE Create Connection Cancel, as the specification has them
 /// (stock Bumble 0.0.236 answered both with success and changed nothing).
 @Suite("Fixture: Reset and Create Connection Cancel", .serialized,
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+       .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct FixtureControllerStateTests {
     static func connect(_ host: LinkHost, to address: BluetoothAddress, type: LEAddressType = .public) async throws
         -> (status: HCIStatus, returnParameters: ArraySlice<UInt8>)

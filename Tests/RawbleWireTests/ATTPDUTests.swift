@@ -4,8 +4,6 @@ import Testing
 
 // MARK: - Helpers (file-private: other areas share this test module)
 
-private func bytes(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
-
 private func decodeError(_ input: [UInt8]) -> WireError? {
     do {
         _ = try ATTPDU.decode(input)
@@ -225,11 +223,11 @@ struct ATTPDUTests {
     @Test func errorResponseForReadByTypeIsAttributeNotFound() throws {
         let pdu = try ATTPDU.decode(bytes("01 08 01 00 0A"))
         #expect(pdu == .errorResponse(requestOpcode: .readByTypeRequest, handle: 1, errorCode: .attributeNotFound))
-        #expect(pdu.encoded == (try bytes("01 08 01 00 0A")))
+        #expect(pdu.encoded == (bytes("01 08 01 00 0A")))
     }
 
     @Test func readByGroupTypeResponseListsAPrimaryService() throws {
-        let input = try bytes("11 06 01 00 07 00 00 18")
+        let input = bytes("11 06 01 00 07 00 00 18")
         let pdu = try ATTPDU.decode(input)
         #expect(pdu == .readByGroupTypeResponse([ATTPDU.GroupValue(handle: 1, endGroupHandle: 7, value: [0x00, 0x18])]))
         guard case .readByGroupTypeResponse(let groups) = pdu else { return }
@@ -238,7 +236,7 @@ struct ATTPDUTests {
     }
 
     @Test func readByGroupTypeResponseWith128BitServices() throws {
-        let input = try bytes("11 14 10 00 1A 00 9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E")
+        let input = bytes("11 14 10 00 1A 00 9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E")
         guard case .readByGroupTypeResponse(let groups) = try ATTPDU.decode(input) else {
             Issue.record("wrong case"); return
         }
@@ -248,7 +246,7 @@ struct ATTPDUTests {
     }
 
     @Test func findInformationResponseFormat1Has16BitUUIDs() throws {
-        let input = try bytes("05 01 03 00 02 29 04 00 01 29")
+        let input = bytes("05 01 03 00 02 29 04 00 01 29")
         let pdu = try ATTPDU.decode(input)
         #expect(pdu == .findInformationResponse([
             ATTPDU.HandleUUID(handle: 3, uuid: .clientCharacteristicConfiguration),
@@ -258,7 +256,7 @@ struct ATTPDUTests {
     }
 
     @Test func findInformationResponseFormat2Has128BitUUIDs() throws {
-        let input = try bytes("05 02 0A 00 9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 02 00 40 6E")
+        let input = bytes("05 02 0A 00 9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 02 00 40 6E")
         let pdu = try ATTPDU.decode(input)
         let uuid = try #require(BluetoothUUID("6E400002-B5A3-F393-E0A9-E50E24DCCA9E"))
         #expect(pdu == .findInformationResponse([ATTPDU.HandleUUID(handle: 0x0A, uuid: uuid)]))
@@ -267,17 +265,17 @@ struct ATTPDUTests {
 
     @Test func findInformationResponseFormat2WithABaseUUIDDecodesToThe16BitValue() throws {
         // 00002902-0000-1000-8000-00805F9B34FB sent as 128 bits.
-        let input = try bytes("05 02 03 00 FB 34 9B 5F 80 00 00 80 00 10 00 00 02 29 00 00")
+        let input = bytes("05 02 03 00 FB 34 9B 5F 80 00 00 80 00 10 00 00 02 29 00 00")
         let pdu = try ATTPDU.decode(input)
         #expect(pdu == .findInformationResponse([ATTPDU.HandleUUID(handle: 3, uuid: BluetoothUUID(0x2902))]))
         #expect((try? ATTPDU.decode(pdu.encoded)) == pdu)
     }
 
     @Test func findByTypeValueDiscoversAServiceByUUID() throws {
-        let request = try bytes("06 01 00 FF FF 00 28 0D 18")
+        let request = bytes("06 01 00 FF FF 00 28 0D 18")
         #expect(try ATTPDU.decode(request) == .findByTypeValueRequest(
             startHandle: 1, endHandle: 0xFFFF, attributeType: 0x2800, value: [0x0D, 0x18]))
-        let response = try bytes("07 10 00 1A 00 20 00 FF FF")
+        let response = bytes("07 10 00 1A 00 20 00 FF FF")
         #expect(try ATTPDU.decode(response) == .findByTypeValueResponse([
             ATTPDU.HandleRange(foundHandle: 0x10, groupEndHandle: 0x1A),
             ATTPDU.HandleRange(foundHandle: 0x20, groupEndHandle: 0xFFFF),
@@ -287,17 +285,17 @@ struct ATTPDUTests {
     @Test func readByTypeRequestTakes16Or128BitTypes() throws {
         #expect(try ATTPDU.decode(bytes("08 01 00 FF FF 03 28")) ==
             .readByTypeRequest(startHandle: 1, endHandle: 0xFFFF, attributeType: .characteristic))
-        let long = try bytes("08 01 00 FF FF 9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E")
+        let long = bytes("08 01 00 FF FF 9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E")
         let pdu = try ATTPDU.decode(long)
         #expect(pdu == .readByTypeRequest(startHandle: 1, endHandle: 0xFFFF,
                                           attributeType: BluetoothUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")!))
         #expect(pdu.encoded == long)
         #expect(ATTPDU.readByGroupTypeRequest(startHandle: 1, endHandle: 0xFFFF, groupType: .primaryService).encoded
-            == (try bytes("10 01 00 FF FF 00 28")))
+            == (bytes("10 01 00 FF FF 00 28")))
     }
 
     @Test func readByTypeResponseListsCharacteristicDeclarations() throws {
-        let input = try bytes("09 07 02 00 10 03 00 37 2A 04 00 02 05 00 38 2A")
+        let input = bytes("09 07 02 00 10 03 00 37 2A 04 00 02 05 00 38 2A")
         let pdu = try ATTPDU.decode(input)
         guard case .readByTypeResponse(let entries) = pdu else { Issue.record("wrong case"); return }
         #expect(entries.map(\.handle) == [2, 4])
@@ -322,7 +320,7 @@ struct ATTPDUTests {
         #expect(try ATTPDU.decode(bytes("12 04 00 01 00")) == .writeRequest(handle: 4, value: [0x01, 0x00]))
         #expect(try ATTPDU.decode(bytes("13")) == .writeResponse)
         #expect(try ATTPDU.decode(bytes("52 09 00 01")) == .writeCommand(handle: 9, value: [0x01]))
-        let signed = try bytes("D2 03 00 AA BB 01 02 03 04 05 06 07 08 09 0A 0B 0C")
+        let signed = bytes("D2 03 00 AA BB 01 02 03 04 05 06 07 08 09 0A 0B 0C")
         let pdu = try ATTPDU.decode(signed)
         #expect(pdu == .signedWriteCommand(handle: 3, value: [0xAA, 0xBB], signature: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]))
         #expect(pdu.encoded == signed)
@@ -340,11 +338,11 @@ struct ATTPDUTests {
     }
 
     @Test func serverInitiatedUpdates() throws {
-        let hrm = try bytes("1B 2A 00 06 5A")
+        let hrm = bytes("1B 2A 00 06 5A")
         #expect(try ATTPDU.decode(hrm) == .handleValueNotification(handle: 0x2A, value: [0x06, 0x5A]))
         #expect(try ATTPDU.decode(bytes("1D 03 00 01 00 FF FF")) == .handleValueIndication(handle: 3, value: [1, 0, 0xFF, 0xFF]))
         #expect(try ATTPDU.decode(bytes("1E")) == .handleValueConfirmation)
-        let multiple = try bytes("23 03 00 02 00 06 5A 05 00 00 00 07 00 01 00 09")
+        let multiple = bytes("23 03 00 02 00 06 5A 05 00 00 00 07 00 01 00 09")
         let pdu = try ATTPDU.decode(multiple)
         #expect(pdu == .multipleHandleValueNotification([
             ATTPDU.HandleValue(handle: 3, value: [0x06, 0x5A]),
@@ -355,21 +353,21 @@ struct ATTPDUTests {
     }
 
     @Test func notificationValueIsASliceOfTheInput() throws {
-        let input = try bytes("1B 2A 00 06 5A")
+        let input = bytes("1B 2A 00 06 5A")
         guard case .handleValueNotification(_, let value) = try ATTPDU.decode(input) else { return }
         #expect(value.startIndex == 3 && value.endIndex == 5)
     }
 
     @Test func readMultipleVariable() throws {
         #expect(try ATTPDU.decode(bytes("20 03 00 05 00 07 00")) == .readMultipleVariableRequest(handles: [3, 5, 7]))
-        let complete = try bytes("21 02 00 AA BB 00 00 01 00 CC")
+        let complete = bytes("21 02 00 AA BB 00 00 01 00 CC")
         #expect(try ATTPDU.decode(complete) == .readMultipleVariableResponse([
             ATTPDU.LengthValue(value: [0xAA, 0xBB]), ATTPDU.LengthValue(value: []), ATTPDU.LengthValue(value: [0xCC]),
         ]))
     }
 
     @Test func readMultipleVariableResponseKeepsAValueCutByTheMTU() throws {
-        let input = try bytes("21 02 00 AA BB 10 00 CC DD")
+        let input = bytes("21 02 00 AA BB 10 00 CC DD")
         let pdu = try ATTPDU.decode(input)
         guard case .readMultipleVariableResponse(let tuples) = pdu else { Issue.record("wrong case"); return }
         #expect(tuples.count == 2)
@@ -381,7 +379,7 @@ struct ATTPDUTests {
     }
 
     @Test func unknownOpcodesKeepTheirParameters() throws {
-        let input = try bytes("3F 01 02 03")
+        let input = bytes("3F 01 02 03")
         let pdu = try ATTPDU.decode(input)
         #expect(pdu == .unknown(opcode: ATTOpcode(0x3F), parameters: [1, 2, 3]))
         #expect(pdu.encoded == input)
@@ -415,12 +413,12 @@ struct ATTMalformedTests {
         #expect(error.kind == .truncated(needed: 2, available: 1))
         #expect(error.offset == 1)
         #expect(error.context == "ATT Exchange MTU Request")
-        #expect(decodeError(try bytes("01 08 01 00")) != nil)
-        #expect(decodeError(try bytes("0C 03 00 16")) != nil)
-        #expect(decodeError(try bytes("1B 2A")) != nil)
-        #expect(decodeError(try bytes("16 03 00 14")) != nil)
-        #expect(decodeError(try bytes("06 01 00 FF FF 00")) != nil)
-        #expect(decodeError(try bytes("18")) != nil)
+        #expect(decodeError(bytes("01 08 01 00")) != nil)
+        #expect(decodeError(bytes("0C 03 00 16")) != nil)
+        #expect(decodeError(bytes("1B 2A")) != nil)
+        #expect(decodeError(bytes("16 03 00 14")) != nil)
+        #expect(decodeError(bytes("06 01 00 FF FF 00")) != nil)
+        #expect(decodeError(bytes("18")) != nil)
     }
 
     @Test func trailingBytesAreErrors() throws {
@@ -429,62 +427,62 @@ struct ATTMalformedTests {
             let error = try #require(decodeError(try bytes(text)), "\(text)")
             guard case .trailingBytes = error.kind else { Issue.record("\(text): \(error)"); continue }
         }
-        let error = try #require(decodeError(try bytes("02 05 02 00")))
+        let error = try #require(decodeError(bytes("02 05 02 00")))
         #expect(error.kind == .trailingBytes(count: 1) && error.offset == 3)
     }
 
     @Test func findInformationResponseRejectsUnknownFormatsAndPartialEntries() throws {
-        let unknownFormat = try #require(decodeError(try bytes("05 03 01 00 00 18")))
+        let unknownFormat = try #require(decodeError(bytes("05 03 01 00 00 18")))
         #expect(unknownFormat.kind == .unknownValue(3) && unknownFormat.offset == 1)
-        #expect(decodeError(try bytes("05 01 03 00 02")) != nil)
-        #expect(decodeError(try bytes("05 02 03 00 02 29")) != nil)
-        #expect(decodeError(try bytes("05")) != nil)
+        #expect(decodeError(bytes("05 01 03 00 02")) != nil)
+        #expect(decodeError(bytes("05 02 03 00 02 29")) != nil)
+        #expect(decodeError(bytes("05")) != nil)
     }
 
     @Test func readByTypeResponseLengthMustBeAtLeast2AndDivideTheRest() throws {
-        let tooShort = try #require(decodeError(try bytes("09 01 02")))
+        let tooShort = try #require(decodeError(bytes("09 01 02")))
         #expect(tooShort.offset == 1)
-        #expect(decodeError(try bytes("09 00")) != nil)
-        let nonDividing = try #require(decodeError(try bytes("09 04 01 00 AA BB 02 00")))
+        #expect(decodeError(bytes("09 00")) != nil)
+        let nonDividing = try #require(decodeError(bytes("09 04 01 00 AA BB 02 00")))
         #expect(nonDividing.context == "ATT Read By Type Response")
-        #expect(decodeError(try bytes("09")) != nil)
+        #expect(decodeError(bytes("09")) != nil)
     }
 
     @Test func readByGroupTypeResponseLengthMustBeAtLeast4AndDivideTheRest() throws {
-        #expect(decodeError(try bytes("11 03 01 00 02")) != nil)
-        #expect(decodeError(try bytes("11 06 01 00 07 00 00 18 08 00")) != nil)
+        #expect(decodeError(bytes("11 03 01 00 02")) != nil)
+        #expect(decodeError(bytes("11 06 01 00 07 00 00 18 08 00")) != nil)
     }
 
     @Test func findByTypeValueResponseMustHoldWholeRanges() throws {
-        #expect(decodeError(try bytes("07 01 00 05")) != nil)
+        #expect(decodeError(bytes("07 01 00 05")) != nil)
     }
 
     @Test func attributeTypesMustBe2Or16Bytes() throws {
-        #expect(decodeError(try bytes("08 01 00 FF FF 0D 18 00 00")) != nil)
-        #expect(decodeError(try bytes("10 01 00 FF FF 00")) != nil)
-        #expect(decodeError(try bytes("08 01 00 FF FF")) != nil)
+        #expect(decodeError(bytes("08 01 00 FF FF 0D 18 00 00")) != nil)
+        #expect(decodeError(bytes("10 01 00 FF FF 00")) != nil)
+        #expect(decodeError(bytes("08 01 00 FF FF")) != nil)
     }
 
     @Test func readMultipleNeedsTwoWholeHandles() throws {
-        #expect(decodeError(try bytes("0E 03 00")) != nil)
-        #expect(decodeError(try bytes("0E 03 00 05")) != nil)
-        #expect(decodeError(try bytes("20 03 00")) != nil)
-        #expect(decodeError(try bytes("20 03 00 05 00 07")) != nil)
+        #expect(decodeError(bytes("0E 03 00")) != nil)
+        #expect(decodeError(bytes("0E 03 00 05")) != nil)
+        #expect(decodeError(bytes("20 03 00")) != nil)
+        #expect(decodeError(bytes("20 03 00 05 00 07")) != nil)
     }
 
     @Test func signedWriteNeedsAWholeSignature() throws {
-        #expect(decodeError(try bytes("D2 03 00 01 02 03 04 05 06 07 08 09 0A 0B")) != nil)
-        #expect(decodeError(try bytes("D2 03")) != nil)
+        #expect(decodeError(bytes("D2 03 00 01 02 03 04 05 06 07 08 09 0A 0B")) != nil)
+        #expect(decodeError(bytes("D2 03")) != nil)
     }
 
     @Test func multipleHandleValueNotificationLengthsMustFit() throws {
-        #expect(decodeError(try bytes("23 03 00 05 00 01 02")) != nil)
-        #expect(decodeError(try bytes("23 03 00 01")) != nil)
-        #expect(decodeError(try bytes("23 03")) != nil)
+        #expect(decodeError(bytes("23 03 00 05 00 01 02")) != nil)
+        #expect(decodeError(bytes("23 03 00 01")) != nil)
+        #expect(decodeError(bytes("23 03")) != nil)
     }
 
     @Test func errorOffsetsAreAbsoluteInASlice() throws {
-        let buffer = try bytes("AA BB 02 05")
+        let buffer = bytes("AA BB 02 05")
         do {
             _ = try ATTPDU.decode(buffer[2...])
             Issue.record("decoded a truncated PDU")

@@ -2,11 +2,6 @@ import PropertyBased
 import RawbleWire
 import Testing
 
-/// Hex text to bytes for vectors.
-private func bytes(_ hex: String) -> [UInt8] {
-    do { return try Hex.decode(hex) } catch { Issue.record("bad hex in test: \(error)"); return [] }
-}
-
 private let heartRate = BluetoothUUID(0x180D)
 private let nordicUART = BluetoothUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")!
 

@@ -2,8 +2,6 @@ import PropertyBased
 import RawbleWire
 import Testing
 
-private func bytes(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
-
 private func fails<T: WireDecodable>(_ type: T.Type, _ input: [UInt8]) -> Bool {
     (try? T.decode(input)) == nil
 }
@@ -30,7 +28,7 @@ struct GATTDeclarationTests {
         let short = try ServiceDeclaration.decode(bytes("0D 18"))
         #expect(short.uuid == BluetoothUUID(0x180D))
         #expect(short.encoded == [0x0D, 0x18])
-        let long = try bytes("9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E")
+        let long = bytes("9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 01 00 40 6E")
         let service = try ServiceDeclaration.decode(long)
         #expect(service.uuid == BluetoothUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E"))
         #expect(service.encoded == long)
@@ -43,28 +41,28 @@ struct GATTDeclarationTests {
     @Test func includeDeclarationHasAUUIDOnlyWhen16Bit() throws {
         let with = try IncludeDeclaration.decode(bytes("05 00 08 00 0F 18"))
         #expect(with == IncludeDeclaration(includedServiceHandle: 5, endGroupHandle: 8, serviceUUID: BluetoothUUID(0x180F)))
-        #expect(with.encoded == (try bytes("05 00 08 00 0F 18")))
+        #expect(with.encoded == (bytes("05 00 08 00 0F 18")))
         let without = try IncludeDeclaration.decode(bytes("05 00 08 00"))
         #expect(without.serviceUUID == nil)
-        #expect(without.encoded == (try bytes("05 00 08 00")))
-        #expect(fails(IncludeDeclaration.self, try bytes("05 00 08")))
-        #expect(fails(IncludeDeclaration.self, try bytes("05 00 08 00 0F")))
-        #expect(fails(IncludeDeclaration.self, try bytes("05 00 08 00 0F 18 00")))
+        #expect(without.encoded == (bytes("05 00 08 00")))
+        #expect(fails(IncludeDeclaration.self, bytes("05 00 08")))
+        #expect(fails(IncludeDeclaration.self, bytes("05 00 08 00 0F")))
+        #expect(fails(IncludeDeclaration.self, bytes("05 00 08 00 0F 18 00")))
     }
 
     @Test func characteristicDeclarationForHeartRateMeasurement() throws {
-        let input = try bytes("10 03 00 37 2A")
+        let input = bytes("10 03 00 37 2A")
         let declaration = try CharacteristicDeclaration.decode(input)
         #expect(declaration.properties == .notify)
         #expect(declaration.valueHandle == 3)
         #expect(declaration.uuid == BluetoothUUID(0x2A37))
         #expect(declaration.encoded == input)
-        let long = try bytes("0C 0E 00 9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 02 00 40 6E")
+        let long = bytes("0C 0E 00 9E CA DC 24 0E E5 A9 E0 93 F3 A3 B5 02 00 40 6E")
         let uart = try CharacteristicDeclaration.decode(long)
         #expect(uart.properties == [.writeWithoutResponse, .write])
         #expect(uart.encoded == long)
-        #expect(fails(CharacteristicDeclaration.self, try bytes("10 03 00 37")))
-        #expect(fails(CharacteristicDeclaration.self, try bytes("10 03 00 37 2A 00")))
+        #expect(fails(CharacteristicDeclaration.self, bytes("10 03 00 37")))
+        #expect(fails(CharacteristicDeclaration.self, bytes("10 03 00 37 2A 00")))
     }
 
     @Test func characteristicPropertyNames() {
@@ -104,9 +102,9 @@ struct GATTDeclarationTests {
         #expect(changed == ServiceChanged(startHandle: 1, endHandle: 0xFFFF))
         #expect(changed.handles == 1...0xFFFF)
         #expect(ServiceChanged(startHandle: 9, endHandle: 2).handles == nil)
-        #expect(changed.encoded == (try bytes("01 00 FF FF")))
-        #expect(fails(ServiceChanged.self, try bytes("01 00 FF")))
-        #expect(fails(ServiceChanged.self, try bytes("01 00 FF FF 00")))
+        #expect(changed.encoded == (bytes("01 00 FF FF")))
+        #expect(fails(ServiceChanged.self, bytes("01 00 FF")))
+        #expect(fails(ServiceChanged.self, bytes("01 00 FF FF 00")))
     }
 
     @Test func declarationsRoundTrip() async {

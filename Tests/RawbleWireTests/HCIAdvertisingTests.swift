@@ -3,11 +3,6 @@ import RawbleTestSupport
 import RawbleWire
 import Testing
 
-private func bytes(_ hex: String) -> [UInt8] {
-    // Test vectors are literals; a typo is a test bug, reported as an empty vector.
-    (try? Hex.decode(hex)) ?? []
-}
-
 /// Legacy and extended advertising commands, their returns and events, built field by field
 /// from Core Vol 4 Part E 7.8.6–7.8.10, 7.8.52–7.8.60 and 7.7.65.18.
 @Suite("HCI advertising: specification vectors")

@@ -2,10 +2,6 @@ import PropertyBased
 import RawbleWire
 import Testing
 
-private func bytes(_ hex: String) -> [UInt8] {
-    (try? Hex.decode(hex)) ?? []
-}
-
 private func returnError(_ opcode: HCIOpcode, _ parameters: [UInt8]) -> WireError? {
     do {
         _ = try CommandReturn.decode(opcode: opcode, returnParameters: parameters)

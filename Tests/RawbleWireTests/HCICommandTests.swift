@@ -3,11 +3,6 @@ import RawbleTestSupport
 import RawbleWire
 import Testing
 
-private func bytes(_ hex: String) -> [UInt8] {
-    // Test vectors are literals; a typo is a test bug, reported as an empty vector.
-    (try? Hex.decode(hex)) ?? []
-}
-
 private func decodeError(_ packet: [UInt8]) -> WireError? {
     do {
         _ = try HCICommand.decode(packet)

@@ -2,10 +2,6 @@ import PropertyBased
 import RawbleWire
 import Testing
 
-private func bytes(_ text: String) -> [UInt8] {
-    (try? Hex.decode(text)) ?? []
-}
-
 private func decodeError(_ text: String) -> WireError? {
     do {
         _ = try HeartRateMeasurement.decode(bytes(text))

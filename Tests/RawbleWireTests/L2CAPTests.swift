@@ -2,8 +2,6 @@ import PropertyBased
 import RawbleWire
 import Testing
 
-private func bytes(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
-
 private func signalingError(_ input: [UInt8]) -> WireError? {
     do {
         _ = try LESignalingCommand.decode(input)
@@ -36,7 +34,7 @@ private func frameError(_ input: [UInt8]) -> WireError? {
 @Suite("L2CAP basic frames")
 struct L2CAPFrameTests {
     @Test func frameCarriesAnATTPayload() throws {
-        let input = try bytes("03 00 04 00 02 05 02")
+        let input = bytes("03 00 04 00 02 05 02")
         let frame = try L2CAPFrame.decode(input)
         #expect(frame.channelID == .att)
         #expect(frame.payload == [0x02, 0x05, 0x02])
@@ -44,7 +42,7 @@ struct L2CAPFrameTests {
         #expect(try ATTPDU.decode(frame.payload) == .exchangeMTURequest(clientMTU: 517))
         #expect(frame.encoded == input)
         #expect(L2CAPFrame(channelID: .leSignaling, payload: [0x13, 0x01, 0x02, 0x00, 0x00, 0x00]).encoded
-            == (try bytes("06 00 05 00 13 01 02 00 00 00")))
+            == (bytes("06 00 05 00 13 01 02 00 00 00")))
     }
 
     @Test func emptyPayloadIsAValidFrame() throws {
@@ -52,31 +50,31 @@ struct L2CAPFrameTests {
     }
 
     @Test func lengthLongerThanThePayloadIsTruncated() throws {
-        let error = try #require(frameError(try bytes("04 00 04 00 02 05 02")))
+        let error = try #require(frameError(bytes("04 00 04 00 02 05 02")))
         #expect(error.kind == .truncated(needed: 4, available: 3))
         #expect(error.context == "L2CAP basic frame")
     }
 
     @Test func lengthShorterThanThePayloadIsTrailingBytes() throws {
-        let error = try #require(frameError(try bytes("02 00 04 00 02 05 02")))
+        let error = try #require(frameError(bytes("02 00 04 00 02 05 02")))
         #expect(error.kind == .trailingBytes(count: 1))
         #expect(error.offset == 6)
     }
 
     @Test func headerShorterThan4BytesIsTruncated() throws {
         #expect(frameError([]) != nil)
-        #expect(frameError(try bytes("00 00 04")) != nil)
+        #expect(frameError(bytes("00 00 04")) != nil)
     }
 
     @Test func headerPeekNeedsFourBytes() throws {
-        #expect(L2CAPHeader(peeking: try bytes("03 00 04")) == nil)
+        #expect(L2CAPHeader(peeking: bytes("03 00 04")) == nil)
         #expect(L2CAPHeader(peeking: [UInt8]()) == nil)
-        let header = try #require(L2CAPHeader(peeking: try bytes("17 00 04 00 1B")))
+        let header = try #require(L2CAPHeader(peeking: bytes("17 00 04 00 1B")))
         #expect(header.length == 23 && header.channelID == .att)
         #expect(header.frameLength == 27)
-        let slice = try bytes("FF FF 10 02 06 00")[2...]
+        let slice = bytes("FF FF 10 02 06 00")[2...]
         #expect(L2CAPHeader(peeking: slice) == L2CAPHeader(length: 0x0210, channelID: .securityManager))
-        #expect(L2CAPHeader(peeking: try bytes("FF FF FF FF"))?.frameLength == 4 + 0xFFFF)
+        #expect(L2CAPHeader(peeking: bytes("FF FF FF FF"))?.frameLength == 4 + 0xFFFF)
     }
 
     @Test func channelIdentifiersHaveNames() {
@@ -120,7 +118,7 @@ struct L2CAPFrameTests {
 struct LESignalingTests {
     @Test func connectionParameterUpdateRequestFromAPeripheral() throws {
         // interval 7.5–15 ms, latency 0, timeout 4 s
-        let input = try bytes("12 01 08 00 06 00 0C 00 00 00 90 01")
+        let input = bytes("12 01 08 00 06 00 0C 00 00 00 90 01")
         let command = try LESignalingCommand.decode(input)
         let parameters = LESignalingCommand.ConnectionParameters(
             minimumInterval: 6, maximumInterval: 12, peripheralLatency: 0, timeoutMultiplier: 400)
@@ -133,44 +131,44 @@ struct LESignalingTests {
 
     @Test func connectionParameterUpdateResponses() throws {
         let accepted = LESignalingCommand(identifier: 1, .connectionParameterUpdateResponse(.accepted))
-        #expect(accepted.encoded == (try bytes("13 01 02 00 00 00")))
+        #expect(accepted.encoded == (bytes("13 01 02 00 00 00")))
         let rejected = LESignalingCommand(identifier: 7, .connectionParameterUpdateResponse(.rejected))
-        #expect(rejected.encoded == (try bytes("13 07 02 00 01 00")))
+        #expect(rejected.encoded == (bytes("13 07 02 00 01 00")))
         #expect(try LESignalingCommand.decode(bytes("13 07 02 00 01 00")) == rejected)
         #expect(LESignalingCommand.ConnectionParameterUpdateResult.rejected.name == "Connection Parameters rejected")
     }
 
     @Test func commandRejectReasons() throws {
-        let notUnderstood = try bytes("01 02 02 00 00 00")
+        let notUnderstood = bytes("01 02 02 00 00 00")
         #expect(try LESignalingCommand.decode(notUnderstood) == LESignalingCommand(identifier: 2, .commandReject(.commandNotUnderstood)))
         #expect(LESignalingCommand(identifier: 2, .commandReject(.commandNotUnderstood)).encoded == notUnderstood)
         #expect(try LESignalingCommand.decode(bytes("01 03 04 00 01 00 17 00")) ==
             LESignalingCommand(identifier: 3, .commandReject(.signalingMTUExceeded(actualMTU: 23))))
         #expect(try LESignalingCommand.decode(bytes("01 04 06 00 02 00 40 00 41 00")) ==
             LESignalingCommand(identifier: 4, .commandReject(.invalidCIDInRequest(localCID: L2CAPChannelID(0x40), remoteCID: L2CAPChannelID(0x41)))))
-        let other = try bytes("01 05 05 00 09 00 AA BB CC")
+        let other = bytes("01 05 05 00 09 00 AA BB CC")
         let decoded = try LESignalingCommand.decode(other)
         #expect(decoded == LESignalingCommand(identifier: 5, .commandReject(.other(reason: 9, data: [0xAA, 0xBB, 0xCC]))))
         #expect(decoded.encoded == other)
         // Reasons with a fixed data size reject other sizes.
-        #expect(signalingError(try bytes("01 02 03 00 00 00 00")) != nil)
-        #expect(signalingError(try bytes("01 03 03 00 01 00 17")) != nil)
+        #expect(signalingError(bytes("01 02 03 00 00 00 00")) != nil)
+        #expect(signalingError(bytes("01 03 03 00 01 00 17")) != nil)
     }
 
     @Test func disconnection() throws {
-        let request = try bytes("06 05 04 00 40 00 41 00")
+        let request = bytes("06 05 04 00 40 00 41 00")
         #expect(try LESignalingCommand.decode(request) ==
             LESignalingCommand(identifier: 5, .disconnectionRequest(destinationCID: L2CAPChannelID(0x40), sourceCID: L2CAPChannelID(0x41))))
-        let response = try bytes("07 05 04 00 40 00 41 00")
+        let response = bytes("07 05 04 00 40 00 41 00")
         #expect(try LESignalingCommand.decode(response) ==
             LESignalingCommand(identifier: 5, .disconnectionResponse(destinationCID: L2CAPChannelID(0x40), sourceCID: L2CAPChannelID(0x41))))
     }
 
     @Test func leCreditBasedConnection() throws {
-        let request = try bytes("14 01 0A 00 80 00 40 00 00 02 F7 00 0A 00")
+        let request = bytes("14 01 0A 00 80 00 40 00 00 02 F7 00 0A 00")
         #expect(try LESignalingCommand.decode(request) == LESignalingCommand(identifier: 1, .leCreditBasedConnectionRequest(
             spsm: 0x80, sourceCID: L2CAPChannelID(0x40), mtu: 512, mps: 247, initialCredits: 10)))
-        let response = try bytes("15 01 0A 00 41 00 00 02 F7 00 0A 00 00 00")
+        let response = bytes("15 01 0A 00 41 00 00 02 F7 00 0A 00 00 00")
         let decoded = try LESignalingCommand.decode(response)
         #expect(decoded == LESignalingCommand(identifier: 1, .leCreditBasedConnectionResponse(
             destinationCID: L2CAPChannelID(0x41), mtu: 512, mps: 247, initialCredits: 10, result: .successful)))
@@ -181,10 +179,10 @@ struct LESignalingTests {
     }
 
     @Test func enhancedCreditBasedConnectionCarriesCIDLists() throws {
-        let request = try bytes("17 01 0C 00 80 00 00 02 F7 00 0A 00 40 00 41 00")
+        let request = bytes("17 01 0C 00 80 00 00 02 F7 00 0A 00 40 00 41 00")
         #expect(try LESignalingCommand.decode(request) == LESignalingCommand(identifier: 1, .creditBasedConnectionRequest(
             spsm: 0x80, mtu: 512, mps: 247, initialCredits: 10, sourceCIDs: [L2CAPChannelID(0x40), L2CAPChannelID(0x41)])))
-        let response = try bytes("18 01 0C 00 00 02 F7 00 0A 00 04 00 50 00 00 00")
+        let response = bytes("18 01 0C 00 00 02 F7 00 0A 00 04 00 50 00 00 00")
         let decoded = try LESignalingCommand.decode(response)
         #expect(decoded == LESignalingCommand(identifier: 1, .creditBasedConnectionResponse(
             mtu: 512, mps: 247, initialCredits: 10, result: .someInsufficientResources,
@@ -195,12 +193,12 @@ struct LESignalingTests {
         #expect(try LESignalingCommand.decode(bytes("1A 03 02 00 01 00")) ==
             LESignalingCommand(identifier: 3, .creditBasedReconfigureResponse(.mtuReductionNotAllowed)))
         // A CID list must hold whole CIDs.
-        #expect(signalingError(try bytes("17 01 0B 00 80 00 00 02 F7 00 0A 00 40 00 41")) != nil)
+        #expect(signalingError(bytes("17 01 0B 00 80 00 00 02 F7 00 0A 00 40 00 41")) != nil)
     }
 
     @Test func unknownCodesAreKeptForCommandReject() throws {
         // Information Request is BR/EDR-only; an LE host rejects it using the peer's identifier.
-        let input = try bytes("0A 09 02 00 02 00")
+        let input = bytes("0A 09 02 00 02 00")
         let command = try LESignalingCommand.decode(input)
         #expect(command == LESignalingCommand(identifier: 9, .unknown(code: LESignalingCode(0x0A), data: [0x02, 0x00])))
         #expect(command.code.name == "Information Request")
@@ -209,31 +207,31 @@ struct LESignalingTests {
     }
 
     @Test func headerPeekGivesTheIdentifierOfAnUndecodableCommand() throws {
-        let malformed = try bytes("12 0B 07 00 06 00 0C 00 00 00 90")
+        let malformed = bytes("12 0B 07 00 06 00 0C 00 00 00 90")
         #expect(signalingError(malformed) != nil)
         let header = try #require(LESignalingHeader(peeking: malformed))
         #expect(header.code == .connectionParameterUpdateRequest && header.identifier == 0x0B && header.length == 7)
-        #expect(LESignalingHeader(peeking: try bytes("12 0B 07")) == nil)
+        #expect(LESignalingHeader(peeking: bytes("12 0B 07")) == nil)
     }
 
     @Test func oneCommandPerFrame() throws {
-        let twoCommands = try bytes("13 01 02 00 00 00 13 02 02 00 00 00")
+        let twoCommands = bytes("13 01 02 00 00 00 13 02 02 00 00 00")
         let error = try #require(signalingError(twoCommands))
         #expect(error.kind == .trailingBytes(count: 6) && error.offset == 6)
-        let short = try #require(signalingError(try bytes("13 01 04 00 00 00")))
+        let short = try #require(signalingError(bytes("13 01 04 00 00 00")))
         #expect(short.kind == .truncated(needed: 4, available: 2))
-        #expect(signalingError(try bytes("13 01 02")) != nil)
+        #expect(signalingError(bytes("13 01 02")) != nil)
         #expect(signalingError([]) != nil)
     }
 
     @Test func knownCommandsMustHaveTheirExactSize() throws {
-        #expect(signalingError(try bytes("12 01 07 00 06 00 0C 00 00 00 90")) != nil)
-        let long = try #require(signalingError(try bytes("12 01 09 00 06 00 0C 00 00 00 90 01 00")))
+        #expect(signalingError(bytes("12 01 07 00 06 00 0C 00 00 00 90")) != nil)
+        let long = try #require(signalingError(bytes("12 01 09 00 06 00 0C 00 00 00 90 01 00")))
         #expect(long.kind == .trailingBytes(count: 1))
         #expect(long.context == "LE signaling Connection Parameter Update Request")
-        #expect(signalingError(try bytes("13 01 03 00 00 00 00")) != nil)
-        #expect(signalingError(try bytes("06 01 02 00 40 00")) != nil)
-        #expect(signalingError(try bytes("16 01 03 00 40 00 05")) != nil)
+        #expect(signalingError(bytes("13 01 03 00 00 00 00")) != nil)
+        #expect(signalingError(bytes("06 01 02 00 40 00")) != nil)
+        #expect(signalingError(bytes("16 01 03 00 40 00 05")) != nil)
     }
 
     @Test func connectionParameterRangesAtTheirBoundaries() {
@@ -364,7 +362,7 @@ struct SMPTests {
 
     @Test func pairingRequestFromAPhone() throws {
         // KeyboardDisplay, no OOB, bonding + MITM + SC + CT2, 16-byte keys, all keys both ways.
-        let input = try bytes("01 04 00 2D 10 0F 0F")
+        let input = bytes("01 04 00 2D 10 0F 0F")
         let command = try SMPCommand.decode(input)
         let expected = SMPPairingParameters(
             ioCapability: .keyboardDisplay, oobDataFlag: 0,
@@ -385,7 +383,7 @@ struct SMPTests {
     }
 
     @Test func otherCommandsAreKeptRaw() throws {
-        let confirm = try bytes("03 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F")
+        let confirm = bytes("03 00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F")
         let command = try SMPCommand.decode(confirm)
         #expect(command == .other(code: .pairingConfirm, parameters: confirm[1...]))
         #expect(command.code.name == "Pairing Confirm")
@@ -397,8 +395,8 @@ struct SMPTests {
         #expect(smpError([]) != nil)
         #expect(smpError([0x05]) != nil)
         #expect(smpError([0x05, 0x05, 0x00])?.kind == .trailingBytes(count: 1))
-        #expect(smpError(try bytes("01 04 00 2D 10 0F")) != nil)
-        #expect(smpError(try bytes("01 04 00 2D 10 0F 0F 00")) != nil)
+        #expect(smpError(bytes("01 04 00 2D 10 0F")) != nil)
+        #expect(smpError(bytes("01 04 00 2D 10 0F 0F 00")) != nil)
         #expect(smpError([0x0B]) != nil)
         #expect(smpError([0x0B, 0x01, 0x01])?.context == "SMP Security Request")
     }

@@ -3,7 +3,6 @@ import RawbleTestSupport
 import RawbleWire
 import Testing
 
-private func bytes(_ hex: String) -> [UInt8] { ManagementSamples.bytes(hex) }
 private func decodeError(_ packet: [UInt8]) -> WireError? { ManagementSamples.decodeError(ManagementEvent.self, packet) }
 
 private let strap = ManagementSamples.strap

@@ -144,9 +144,6 @@ enum ManagementSamples {
     static let strap = BluetoothAddress(0xC0B1_E000_0001)
     static let strapBytes = "01 00 00 E0 B1 C0"
 
-    /// Bytes of a hex literal; a typo in a test vector gives an empty array, which its test reports.
-    static func bytes(_ hex: String) -> [UInt8] { (try? Hex.decode(hex)) ?? [] }
-
     /// The error decoding `packet` as `T` throws, or `nil` when it decodes.
     static func decodeError<T: WireDecodable>(_ type: T.Type, _ packet: [UInt8]) -> WireError? {
         do {

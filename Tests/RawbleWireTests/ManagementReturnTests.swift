@@ -2,8 +2,6 @@ import PropertyBased
 import RawbleWire
 import Testing
 
-private func bytes(_ hex: String) -> [UInt8] { ManagementSamples.bytes(hex) }
-
 /// The error decoding `parameters` as `T` throws, or `nil` when it decodes.
 private func decodeError<T: ManagementReturnParameters>(_ type: T.Type, _ parameters: [UInt8]) -> WireError? {
     do {

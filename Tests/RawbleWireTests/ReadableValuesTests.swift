@@ -2,10 +2,6 @@ import PropertyBased
 import RawbleWire
 import Testing
 
-private func bytes(_ text: String) -> [UInt8] {
-    (try? Hex.decode(text)) ?? []
-}
-
 /// The registry's readable text for `hex` as a value of `uuid` (16-bit), or its outcome when not decoded.
 private func text(_ uuid: UInt16, _ hex: String) -> String {
     ReadableValues.describe(bytes(hex), of: BluetoothUUID(uuid)).text

@@ -8,8 +8,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import RawbleHeartRate
-import RawbleHost
 import RawbleStack
 
 /// Prints `line` on stderr (`write(2)`: the C `stderr` is a global Swift 6 may not share).

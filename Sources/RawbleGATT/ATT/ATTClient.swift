@@ -1,4 +1,7 @@
 import Logging
+import RawbleBearer
+import RawbleGATTCore
+import RawbleWire
 import Synchronization
 
 /// One value update from the server: a notification or an indication (the client confirms

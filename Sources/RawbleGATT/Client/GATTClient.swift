@@ -1,4 +1,7 @@
 import Logging
+import RawbleBearer
+import RawbleGATTCore
+import RawbleWire
 
 /// A GATT client on one ATT bearer: discovery (cached, invalidated by Service Changed), reads,
 /// writes and subscriptions, on top of ``ATTClient`` and the sans-I/O procedures.

@@ -1,3 +1,6 @@
+import RawbleGATTCore
+import RawbleWire
+
 /// A server's attribute database as discovered: services with their included services,
 /// characteristics and descriptors, in handle order.
 public struct GATTDatabase: Hashable, Sendable {

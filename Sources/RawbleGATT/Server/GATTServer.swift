@@ -2,6 +2,9 @@
 // `ATTBearer` per central), each run by its own `ATTServer` core. It reads each bearer's PDUs,
 // asks the embedder for provided values, sends the answers, runs the indication timers and
 // reports what centrals do as one stream of events.
+import RawbleBearer
+import RawbleGATTCore
+import RawbleWire
 import Synchronization
 
 /// The first of a provider's answer and its deadline: resumes the waiting read once and

@@ -1,3 +1,6 @@
+import RawbleGATT
+import RawbleGATTCore
+import RawbleWire
 import Synchronization
 
 /// A simulated Heart Rate strap on rawble's GATT server: the Heart Rate service (measurement
@@ -105,7 +108,7 @@ public actor HeartRateStrap {
 
     /// Sends `rate` values a second until the task is cancelled, each covering the time since
     /// the previous one; `sent` is called with each value sent. Ticks are timed on `clock`: a
-    /// clock of the link's event loop (RawbleTransport's `EventLoopClock`) wakes the sender on
+    /// clock of the link's event loop (RawbleHCITransport's `EventLoopClock`) wakes the sender on
     /// the thread that sends, the cheapest way to pace a fast strap.
     public func run<C: Clock<Duration>>(rate: Double, clock: C = ContinuousClock(),
                                         sent: @Sendable (HeartRateMeasurement) async -> Void = { _ in }) async {

@@ -1,3 +1,7 @@
+import RawbleGATT
+import RawbleGATTCore
+import RawbleWire
+
 /// A simulated training session for a peripheral playing a Heart Rate strap, with the RR series
 /// a person analysing heart-rate variability would recognise. The heart rate drifts between
 /// effort levels (60–170 bpm, a new one every 45 s, approached at a few bpm per second); each

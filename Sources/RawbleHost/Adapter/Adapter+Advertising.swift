@@ -3,6 +3,10 @@
 // adapter makes those links; on a kernel-owned controller the kernel does (they reach a
 // listening L2CAP socket), and the adapter only follows them to advertise again.
 
+import RawbleBearer
+import RawbleHostCore
+import RawbleWire
+
 extension Adapter {
     /// The one advertising set the adapter uses with the extended commands.
     static let advertisingHandle: UInt8 = 0

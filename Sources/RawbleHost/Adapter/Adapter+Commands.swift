@@ -1,6 +1,9 @@
 // Running HCI commands: the waiting, cancellation and timers around the adapter's
 // ``HostCommands`` (whose sans-I/O ``CommandFlow`` decides what goes when).
 
+import RawbleHostCore
+import RawbleWire
+
 extension Adapter {
     /// Sends `command` and waits for its Command Complete or Command Status (bounded by
     /// `timeout`, else the configured command timeout).

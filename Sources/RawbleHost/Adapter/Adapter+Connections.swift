@@ -1,4 +1,6 @@
 import RawbleBearer
+import RawbleHostCore
+import RawbleWire
 
 /// A connection attempt in progress: the result lands here whether or not anyone is awaiting it yet.
 final class PendingConnection {

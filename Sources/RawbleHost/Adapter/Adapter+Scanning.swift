@@ -1,3 +1,6 @@
+import RawbleHostCore
+import RawbleWire
+
 extension Adapter {
     /// Starts scanning and returns the devices found, as ``ScanOptions`` says. Extended
     /// scanning commands are used when the controller has them; legacy and extended reports

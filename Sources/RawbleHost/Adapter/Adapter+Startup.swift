@@ -1,6 +1,9 @@
 // The start-up sequence: works on a minimal controller (only Reset, LE Read Buffer Size or
 // Read Buffer Size, and LE Set Random Address are required) and adapts to what it supports.
 
+import RawbleHostCore
+import RawbleWire
+
 extension Adapter {
     func runStartupSequence() async throws(HostError) {
         if configuration.owner == .kernel {

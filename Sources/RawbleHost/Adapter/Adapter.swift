@@ -1,7 +1,9 @@
 import Logging
 import NIOCore
 import RawbleBearer
-import RawbleTransport
+import RawbleHCITransport
+import RawbleHostCore
+import RawbleWire
 
 /// A controller driven by rawble's own host over an `HCITransport`: the HCI command engine,
 /// ACL flow control and reassembly, LE scanning, connections and the L2CAP fixed channels.
@@ -104,7 +106,7 @@ public actor Adapter {
     private init(transport: any HCITransport, configuration: Configuration) {
         self.transport = transport
         self.configuration = configuration
-        eventLoop = transport.hostEventLoop
+        eventLoop = transport.eventLoop
         executor = eventLoop.executor
         taskExecutor = EventLoopTaskExecutor(eventLoop)
         (outboundPackets, outbound) = AsyncStream.makeStream(of: H4Packet.self)

@@ -1,4 +1,6 @@
 import RawbleBearer
+import RawbleHostCore
+import RawbleWire
 import Synchronization
 
 /// One LE connection of an ``Adapter``: made as the central (``Adapter/connect(to:timeout:)``),

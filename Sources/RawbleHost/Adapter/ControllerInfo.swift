@@ -1,3 +1,6 @@
+import RawbleHostCore
+import RawbleWire
+
 /// What the host learned about its controller during start-up, and the choices it made from it.
 public struct ControllerInfo: Hashable, Sendable {
     /// Read Local Version Information, when the controller answered it.

@@ -1,4 +1,6 @@
 import Logging
+import RawbleHostCore
+import RawbleWire
 
 /// The host's HCI command state, owned by one ``Adapter`` and used only on its executor: the
 /// sans-I/O ``CommandFlow`` plus who waits for each command, the timer's deadline and what the

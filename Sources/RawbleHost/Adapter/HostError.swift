@@ -1,4 +1,6 @@
-import RawbleTransport
+import RawbleHCITransport
+import RawbleHostCore
+import RawbleWire
 
 /// Why an operation of the host (``Adapter``, ``Connection``) failed. Each case reads as one
 /// line a person can act on.

@@ -1,4 +1,7 @@
 import Logging
+import RawbleBearer
+import RawbleHostCore
+import RawbleWire
 
 /// The host's links, owned by one ``Adapter`` and used only on its executor: the connections
 /// by handle, ACL reassembly and flow control, and the L2CAP fixed channels. Received ACL data

@@ -1,3 +1,6 @@
+import RawbleHostCore
+import RawbleWire
+
 /// Switches scanning on and off for an ``Adapter`` whose controller another host owns (the
 /// Linux kernel, ``ControllerOwner/kernel``), through that host: the adapter then sends no
 /// scan command of its own and reads the advertising reports of the owner's scan on its

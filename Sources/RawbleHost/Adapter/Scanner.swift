@@ -1,3 +1,5 @@
+import RawbleHostCore
+import RawbleWire
 import Synchronization
 
 /// How to scan.

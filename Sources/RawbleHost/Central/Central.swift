@@ -1,5 +1,7 @@
 import RawbleBearer
-import RawbleTransport
+import RawbleHCITransport
+import RawbleHostCore
+import RawbleWire
 
 /// The central role, whichever host plays it: rawble's own (``Adapter``, over an H4 transport or
 /// the kernel's HCI user channel) or the Linux kernel's (the raw HCI channel for scanning, an

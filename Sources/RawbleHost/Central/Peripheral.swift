@@ -1,3 +1,6 @@
+import RawbleHostCore
+import RawbleWire
+
 /// The peripheral role, whichever host plays it: advertise, accept the centrals that connect
 /// (each link with its ATT bearer, as a ``CentralLink``), stop advertising. ``Adapter`` is rawble's
 /// own host; `KernelPeripheral` (RawbleKernelHost) the kernel's: advertising on its raw channel,

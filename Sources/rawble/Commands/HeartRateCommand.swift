@@ -1,9 +1,12 @@
 import ArgumentParser
 import FoundationEssentials
 import RawbleGATT
+import RawbleGATTCore
 import RawbleHeartRate
 import RawbleHost
+import RawbleHostCore
 import RawbleReport
+import RawbleWire
 import Synchronization
 
 /// `rawble hr`: find a heart-rate strap, connect, show and log every beat; when the link

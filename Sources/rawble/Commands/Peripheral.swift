@@ -1,8 +1,13 @@
 import ArgumentParser
+import RawbleGATT
+import RawbleGATTCore
+import RawbleHCITransport
 import RawbleHeartRate
 import RawbleHost
+import RawbleHostCore
 import RawbleKernelHost
 import RawbleTransport
+import RawbleWire
 import Synchronization
 
 /// `rawble peripheral hr|echo`: rawble as the peripheral — advertise, accept centrals, serve GATT.

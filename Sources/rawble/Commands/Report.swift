@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import RawbleAnalysis
 import RawbleReport
+import RawbleWire
 import SystemPackage
 
 /// `rawble report FILE`: a session that `rawble hr` wrote (`--csv`, `--jsonl`, or `--json`'s

@@ -1,5 +1,7 @@
 import ArgumentParser
 import RawbleHost
+import RawbleHostCore
+import RawbleWire
 import Synchronization
 
 /// `rawble scan`: advertising devices as a table or JSON lines, until --duration or Ctrl-C.

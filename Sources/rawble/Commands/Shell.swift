@@ -1,5 +1,8 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleGATTCore
+import RawbleHostCore
+import RawbleWire
 #elseif canImport(Musl)
 import Musl
 #endif

@@ -1,4 +1,6 @@
 import RawbleHost
+import RawbleHostCore
+import RawbleWire
 
 extension DiscoveredDevice {
     /// The `scan` device line of cli.md: address, type, RSSI, connectable and every AD field

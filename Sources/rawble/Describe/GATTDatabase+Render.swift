@@ -1,4 +1,6 @@
 import RawbleGATT
+import RawbleGATTCore
+import RawbleWire
 
 extension GATTDatabase {
     /// The `gatt --json` document of cli.md.

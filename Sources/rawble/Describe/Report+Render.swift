@@ -1,6 +1,7 @@
 import FoundationEssentials
 import RawbleAnalysis
 import RawbleReport
+import RawbleWire
 
 /// `rawble report`'s summary for a person: a few lines, figures with their units.
 enum ReportText {

@@ -1,5 +1,8 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleHCITransport
+import RawbleHostCore
+import RawbleWire
 #elseif canImport(Musl)
 import Musl
 #endif

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleHostCore
+import RawbleWire
 #elseif canImport(Musl)
 import Musl
 #endif

@@ -1,5 +1,6 @@
 import Logging
 import RawbleReport
+import RawbleWire
 import Synchronization
 
 /// Where the stack's swift-log records go. The CLI promises exactly one stderr line per

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import RawbleHCITransport
 #endif
 import RawbleTransport
 

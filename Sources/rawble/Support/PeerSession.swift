@@ -1,7 +1,10 @@
 import FoundationEssentials
 import RawbleGATT
+import RawbleGATTCore
 import RawbleHost
+import RawbleHostCore
 import RawbleStack
+import RawbleWire
 
 /// A command's link to one peer: the host session, the connection and a GATT client on its ATT
 /// bearer with the MTU exchanged. `close()` disconnects and closes everything.

@@ -1,4 +1,5 @@
 import RawbleHost
+import RawbleHostCore
 import RawbleWire
 
 /// What the live scan table shows, sans I/O: the devices heard so far with when each was last

@@ -1,0 +1,233 @@
+import Foundation
+import RawbleTestSupport
+import Testing
+
+/// The layers stay where the package says they are: the contracts (`RawbleBearer` for ATT,
+/// `RawbleHCITransport` for HCI) and the sans-I/O engines depend on no socket code, the engines
+/// read no clock and touch no I/O library, every module imports exactly what the manifest
+/// gives it, and only the umbrella re-exports. Read from the manifest and the sources
+/// themselves, so the check cannot drift from them.
+@Suite struct ModuleBoundaryTests {
+    /// The repository's root: this file is Tests/RawbleStackTests/ModuleBoundaryTests.swift.
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// What one target of the manifest depends on: targets of this package and products of others.
+    struct Dependencies: Equatable {
+        var targets: Set<String> = []
+        var products: Set<String> = []
+    }
+
+    /// The manifest, read once for every test of the suite.
+    static let manifest = Task { try await manifestDependencies() }
+
+    /// Every target's direct dependencies, as `swift package dump-package` reads Package.swift
+    /// (evaluated with its own scratch path, so it never waits on the running build's lock).
+    static func manifestDependencies() async throws -> [String: Dependencies] {
+        let scratch = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rawble-dump-package-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (json, status) = try await within(seconds: 120) {
+            try await runToEnd("/usr/bin/env", ["swift", "package", "--package-path", root.path,
+                                                "--scratch-path", scratch.path, "dump-package"])
+        }
+        #expect(status == 0)
+        let manifest = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        let targets = try #require(manifest["targets"] as? [[String: Any]])
+        var result: [String: Dependencies] = [:]
+        for target in targets {
+            let name = try #require(target["name"] as? String)
+            var dependencies = Dependencies()
+            for dependency in target["dependencies"] as? [[String: Any]] ?? [] {
+                if let byName = (dependency["byName"] ?? dependency["target"]) as? [Any],
+                   let dependencyName = byName.first as? String {
+                    dependencies.targets.insert(dependencyName)
+                } else if let product = dependency["product"] as? [Any], let productName = product.first as? String {
+                    dependencies.products.insert(productName)
+                }
+            }
+            result[name] = dependencies
+        }
+        return result
+    }
+
+    /// `target`'s dependencies and theirs, down to the leaves (this package's targets only
+    /// recurse; products of other packages are leaves).
+    static func closure(of target: String, in manifest: [String: Dependencies]) -> Dependencies {
+        var seen = Dependencies()
+        var work = [target]
+        while let next = work.popLast() {
+            guard let direct = manifest[next] else { continue }
+            seen.products.formUnion(direct.products)
+            for dependency in direct.targets where seen.targets.insert(dependency).inserted {
+                work.append(dependency)
+            }
+        }
+        return seen
+    }
+
+    /// The package's library modules (every target under Sources/ but the executable and the
+    /// C headers), read from the folder so a new module is checked without being listed here.
+    static func libraryModules() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path)
+            .filter { $0.hasPrefix("Rawble") }.sorted()
+    }
+
+    /// One `import` line of a source file: the module and the attribute before it, if any.
+    struct Import: Hashable {
+        var module: String
+        var exported: Bool
+    }
+
+    /// Every import in `module`'s sources, by file name.
+    static func imports(of module: String) throws -> [String: [Import]] {
+        let folder = root.appendingPathComponent("Sources/\(module)")
+        let files = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        var result: [String: [Import]] = [:]
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            var found: [Import] = []
+            for line in text.split(separator: "\n") {
+                let words = line.split(separator: " ").map(String.init)
+                guard let index = words.firstIndex(of: "import"), index + 1 < words.count,
+                      words[..<index].allSatisfy({ $0.hasPrefix("@") || $0 == "public" || $0 == "internal" || $0 == "package" })
+                else { continue }
+                let imported = words[index + 1].split(separator: ".").first.map(String.init) ?? ""
+                found.append(Import(module: imported, exported: words[..<index].contains("@_exported")))
+            }
+            result[file.lastPathComponent] = found
+        }
+        return result
+    }
+
+    /// The sources of `module`, comments left out, by file name.
+    static func code(of module: String) throws -> [String: String] {
+        let folder = root.appendingPathComponent("Sources/\(module)")
+        let files = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        var result: [String: String] = [:]
+        for file in files {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            result[file.lastPathComponent] = lines.filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+                .joined(separator: "\n")
+        }
+        return result
+    }
+
+    /// What the platform gives every module without a manifest entry.
+    static let platformModules: Set<String> = ["Synchronization", "Glibc", "Musl", "Foundation", "FoundationEssentials"]
+
+    /// Modules that open sockets or devices, and those above them: everything else must not
+    /// reach NIOPosix or swift-system, even through a dependency.
+    static let socketModules: Set<String> = ["RawbleTransport", "RawbleKernel", "RawbleKernelHost", "RawbleStack", "RawbleTestSupport"]
+
+    /// The sans-I/O cores: bytes and events in, bytes and events out, time an input.
+    static let engines = ["RawbleWire", "RawbleHostCore", "RawbleGATTCore", "RawbleAnalysis", "RawbleReport"]
+
+    @Test func gattDependsOnTheWireTheBearerContractItsCoreAndLoggingOnly() async throws {
+        let manifest = try await Self.manifest.value
+        #expect(Self.closure(of: "RawbleGATT", in: manifest)
+            == Dependencies(targets: ["RawbleWire", "RawbleBearer", "RawbleGATTCore"], products: ["Logging"]))
+    }
+
+    @Test func theContractsDependOnTheWireAndNIOCoreAtMost() async throws {
+        let manifest = try await Self.manifest.value
+        #expect(manifest["RawbleBearer"] != nil, "no RawbleBearer target in Package.swift")
+        #expect(Self.closure(of: "RawbleBearer", in: manifest) == Dependencies())
+        #expect(Self.closure(of: "RawbleHCITransport", in: manifest)
+            == Dependencies(targets: ["RawbleWire"], products: ["NIOCore"]))
+    }
+
+    @Test func theHostSitsOnTheHCIContractNotOnTheTransports() async throws {
+        let manifest = try await Self.manifest.value
+        #expect(Self.closure(of: "RawbleHost", in: manifest)
+            == Dependencies(targets: ["RawbleWire", "RawbleBearer", "RawbleHCITransport", "RawbleHostCore"],
+                            products: ["Logging", "NIOCore"]))
+    }
+
+    @Test func noSocketLibraryBelowTheModulesThatOpenSockets() async throws {
+        let manifest = try await Self.manifest.value
+        for module in try Self.libraryModules() where !Self.socketModules.contains(module) {
+            let closure = Self.closure(of: module, in: manifest)
+            #expect(closure.products.isDisjoint(with: ["NIOPosix", "SystemPackage"]), "\(module) reaches \(closure.products)")
+            #expect(closure.targets.isDisjoint(with: Self.socketModules), "\(module) reaches \(closure.targets)")
+        }
+    }
+
+    @Test func theEnginesDependOnTheWireLayerAtMost() async throws {
+        let manifest = try await Self.manifest.value
+        for module in Self.engines {
+            let closure = Self.closure(of: module, in: manifest)
+            #expect(closure.products.isEmpty, "\(module) depends on \(closure.products)")
+            #expect(closure.targets.isSubset(of: ["RawbleWire", "RawbleBearer"]), "\(module) depends on \(closure.targets)")
+        }
+    }
+
+    /// No I/O library, no Dispatch, no clock and no sleep in an engine: time comes in as a value.
+    @Test(arguments: engines)
+    func enginesReadNoClock(module: String) throws {
+        let banned = ["ContinuousClock", "SuspendingClock", "Task.sleep", "Date()", "DispatchQueue", "DispatchTime", "clock_gettime"]
+        for (file, text) in try Self.code(of: module) {
+            for word in banned {
+                #expect(!text.contains(word), "\(module)/\(file) uses \(word)")
+            }
+        }
+        for (file, imports) in try Self.imports(of: module) {
+            for imported in imports where imported.module.hasPrefix("NIO") || ["Dispatch", "Foundation", "FoundationEssentials", "SystemPackage"].contains(imported.module) {
+                Issue.record("\(module)/\(file) imports \(imported.module)")
+            }
+        }
+    }
+
+    /// Each module's sources import exactly its manifest dependencies (and the platform's own
+    /// modules), and each dependency is imported somewhere: the two cannot drift apart.
+    @Test func importsAgreeWithTheManifest() async throws {
+        let manifest = try await Self.manifest.value
+        for module in try Self.libraryModules() {
+            let declared = try #require(manifest[module], "Sources/\(module) is no target in Package.swift")
+            let allowed = declared.targets.union(declared.products).union(Self.platformModules)
+            var used: Set<String> = []
+            for (file, imports) in try Self.imports(of: module) {
+                for imported in imports {
+                    used.insert(imported.module)
+                    #expect(allowed.contains(imported.module), "\(module)/\(file) imports \(imported.module), not a dependency in Package.swift")
+                }
+            }
+            let unused = declared.targets.union(declared.products).subtracting(used)
+            #expect(unused.isEmpty, "\(module) declares \(unused.sorted()) in Package.swift but imports none of it")
+        }
+    }
+
+    /// Re-exports hide the dependency graph: only the umbrella has them.
+    @Test func onlyTheUmbrellaReExports() throws {
+        for module in try Self.libraryModules() where module != "RawbleStack" {
+            for (file, imports) in try Self.imports(of: module) {
+                for imported in imports where imported.exported {
+                    Issue.record("\(module)/\(file) re-exports \(imported.module): only RawbleStack may")
+                }
+            }
+        }
+    }
+
+    /// docs/architecture.md's "Depends on" column names each module's direct dependencies
+    /// exactly as the manifest does (packages' products by product name; "—" for none).
+    @Test func theArchitectureTableAgreesWithTheManifest() async throws {
+        let manifest = try await Self.manifest.value
+        let table = try String(contentsOf: Self.root.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
+        var documented: Set<String> = []
+        for line in table.split(separator: "\n") where line.hasPrefix("| `Sources/") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 4 else { continue }
+            let module = cells[1].replacingOccurrences(of: "`Sources/", with: "").replacingOccurrences(of: "/`", with: "")
+            guard let declared = manifest[module] else { continue }  // the DocC catalogs' row
+            documented.insert(module)
+            let named = cells[3] == "—" ? Set<String>() : Set(cells[3].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            #expect(named == declared.targets.union(declared.products),
+                    "docs/architecture.md, \(module): \(named.sorted()) but Package.swift: \(declared.targets.union(declared.products).sorted())")
+        }
+        for module in try Self.libraryModules() {
+            #expect(documented.contains(module), "docs/architecture.md has no row for Sources/\(module)/")
+        }
+    }
+}
