@@ -116,41 +116,57 @@ enum L2CAPATTSocket {
         await wait(for: fd, readable: true, timeout: timeout, closingWhenDone: false)
     }
 
+    /// The wait ends in the source's cancel handler, which libdispatch runs once it no longer
+    /// watches `fd`: only from then on may the caller close `fd`, and a new socket reuse its
+    /// number. Resuming the caller before the cancellation was processed let a listener's accept
+    /// close or hand over its descriptor while libdispatch still held `fd`'s number: a socket
+    /// opened next with that number was given to the old, dead registration, and its wait never
+    /// fired (a unit test's accept timed out after 30 s, once in a few hundred runs).
     private static func wait(for fd: FileDescriptor, readable: Bool, timeout: Duration, closingWhenDone: Bool) async -> Wait {
         let queue = DispatchQueue(label: "rawble.l2cap.wait")
         // Only touched on `queue` (its handlers, and the cancel hopped there).
         nonisolated(unsafe) let source: any DispatchSourceProtocol = readable
             ? DispatchSource.makeReadSource(fileDescriptor: fd.rawValue, queue: queue)
             : DispatchSource.makeWriteSource(fileDescriptor: fd.rawValue, queue: queue)
-        if closingWhenDone { source.setCancelHandler { try? fd.close() } }
-        let state = Mutex<(done: Bool, continuation: CheckedContinuation<Wait, Never>?)>((false, nil))
+        struct State {
+            /// How the wait ended, set once by the first of readiness, the deadline and cancellation.
+            var result: Wait?
+            /// Set by the cancel handler: libdispatch let go of `fd`.
+            var released = false
+            var continuation: CheckedContinuation<Wait, Never>?
+        }
+        let state = Mutex(State())
         @Sendable func finish(_ result: Wait) {
-            let continuation = state.withLock { state -> CheckedContinuation<Wait, Never>? in
-                defer {
-                    state.done = true
-                    state.continuation = nil
-                }
-                return state.done ? nil : state.continuation
+            let first = state.withLock { state -> Bool in
+                guard state.result == nil else { return false }
+                state.result = result
+                return true
             }
-            guard let continuation else { return }
-            queue.async { source.cancel() }
-            continuation.resume(returning: result)
+            if first { queue.async { source.cancel() } }
+        }
+        source.setCancelHandler {
+            if closingWhenDone { try? fd.close() }
+            let (continuation, result) = state.withLock { state in
+                state.released = true
+                defer { state.continuation = nil }
+                return (state.continuation, state.result ?? .cancelled)
+            }
+            continuation?.resume(returning: result)
         }
         let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Wait, Never>) in
-                let cancelledAlready = state.withLock { state in
-                    if state.done { return true }
+                let released = state.withLock { state -> Wait? in
+                    if state.released { return state.result ?? .cancelled }
                     state.continuation = continuation
-                    return false
+                    return nil
+                }
+                if let released {
+                    continuation.resume(returning: released)
+                    return
                 }
                 source.setEventHandler { finish(.ready) }
                 source.resume()
-                if cancelledAlready {
-                    queue.async { source.cancel() }
-                    continuation.resume(returning: .cancelled)
-                    return
-                }
                 queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { finish(.timedOut) }
             }
         } onCancel: {

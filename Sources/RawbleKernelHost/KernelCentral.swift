@@ -1,7 +1,7 @@
 import NIOCore
-import RawbleHostCore
 import RawbleHCITransport
 import RawbleHost
+import RawbleHostCore
 import RawbleWire
 import Synchronization
 

@@ -160,12 +160,6 @@ public final class ScriptedATTBearer: ATTBearer {
 
     /// `0A 03 00`: bytes as the mismatch line shows them.
     public static func hex(_ bytes: [UInt8]) -> String {
-        bytes.isEmpty ? "(nothing)" : bytes.map { String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined(separator: " ")
-    }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+        bytes.isEmpty ? "(nothing)" : hexString(bytes)
     }
 }

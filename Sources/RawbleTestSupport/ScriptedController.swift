@@ -22,14 +22,16 @@ public final class ScriptedController: Sendable {
     public let completesACLAtOnce: Bool
     private let completedACL = Mutex(0)
 
-    /// A controller answering each command with `answer` (by default ``minimal(_:)``).
+    /// A controller answering each command with `answer` (by default ``minimal(_:)``; a
+    /// trailing closure is `answer`, unless `completesACLAtOnce` comes before it).
     /// - Parameters:
+    ///   - answer: the events each command is answered with (`nil`: never answered).
     ///   - completesACLAtOnce: return each ACL buffer at once (`false`: the test returns them
     ///     with ``completeSentPackets()``, to hold the host at its flow-control limit).
     ///   - answerACL: the peer's packets sent back for each ACL packet (e.g. an ATT response).
-    public init(completesACLAtOnce: Bool = true,
-                answerACL: @escaping @Sendable (ACLPacket) -> [H4Packet] = { _ in [] },
-                answer: @escaping @Sendable (HCICommand) -> [HCIEvent]? = ScriptedController.minimal) {
+    public init(answer: @escaping @Sendable (HCICommand) -> [HCIEvent]? = ScriptedController.minimal,
+                completesACLAtOnce: Bool = true,
+                answerACL: @escaping @Sendable (ACLPacket) -> [H4Packet] = { _ in [] }) {
         self.completesACLAtOnce = completesACLAtOnce
         self.answerACL = answerACL
         self.answer = answer

@@ -16,6 +16,24 @@ public func bytes(_ hex: String, sourceLocation: SourceLocation = #_sourceLocati
     }
 }
 
+/// `bytes` as a test writes them: two upper-case hex digits each, separated by spaces
+/// (`"0A 1B"`), the form ``bytes(_:sourceLocation:)`` reads back.
+public func hexString(_ bytes: some Sequence<UInt8>) -> String {
+    bytes.map(hexByte).joined(separator: " ")
+}
+
+/// One byte as two upper-case hex digits (`"0A"`).
+public func hexByte(_ byte: UInt8) -> String {
+    let digits = String(byte, radix: 16, uppercase: true)
+    return digits.count == 1 ? "0" + digits : digits
+}
+
+/// `count` bytes counting up from `from` (wrapping at 256): a value whose every byte says where
+/// it sits, so a split or reordered value shows in the test's output.
+public func pattern(_ count: Int, from: Int = 0) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: from + $0) }
+}
+
 /// Waits until `condition` holds, asking again every `interval`, at most `seconds`: for state a
 /// test cannot await directly (a counter another task updates). `true` once it holds, `false`
 /// when the time ran out; a test then `#expect`s it, so a condition that never comes fails the
@@ -33,10 +51,12 @@ public func eventually(
 
 extension Tag {
     /// Suites that start Google Bumble (a virtual controller, peripherals, Bumble's GATT client)
-    /// or its venv's NeuroKit2: `swift test --skip-build --filter tag:bumble` runs them, and
-    /// `RAWBLE_TESTS_WITHOUT_BUMBLE=1` deselects them.
+    /// or use its venv's NeuroKit2; `RAWBLE_TESTS_WITHOUT_BUMBLE=1` deselects them. With a
+    /// toolchain whose `swift test` filters by tag (swift-testing's `tag:` filter, newer than
+    /// Swift 6.3), `--filter tag:bumble` selects them.
     @Tag public static var bumble: Self
-    /// Suites that boot a real Linux kernel under qemu (`Scripts/vm-test`): `Scripts/test` runs
-    /// them alone, after the others (`--filter tag:vm`, and `--skip tag:vm` for the rest).
+    /// Suites that boot a real Linux kernel under qemu (`Scripts/vm-test`). `Scripts/test` runs
+    /// them alone, after the others; on Swift 6.3 it selects them by name (`VMTests`, which a
+    /// test keeps in step with this tag), on newer toolchains `--filter tag:vm` does.
     @Tag public static var vm: Self
 }

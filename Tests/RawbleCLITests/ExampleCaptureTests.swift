@@ -1,4 +1,5 @@
 import Foundation
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
@@ -104,7 +105,7 @@ struct ExampleCaptureTests {
             guard opcode == 0x09, lastReadByTypeRequest == "2803" else { continue }
             for entry in try #require(att["entries"] as? [[String: Any]]) {
                 // Characteristic declaration value: properties u8, value handle u16 LE, UUID.
-                let value = try hex(try #require(entry["value"] as? String))
+                let value = bytes(try #require(entry["value"] as? String))
                 guard value.count == 5 else { continue }
                 let uuid = String(format: "%02X%02X", value[4], value[3])
                 handles[uuid] = Int(value[1]) | Int(value[2]) << 8

@@ -1,4 +1,5 @@
 import RawbleGATTCore
+import RawbleTestSupport
 import RawbleWire
 import Testing
 

@@ -1,12 +1,8 @@
 import RawbleGATTCore
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
-/// Spaced hex of `values`.
-func hexString(_ values: [UInt8]) -> String { values.map(hexByte).joined(separator: " ") }
-
-/// `count` distinct bytes starting at `from`.
-func pattern(_ count: Int, from: Int = 0) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: from + $0) } }
 
 @Suite("Procedure: read value")
 struct ProcedureReadValueTests {

@@ -1,6 +1,7 @@
 // The driver every procedure test runs on, in the manner of BlueZ's unit/test-gatt.c: a script
 // of the exact request bytes the procedure must send, each with the server's answer in bytes.
 import RawbleGATTCore
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
@@ -100,12 +101,7 @@ func expectATTError<T>(_ result: Result<T, GATTError>, _ code: ATTErrorCode, req
 
 /// The 128-bit UUID used by the scripts, and its little-endian wire form.
 let customUUID = BluetoothUUID("12345678-1234-5678-1234-56789ABCDEF0")!
-let customUUIDHex = customUUID.littleEndianBytes(width: 16).map { hexByte($0) }.joined(separator: " ")
-
-func hexByte(_ byte: UInt8) -> String {
-    let digits = String(byte, radix: 16, uppercase: true)
-    return digits.count == 1 ? "0" + digits : digits
-}
+let customUUIDHex = hexString(customUUID.littleEndianBytes(width: 16))
 
 @Suite("Procedure script driver")
 struct ProcedureScriptTests {

@@ -1,9 +1,9 @@
 import RawbleBearer
 import RawbleGATT
 import RawbleGATTCore
-import Synchronization
 import RawbleTestSupport
 import RawbleWire
+import Synchronization
 import Testing
 
 // The ATT client on a bearer with a fast path (ATTBearer.deliverPDUs(to:)): value updates are

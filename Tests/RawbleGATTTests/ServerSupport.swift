@@ -3,6 +3,7 @@
 import RawbleBearer
 import RawbleGATT
 import RawbleGATTCore
+import RawbleTestSupport
 import RawbleWire
 import Synchronization
 import Testing

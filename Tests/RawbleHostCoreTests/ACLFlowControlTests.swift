@@ -1,6 +1,6 @@
-import Testing
 import RawbleHostCore
 import RawbleWire
+import Testing
 
 /// A PDU of `count` bytes with distinct-ish values, so misplaced bytes show.
 func aclTestBytes(_ count: Int, seed: UInt8 = 0) -> [UInt8] {

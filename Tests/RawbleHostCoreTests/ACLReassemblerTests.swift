@@ -1,7 +1,7 @@
-import RawbleTestSupport
-import Testing
 import RawbleHostCore
+import RawbleTestSupport
 import RawbleWire
+import Testing
 
 private func packet(_ handle: UInt16, _ boundary: ACLHeader.PacketBoundary, _ bytes: [UInt8]) -> ACLPacket {
     ACLPacket(handle: handle, packetBoundary: boundary, payload: bytes[...])

@@ -1,7 +1,7 @@
-import RawbleTestSupport
-import Testing
 import RawbleHostCore
+import RawbleTestSupport
 import RawbleWire
+import Testing
 
 @Suite("HCI command flow properties")
 struct CommandFlowPropertyTests {

@@ -1,6 +1,6 @@
-import Testing
 import RawbleHostCore
 import RawbleWire
+import Testing
 
 /// A fake monotonic instant: the engine only compares and advances instants, so tests control
 /// time exactly.

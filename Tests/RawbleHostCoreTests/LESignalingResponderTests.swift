@@ -1,7 +1,7 @@
-import RawbleTestSupport
-import Testing
 import RawbleHostCore
+import RawbleTestSupport
 import RawbleWire
+import Testing
 
 /// The bytes of every command the responder sends, in order.
 private func sent(_ actions: [LESignalingAction]) -> [[UInt8]] {

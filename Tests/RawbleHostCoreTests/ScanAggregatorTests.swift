@@ -1,7 +1,7 @@
-import RawbleTestSupport
-import Testing
 import RawbleHostCore
+import RawbleTestSupport
 import RawbleWire
+import Testing
 
 private let heartRate = BluetoothUUID(0x180D)
 private let battery = BluetoothUUID(0x180F)

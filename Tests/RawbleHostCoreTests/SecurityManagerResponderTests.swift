@@ -1,7 +1,7 @@
-import RawbleTestSupport
-import Testing
 import RawbleHostCore
+import RawbleTestSupport
 import RawbleWire
+import Testing
 
 private func sent(_ actions: [SecurityManagerAction]) -> [[UInt8]] {
     actions.compactMap { if case .send(let command) = $0 { command.encoded } else { nil } }

@@ -1,7 +1,7 @@
-import RawbleHost
-import RawbleTestSupport
 import NIOCore
+import RawbleHost
 import RawbleHostCore
+import RawbleTestSupport
 import RawbleWire
 import Synchronization
 import Testing

@@ -116,7 +116,9 @@ import Testing
     }
 
     /// What the platform gives every module without a manifest entry.
-    static let platformModules: Set<String> = ["Synchronization", "Glibc", "Musl", "Foundation", "FoundationEssentials"]
+    static let platformModules: Set<String> = [
+        "Synchronization", "Dispatch", "Glibc", "Musl", "Foundation", "FoundationEssentials", "Testing",
+    ]
 
     /// Modules that open sockets or devices, and those above them: everything else must not
     /// reach NIOPosix or swift-system, even through a dependency.

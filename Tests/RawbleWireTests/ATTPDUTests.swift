@@ -1,4 +1,5 @@
 import PropertyBased
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
@@ -424,7 +425,7 @@ struct ATTMalformedTests {
     @Test func trailingBytesAreErrors() throws {
         for text in ["02 05 02 00", "03 17 00 01", "01 08 01 00 0A 00", "04 01 00 FF FF 00", "0A 03 00 00",
                      "0C 03 00 16 00 00", "13 00", "18 01 00", "19 00", "1E 00"] {
-            let error = try #require(decodeError(try bytes(text)), "\(text)")
+            let error = try #require(decodeError(bytes(text)), "\(text)")
             guard case .trailingBytes = error.kind else { Issue.record("\(text): \(error)"); continue }
         }
         let error = try #require(decodeError(bytes("02 05 02 00")))

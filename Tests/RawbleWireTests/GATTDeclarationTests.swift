@@ -1,4 +1,5 @@
 import PropertyBased
+import RawbleTestSupport
 import RawbleWire
 import Testing
 

@@ -371,27 +371,47 @@ public actor ATTClient {
         guard let transaction = outstanding, transaction.id == id else { return }
         let seconds = configuration.transactionTimeout / .seconds(1)
         logger.warning("no response to \(transaction.opcode) within \(seconds) s: closing the ATT bearer")
-        end(with: .timeout(request: transaction.opcode, seconds: seconds))
+        // The bearer is closed before anyone hears of the timeout (Core Vol 3 Part F 3.3.3: no
+        // more ATT on this bearer): a caller that sees the error finds the link closed too.
+        // The client has ended already, so nothing answered meanwhile counts.
+        let error = GATTError.timeout(request: transaction.opcode, seconds: seconds)
+        let waiting = stop(with: error)
         await bearer.close()
+        waiting.fail(with: error)
     }
 
     /// Ends the client once: fails the outstanding and queued requests and finishes every
     /// update stream with `error`; later calls fail with it too.
     private func end(with error: GATTError) {
-        guard terminalError == nil else { return }
+        stop(with: error).fail(with: error)
+    }
+
+    /// Who waits on a client that ended: the requests and the update streams.
+    private struct Waiting {
+        var transactions: [Transaction] = []
+        var subscribers: [ATTUpdateSubscriber] = []
+
+        func fail(with error: GATTError) {
+            for transaction in transactions { transaction.continuation?.resume(returning: .failure(error)) }
+            for subscriber in subscribers { subscriber.finish(error) }
+        }
+    }
+
+    /// Ends the client (the first time only: `error` is then its terminal error) and returns
+    /// who waits on it, to be failed by the caller.
+    private func stop(with error: GATTError) -> Waiting {
+        guard terminalError == nil else { return Waiting() }
         terminalError = error
         transactionTask?.cancel()
         transactionTask = nil
         securityRetryTask?.cancel()
         securityRetryTask = nil
-        if let transaction = outstanding {
-            outstanding = nil
-            transaction.continuation?.resume(returning: .failure(error))
-        }
-        let queued = queue
+        var waiting = Waiting(transactions: outstanding.map { [$0] } ?? [])
+        outstanding = nil
+        waiting.transactions += queue
         queue.removeAll()
-        for transaction in queued { transaction.continuation?.resume(returning: .failure(error)) }
-        for subscriber in router.end() { subscriber.finish(error) }
+        waiting.subscribers = router.end()
+        return waiting
     }
 
     private func unsubscribe(_ id: UInt64, handle: UInt16?) {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import RawbleBearer
 import RawbleGATT
 import RawbleGATTCore
 import RawbleHeartRate

@@ -9,9 +9,9 @@ import Musl
 @preconcurrency import Dispatch
 import FoundationEssentials
 import Logging
+import RawbleHost
 import RawbleKernel
 import RawbleKernelHost
-import RawbleHost
 import RawbleStack
 import RawbleTransport
 import Synchronization

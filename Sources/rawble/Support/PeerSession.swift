@@ -1,4 +1,5 @@
 import FoundationEssentials
+import RawbleBearer
 import RawbleGATT
 import RawbleGATTCore
 import RawbleHost
