@@ -19,7 +19,7 @@ public enum GATTError: Error, Hashable, Sendable, CustomStringConvertible {
     case valueTooLong(Int)
     /// The caller's task was cancelled before the request completed.
     case cancelled
-    /// `limit` requests already wait for their turn on this bearer (``ATTClient/Configuration/requestQueueLimit``):
+    /// `limit` requests already wait for their turn on this bearer (`ATTClient.Configuration.requestQueueLimit`):
     /// this one was refused at once; the client is still up.
     case requestQueueFull(limit: Int)
     /// Something the caller asked for is not on the server (e.g. no CCCD to subscribe with).

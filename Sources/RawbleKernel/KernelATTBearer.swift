@@ -37,7 +37,7 @@ public final class KernelATTBearer: ATTBearer {
     private let channel: any Channel
     private let descriptor: SystemPackage.FileDescriptor
     private let state: BearerState
-    /// A send that does not reach the kernel within this bound fails with ``BearerError/timedOut(operation:)``.
+    /// A send that does not reach the kernel within this bound fails with `BearerError.timedOut(operation:)`.
     private let sendTimeout: TimeAmount
     /// The same bound, for the wait until raised security is in place.
     private let securityTimeout: Duration

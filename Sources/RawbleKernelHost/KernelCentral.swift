@@ -18,7 +18,7 @@ public protocol KernelLinkOpener: Sendable {
 }
 
 /// The central the Linux kernel plays, as rawble uses it on `hciN`: scanning by rawble's host
-/// on the kernel's raw HCI channel (an ``Adapter`` whose controller the kernel owns: nothing
+/// on the kernel's raw HCI channel (an `Adapter` whose controller the kernel owns: nothing
 /// reset or configured), links made by the kernel through L2CAP sockets.
 public final class KernelCentral<Opener: KernelLinkOpener>: Central {
     public typealias Link = Opener.Link
@@ -31,7 +31,7 @@ public final class KernelCentral<Opener: KernelLinkOpener>: Central {
     private let links = Mutex<[Link]>([])
 
     /// - Parameters:
-    ///   - scanner: an adapter opened with ``ControllerOwner/kernel`` on the raw channel.
+    ///   - scanner: an adapter opened with `ControllerOwner.kernel` on the raw channel.
     ///   - opener: opens the links, through the kernel's L2CAP sockets.
     public init(scanner: Adapter, opener: Opener) {
         self.scanner = scanner

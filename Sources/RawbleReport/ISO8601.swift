@@ -10,7 +10,7 @@ package func iso8601(unixMicroseconds: Int64) -> String {
 }
 
 /// Appends the ``iso8601(unixMicroseconds:)`` text to `bytes`, digit by digit (the hot path of
-/// `hr --json`: no `String` built); the date from ``CivilDate``.
+/// `hr --json`: no `String` built); the date from `CivilDate`.
 package func appendISO8601(unixMicroseconds: Int64, to bytes: inout [UInt8]) {
     let micros = ((unixMicroseconds % 1_000_000) + 1_000_000) % 1_000_000
     let seconds = (unixMicroseconds - micros) / 1_000_000

@@ -2,7 +2,7 @@ import RawbleWire
 import Testing
 
 /// The bytes a hex literal in a test spells: `"0A 1B"`, `"0a1b"`, `"0A:1B"` and `"0x0A1B"` are
-/// the same two bytes (``Hex/decode(_:)`` reads them).
+/// the same two bytes (`Hex.decode(_:)` reads them).
 ///
 /// A literal that is not hex is a bug in the test, not an input: it is recorded as an issue of
 /// the running test, naming the literal and the line that wrote it, and gives no bytes, so the

@@ -68,7 +68,7 @@ public final class H4StreamTransport: HCITransport {
     // MARK: Connecting
 
     /// Connects over TCP to `host` (a name or an IPv4/IPv6 literal) at `port`, trying every
-    /// address the name resolves to, all within `timeout` (then ``TransportError/timedOut(operation:)``:
+    /// address the name resolves to, all within `timeout` (then `TransportError.timedOut(operation:)`:
     /// a host that drops the connection attempt, or a listener too busy to take it). TCP_NODELAY is on.
     /// A send fails with `.timedOut` when its bytes make no progress for `writeStallTimeout` (a
     /// peer that stopped reading).
@@ -239,7 +239,7 @@ typealias PacketProducer = NIOThrowingAsyncSequenceProducer<
     H4Packet, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, LinkControl
 >
 
-/// The pipeline's one handler: frames the bytes of each read with the sans-I/O ``H4Framer``
+/// The pipeline's one handler: frames the bytes of each read with the sans-I/O `H4Framer`
 /// (a framing error goes to `onFramingError` and the byte is skipped), hands the read's
 /// packets to the link in one batch, and holds the loop's next read while the reader lags.
 /// One handler rather than a decoder in front of it: no packet is boxed on its way through the
@@ -347,7 +347,7 @@ final class PacketBridge: ChannelDuplexHandler {
 }
 
 /// What the transport, its pipeline and its reader share: who reads (the `packets` stream or an
-/// ``HCIPacketReceiver``, chosen by whichever comes first), what was read before that choice,
+/// `HCIPacketReceiver`, chosen by whichever comes first), what was read before that choice,
 /// whether the end is local, and why the connection ended.
 final class Link: Sendable {
     let source: PacketProducer.Source

@@ -27,11 +27,11 @@ extension H4StreamTransport {
     /// Opens the serial device at `path` for H4: exclusive (TIOCEXCL), raw 8N1, receiver on,
     /// modem lines ignored (CLOCAL), RTS/CTS flow control when `hardwareFlowControl`, pending
     /// bytes discarded. A send that makes no progress for `writeStallTimeout` (e.g. CTS held
-    /// low by an unpowered controller) fails with ``TransportError/timedOut(operation:)``.
+    /// low by an unpowered controller) fails with `TransportError.timedOut(operation:)`.
     ///
-    /// Throws ``TransportError/unsupportedBaudRate(_:)``, ``TransportError/notFound(path:)``,
-    /// ``TransportError/permissionDenied(path:)``, ``TransportError/busy(path:)`` or
-    /// ``TransportError/notATerminal(path:)`` with a line saying what to do.
+    /// Throws `TransportError.unsupportedBaudRate(_:)`, `TransportError.notFound(path:)`,
+    /// `TransportError.permissionDenied(path:)`, `TransportError.busy(path:)` or
+    /// `TransportError.notATerminal(path:)` with a line saying what to do.
     public static func openSerial(
         path: String,
         baudRate: Int = 115_200,

@@ -38,7 +38,7 @@ public actor ATTClient {
         /// dropped (counted in ``ATTClient/droppedUpdateCount`` and logged).
         public var updateBufferLimit = 4096
         /// Requests waiting behind the outstanding one; more fail at once with
-        /// ``GATTError/requestQueueFull(limit:)`` (bounded memory).
+        /// `GATTError.requestQueueFull(limit:)` (bounded memory).
         public var requestQueueLimit = 256
         /// Where dropped PDUs, dropped updates and peer requests are logged.
         public var logger = Logger(label: "rawble.att")
@@ -79,10 +79,10 @@ public actor ATTClient {
     private var nextID: UInt64 = 0
     private var mtuExchangeStarted = false
     /// The subscribers; value updates reach them from the bearer's own task when the bearer
-    /// has a fast path (``ATTBearer/deliverPDUs(to:)``).
+    /// has a fast path (`ATTBearer.deliverPDUs(to:)`).
     private let router: ATTUpdateRouter
     /// What the router hands to this actor (responses, peer requests, confirmations owed) when
-    /// the bearer has a fast path; `nil`: the actor reads ``ATTBearer/pdus`` itself.
+    /// the bearer has a fast path; `nil`: the actor reads `ATTBearer.pdus` itself.
     private let routedPDUs: AsyncThrowingStream<ATTUpdateRouter.Inbound, any Error>?
 
     /// Creates the client and starts reading `bearer`.
@@ -169,7 +169,7 @@ public actor ATTClient {
         return try result.get()
     }
 
-    /// Like ``transact(_:)``, but an Error Response throws ``GATTError/att(_:)``.
+    /// Like ``transact(_:)``, but an Error Response throws `GATTError.att(_:)`.
     public func request(_ request: ATTPDU) async throws(GATTError) -> ATTPDU {
         let response = try await transact(request)
         if let error = ATTError(response) { throw .att(error) }

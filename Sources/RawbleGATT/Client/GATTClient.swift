@@ -7,7 +7,7 @@ import RawbleWire
 /// writes and subscriptions, on top of ``ATTClient`` and the sans-I/O procedures.
 ///
 /// Works unchanged over the stack's own L2CAP (`Connection.att`) or any other `ATTBearer`.
-/// Every call is bounded by the ATT transaction timeout; errors are ``GATTError``.
+/// Every call is bounded by the ATT transaction timeout; errors are `GATTError`.
 public actor GATTClient {
     /// The ATT client underneath (MTU, raw requests, value updates).
     public nonisolated let att: ATTClient
@@ -219,7 +219,7 @@ public actor GATTClient {
 
     /// Subscribes to `characteristic`'s notifications (or indications): registers for its
     /// values first, then writes its CCCD, so no value sent right after the write is lost.
-    /// - Throws: ``GATTError/notFound(_:)`` when it has no CCCD or does not notify/indicate.
+    /// - Throws: `GATTError.notFound(_:)` when it has no CCCD or does not notify/indicate.
     public func subscribe(to characteristic: GATTCharacteristic, indications: Bool = false) async throws(GATTError) -> GATTSubscription {
         let cccd = try await configurationHandle(of: characteristic, indications: indications)
         let updates = await att.updates(for: characteristic.valueHandle)

@@ -156,7 +156,7 @@ public enum GATTServerError: Error, Hashable, Sendable, CustomStringConvertible 
 /// Bounded: each connection handles one PDU at a time, in order (requests a client sends
 /// without waiting for the answers wait in the bearer's own bounded inbox and are answered in
 /// turn), a value provider gets ``Configuration/providerTimeout`` to answer, prepared writes
-/// and queued indications are capped (``ATTServer/Configuration``), and events beyond
+/// and queued indications are capped (`ATTServer.Configuration`), and events beyond
 /// ``Configuration/eventBufferLimit`` not yet read are dropped (newest first).
 public actor GATTServer {
     public struct Configuration: Sendable {
@@ -205,7 +205,7 @@ public actor GATTServer {
         var isServed = false
     }
 
-    /// A server for `database`; `valueProvider` answers reads of ``GATTServerValue/provided``
+    /// A server for `database`; `valueProvider` answers reads of `GATTServerValue.provided`
     /// values (the default answers Unlikely Error), `writeHandler` accepts or refuses writes to
     /// them (the default accepts; accepted writes are also reported as events).
     public init(database: GATTServerDatabase, configuration: Configuration = Configuration(),

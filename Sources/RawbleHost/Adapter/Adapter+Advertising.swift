@@ -23,7 +23,7 @@ extension Adapter {
     /// Starts advertising. Extended advertising is used when the controller has it (legacy
     /// PDUs when the data fits 31 bytes, so every scanner sees it), else legacy advertising.
     /// Centrals that connect arrive on ``incomingConnections``; what happens to advertising
-    /// then is ``Advertisement/restart``.
+    /// then is `Advertisement.restart`.
     /// - Throws: ``HostError/advertisingDataTooLong(_:length:maximum:)`` when the data or scan
     ///   response does not fit (31 bytes legacy, the controller's maximum extended);
     ///   ``HostError/busy(_:)`` when an advertisement already runs; ``HostError/cancelled``

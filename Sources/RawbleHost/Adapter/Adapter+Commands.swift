@@ -1,5 +1,5 @@
 // Running HCI commands: the waiting, cancellation and timers around the adapter's
-// ``HostCommands`` (whose sans-I/O ``CommandFlow`` decides what goes when).
+// ``HostCommands`` (whose sans-I/O `CommandFlow` decides what goes when).
 
 import RawbleHostCore
 import RawbleWire

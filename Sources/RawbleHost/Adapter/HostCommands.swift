@@ -3,7 +3,7 @@ import RawbleHostCore
 import RawbleWire
 
 /// The host's HCI command state, owned by one ``Adapter`` and used only on its executor: the
-/// sans-I/O ``CommandFlow`` plus who waits for each command, the timer's deadline and what the
+/// sans-I/O `CommandFlow` plus who waits for each command, the timer's deadline and what the
 /// writer has not written yet. It decides and writes; the adapter does the awaiting and timers.
 final class HostCommands {
     private var flow = CommandFlow<ContinuousClock.Instant>(capacity: 64)

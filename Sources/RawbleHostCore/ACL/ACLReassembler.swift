@@ -143,7 +143,7 @@ public struct ACLReassembler: Sendable {
         return complete(bytes[...], header: header, handle: handle, errors: &errors)
     }
 
-    /// Turns the bytes of a whole frame into an ``L2CAPFrame``, checking length and limit.
+    /// Turns the bytes of a whole frame into an `L2CAPFrame`, checking length and limit.
     private func complete(_ bytes: ArraySlice<UInt8>, header: L2CAPHeader, handle: UInt16,
                           errors: inout [ACLReassemblyError]) -> L2CAPFrame? {
         let length = header.frameLength

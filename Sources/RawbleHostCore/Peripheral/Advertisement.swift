@@ -13,7 +13,7 @@ public struct Advertisement: Hashable, Sendable {
         /// Advertise again at once, so more centrals can connect (if the controller refuses
         /// while connected, it is tried again after the disconnection).
         case afterConnection
-        /// Stay silent; ``Adapter/advertise(_:)`` starts it again.
+        /// Stay silent; `Adapter.advertise(_:)` starts it again.
         case never
     }
 
@@ -39,7 +39,7 @@ public struct Advertisement: Hashable, Sendable {
     /// legacy advertising; extended takes up to 24 bits).
     public var intervalMin: UInt32
     public var intervalMax: UInt32
-    /// The own address type; `nil` uses the adapter's own address (``ControllerInfo/ownAddress``).
+    /// The own address type; `nil` uses the adapter's own address (`ControllerInfo.ownAddress` in RawbleHost).
     public var ownAddressType: HCICommand.OwnAddressType?
     /// What happens after a central connected.
     public var restart: Restart
