@@ -176,7 +176,9 @@ let package = Package(
         ),
         .testTarget(
             name: "RawbleCLITests",
-            dependencies: ["rawble", "RawbleWire", "RawbleTestSupport"]
+            dependencies: ["rawble", "RawbleWire", "RawbleTestSupport"],
+            // Read from the source tree by path (HCINameTests), not bundled.
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "RawbleHostTests",
