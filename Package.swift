@@ -367,7 +367,9 @@ let package = Package(
                 "RawbleReport",
                 "RawbleTestSupport",
                 "RawbleWire",
-            ]
+            ],
+            // Read from the source tree by path (HCINameTests), not bundled.
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

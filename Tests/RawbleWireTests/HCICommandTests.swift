@@ -169,7 +169,10 @@ struct HCICommandVectorTests {
 
     @Test func namesComeFromTheOpcode() {
         #expect(HCICommand.leSetExtendedScanParameters(.init(le1M: nil)).name == "LE Set Extended Scan Parameters")
-        #expect(HCICommand.other(opcode: HCIOpcode(0xFC01))!.name == "0xFC01")
+        #expect(HCICommand.other(opcode: HCIOpcode(0xFC01))!.name == "Vendor Specific")
+        #expect(HCICommand.other(opcode: HCIOpcode(0x0C33))!.name == "Host Buffer Size")
+        // An opcode the specification does not assign has no name: its hex stands in.
+        #expect(HCICommand.other(opcode: HCIOpcode(0x20FF))!.name == "0x20FF")
         #expect(HCICommand.leSetScanEnable(enable: true, filterDuplicates: false).description == "LE Set Scan Enable (0x200C) 01 00")
     }
 }

@@ -174,8 +174,10 @@ struct HCIEventLEConnectionTests {
         #expect(LEMetaEvent.name(ofSubevent: 0x01) == "LE Connection Complete")
         #expect(LEMetaEvent.name(ofSubevent: 0x0D) == "LE Extended Advertising Report")
         #expect(LEMetaEvent.name(ofSubevent: 0x29) == "LE Enhanced Connection Complete v2")
+        #expect(LEMetaEvent.name(ofSubevent: 0x2A) == "LE CIS Established v2")
+        #expect(LEMetaEvent.name(ofSubevent: 0x35) == "LE Frame Space Update Complete")
         #expect(LEMetaEvent.name(ofSubevent: 0x00) == nil)
-        #expect(LEMetaEvent.name(ofSubevent: 0x2A) == nil)
+        #expect(LEMetaEvent.name(ofSubevent: 0xFF) == nil)
     }
 }
 

@@ -185,6 +185,8 @@ struct HCIEventTests {
         #expect(HCIEvent.name(ofCode: 0x13) == "Number Of Completed Packets")
         #expect(HCIEvent.name(ofCode: 0x3E) == "LE Meta")
         #expect(HCIEvent.name(ofCode: 0x1A) == "Data Buffer Overflow")
+        #expect(HCIEvent.name(ofCode: 0x58) == "SAM Status Change")
+        #expect(HCIEvent.name(ofCode: 0xFF) == "Vendor Specific")
         #expect(HCIEvent.name(ofCode: 0x00) == nil)
         #expect(HCIEvent.hardwareError(code: 1).name == "Hardware Error")
         #expect(HCIEvent.numberOfCompletedPackets([]).name == "Number Of Completed Packets")

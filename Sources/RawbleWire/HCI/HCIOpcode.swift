@@ -24,8 +24,13 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, Comparable, Custo
         return code
     }
 
-    /// The specification's name for this command, when this stack knows it.
-    public var name: String? { Self.names[rawValue] }
+    /// The specification's name for this command (Core Vol 4 Part E 7.1-7.8, e.g. `"Host Buffer
+    /// Size"`), `"Vendor Specific"` for any opcode of OGF 0x3F, which the specification leaves to
+    /// controller vendors; `nil` for an opcode the specification does not assign.
+    public var name: String? {
+        if let name = Self.names[rawValue] { return name }
+        return ogf == Self.vendorSpecificOGF ? "Vendor Specific" : nil
+    }
 
     // Link control (OGF 0x01)
     public static let disconnect = HCIOpcode(0x0406)
@@ -87,36 +92,4 @@ public struct HCIOpcode: RawRepresentable, Hashable, Sendable, Comparable, Custo
     public static let leExtendedCreateConnection = HCIOpcode(0x2043)
     public static let leReadBufferSizeV2 = HCIOpcode(0x2060)
     public static let leExtendedCreateConnectionV2 = HCIOpcode(0x2085)
-
-    static let names: [UInt16: String] = [
-        0x0406: "Disconnect", 0x041D: "Read Remote Version Information",
-        0x0C01: "Set Event Mask", 0x0C03: "Reset", 0x0C63: "Set Event Mask Page 2",
-        0x0C6D: "Write LE Host Support",
-        0x1001: "Read Local Version Information", 0x1002: "Read Local Supported Commands",
-        0x1003: "Read Local Supported Features", 0x1005: "Read Buffer Size", 0x1009: "Read BD_ADDR",
-        0x1405: "Read RSSI",
-        0x2001: "LE Set Event Mask", 0x2002: "LE Read Buffer Size",
-        0x2003: "LE Read Local Supported Features", 0x2005: "LE Set Random Address",
-        0x2006: "LE Set Advertising Parameters", 0x2007: "LE Read Advertising Physical Channel Tx Power",
-        0x2008: "LE Set Advertising Data",
-        0x2009: "LE Set Scan Response Data", 0x200A: "LE Set Advertising Enable",
-        0x200B: "LE Set Scan Parameters", 0x200C: "LE Set Scan Enable",
-        0x200D: "LE Create Connection", 0x200E: "LE Create Connection Cancel",
-        0x200F: "LE Read Filter Accept List Size", 0x2010: "LE Clear Filter Accept List",
-        0x2013: "LE Connection Update", 0x2016: "LE Read Remote Features", 0x2017: "LE Encrypt",
-        0x2018: "LE Rand", 0x201C: "LE Read Supported States",
-        0x2020: "LE Remote Connection Parameter Request Reply",
-        0x2021: "LE Remote Connection Parameter Request Negative Reply",
-        0x2022: "LE Set Data Length", 0x2023: "LE Read Suggested Default Data Length",
-        0x2024: "LE Write Suggested Default Data Length", 0x202F: "LE Read Maximum Data Length",
-        0x2030: "LE Read PHY", 0x2031: "LE Set Default PHY", 0x2032: "LE Set PHY",
-        0x2035: "LE Set Advertising Set Random Address", 0x2036: "LE Set Extended Advertising Parameters",
-        0x2037: "LE Set Extended Advertising Data", 0x2038: "LE Set Extended Scan Response Data",
-        0x2039: "LE Set Extended Advertising Enable", 0x203A: "LE Read Maximum Advertising Data Length",
-        0x203B: "LE Read Number of Supported Advertising Sets", 0x203C: "LE Remove Advertising Set",
-        0x203D: "LE Clear Advertising Sets",
-        0x2041: "LE Set Extended Scan Parameters", 0x2042: "LE Set Extended Scan Enable",
-        0x2043: "LE Extended Create Connection", 0x2060: "LE Read Buffer Size v2",
-        0x2085: "LE Extended Create Connection v2",
-    ]
 }

@@ -107,7 +107,7 @@ extension ATTPDU {
                 .object([("handle", .handle($0.handle)), ("value", .hex($0.value))])
             })))
         case .unknown(_, let parameters):
-            fields.append(("parameters", .hex(parameters)))
+            fields.append(("parameterBytes", .hex(parameters)))
         }
         return .object(fields)
     }

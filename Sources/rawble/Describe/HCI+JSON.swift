@@ -186,8 +186,8 @@ enum PacketDescription {
         switch packet.type {
         case .command:
             let command = try HCICommand.decode(packet.bytes)
-            return [("type", "command"), ("opcode", JSON(command.opcode.rawValue)), ("name", .string(command.name)),
-                    ("parameters", commandParameters(command))]
+            return [("type", "command"), ("opcode", JSON(command.opcode.rawValue)), ("name", .string(command.name))]
+                + commandParameters(command)
         case .event:
             let event = try HCIEvent.decode(packet.bytes)
             return [("type", "event"), ("code", JSON(event.code)), ("name", .string(event.name))] + eventFields(event)
@@ -258,15 +258,24 @@ enum PacketDescription {
             session.learn(pdu, connection: connection)
         case .leSignaling:
             let command = try LESignalingCommand.decode(frame.payload)
+            let payload: (String, JSON) = if case .unknown(_, let data) = command.payload {
+                ("parameterBytes", .hex(data))
+            } else {
+                ("fields", Reflection.json(command.payload))
+            }
             fields.append(("signaling", .object([
                 ("code", JSON(command.code.rawValue)), ("name", .string(command.code.name)),
-                ("identifier", JSON(command.identifier)), ("fields", Reflection.json(command.payload)),
+                ("identifier", JSON(command.identifier)), payload,
             ])))
         case .securityManager:
             let command = try SMPCommand.decode(frame.payload)
+            let payload: (String, JSON) = if case .other(_, let parameters) = command {
+                ("parameterBytes", .hex(parameters))
+            } else {
+                ("fields", Reflection.json(command))
+            }
             fields.append(("smp", .object([
-                ("code", JSON(command.code.rawValue)), ("name", .string(command.code.name)),
-                ("fields", Reflection.json(command)),
+                ("code", JSON(command.code.rawValue)), ("name", .string(command.code.name)), payload,
             ])))
         default:
             fields.append(("payload", .hex(frame.payload)))
@@ -274,29 +283,47 @@ enum PacketDescription {
         return fields
     }
 
-    static func commandParameters(_ command: HCICommand) -> JSON {
+    /// A command's parameters: `parameters`, an object of the decoded fields, for a command this
+    /// stack models; `parameterBytes`, the parameter block in hex, for any other (its opcode and
+    /// name are the packet's own fields, so nothing here repeats them).
+    static func commandParameters(_ command: HCICommand) -> [(String, JSON)] {
+        if case .other(let raw) = command { return [("parameterBytes", .hex(raw.parameters))] }
         let mirror = Mirror(reflecting: command)
-        guard let payload = mirror.children.first else { return .object([]) }
-        if case .object(let fields) = Reflection.json(payload.value) { return .object(fields) }
-        return .object([(payload.label ?? "value", Reflection.json(payload.value))])
+        guard let payload = mirror.children.first else { return [("parameters", .object([]))] }
+        if case .object(let fields) = Reflection.json(payload.value) { return [("parameters", .object(fields))] }
+        return [("parameters", .object([(payload.label ?? "value", Reflection.json(payload.value))]))]
+    }
+
+    /// A Command Complete's `status` and what follows it, without the opcode (the event's own
+    /// `opcode` field): `returnParameters`, an object, when the command returns more than its
+    /// status and this stack decodes it; `returnParameterBytes`, the block in hex (status first),
+    /// when it does not or the command failed. Bytes that do not fit the command add `error`.
+    static func returnFields(_ complete: HCIEvent.CommandComplete) -> [(String, JSON)] {
+        let bytes: [(String, JSON)] = [("returnParameterBytes", .hex(complete.returnParameters))]
+        guard let result = try? CommandReturn.decode(opcode: complete.opcode, returnParameters: complete.returnParameters) else {
+            return bytes + [("error", "return parameters do not match the command")]
+        }
+        let status: [(String, JSON)] = [("status", .string(result.status?.description ?? "none"))]
+        switch result {
+        case .success:
+            return status
+        case .failure, .other:
+            return status + bytes
+        case .connectionHandle(_, let handle):
+            return status + [("returnParameters", .object([("connectionHandle", .object([("handle", JSON(handle))]))]))]
+        default:
+            return status + [("returnParameters", Reflection.json(result))]
+        }
     }
 
     static func eventFields(_ event: HCIEvent) -> [(String, JSON)] {
         switch event {
         case .commandComplete(let complete):
-            var fields: [(String, JSON)] = [
+            return [
                 ("numHCICommandPackets", JSON(complete.numHCICommandPackets)),
                 ("opcode", JSON(complete.opcode.rawValue)),
                 ("command", .string(complete.opcode.name ?? complete.opcode.description)),
-            ]
-            if let result = try? CommandReturn.decode(opcode: complete.opcode, returnParameters: complete.returnParameters) {
-                fields.append(("status", .string(result.status?.description ?? "none")))
-                fields.append(("returnParameters", Reflection.json(result)))
-            } else {
-                fields.append(("returnParameters", .hex(complete.returnParameters)))
-                fields.append(("error", "return parameters do not match the command"))
-            }
-            return fields
+            ] + returnFields(complete)
         case .commandStatus(let status):
             // As Command Complete: the opcode a number, the command's name beside it.
             return [
@@ -305,12 +332,26 @@ enum PacketDescription {
                 ("opcode", JSON(status.opcode.rawValue)),
                 ("command", .string(status.opcode.name ?? status.opcode.description)),
             ]
-        case .le(.advertisingReport(let reports)), .le(.extendedAdvertisingReport(let reports)):
-            return [("reports", .array(reports.map(\.deviceJSON)))]
         case .le(let meta):
-            return [("subevent", JSON(meta.subeventCode)), ("fields", Reflection.json(meta))]
+            return [("subevent", JSON(meta.subeventCode))] + subeventFields(meta)
+        case .unknown(_, let parameters):
+            return [("parameterBytes", .hex(parameters))]
         default:
             return [("fields", Reflection.json(event))]
+        }
+    }
+
+    /// An LE subevent's fields after its `subevent` code: advertising reports as `reports`, a
+    /// subevent this stack does not decode as `parameterBytes` (as an undecoded command), any
+    /// other as `fields`.
+    static func subeventFields(_ meta: LEMetaEvent) -> [(String, JSON)] {
+        switch meta {
+        case .advertisingReport(let reports), .extendedAdvertisingReport(let reports):
+            [("reports", .array(reports.map(\.deviceJSON)))]
+        case .unknown(_, let parameters):
+            [("parameterBytes", .hex(parameters))]
+        default:
+            [("fields", Reflection.json(meta))]
         }
     }
 }

@@ -26,7 +26,8 @@ enum Reflection {
         case let v as BluetoothUUID:
             return v.name.map { .string("\(v) (\($0))") } ?? .string(v.description)
         case let v as LEAddressType: return .string(v.description)
-        case let v as HCIOpcode: return .string(v.description)
+        // A number, as every `opcode` field is; the name is printed beside it where it matters.
+        case let v as HCIOpcode: return JSON(v.rawValue)
         case let v as HCIStatus: return .string(v.description)
         default: break
         }

@@ -57,8 +57,9 @@ public enum HCIEvent: Hashable, Sendable {
         }
     }
 
-    /// The specification's name for an event code, when this stack knows it.
-    public static func name(ofCode code: UInt8) -> String? { eventNames[code] }
+    /// The specification's name for an event code (Core Vol 4 Part E 7.7, e.g. `0x0E` →
+    /// `"Command Complete"`); `nil` for a code the specification does not assign.
+    public static func name(ofCode code: UInt8) -> String? { codeNames[code] }
 }
 
 /// Event codes used by the decoder (Core Vol 4 Part E 7.7).
@@ -308,30 +309,3 @@ extension HCIEvent: CustomStringConvertible {
         return "\(name) (0x\(hex(code)))"
     }
 }
-
-/// Event names from Core Vol 4 Part E 7.7.
-private let eventNames: [UInt8: String] = [
-    0x01: "Inquiry Complete", 0x02: "Inquiry Result", 0x03: "Connection Complete",
-    0x04: "Connection Request", 0x05: "Disconnection Complete", 0x06: "Authentication Complete",
-    0x07: "Remote Name Request Complete", 0x08: "Encryption Change",
-    0x09: "Change Connection Link Key Complete", 0x0A: "Link Key Type Changed",
-    0x0B: "Read Remote Supported Features Complete", 0x0C: "Read Remote Version Information Complete",
-    0x0D: "QoS Setup Complete", 0x0E: "Command Complete", 0x0F: "Command Status",
-    0x10: "Hardware Error", 0x11: "Flush Occurred", 0x12: "Role Change",
-    0x13: "Number Of Completed Packets", 0x14: "Mode Change", 0x15: "Return Link Keys",
-    0x16: "PIN Code Request", 0x17: "Link Key Request", 0x18: "Link Key Notification",
-    0x19: "Loopback Command", 0x1A: "Data Buffer Overflow", 0x1B: "Max Slots Change",
-    0x1C: "Read Clock Offset Complete", 0x1D: "Connection Packet Type Changed",
-    0x1E: "QoS Violation", 0x20: "Page Scan Repetition Mode Change",
-    0x21: "Flow Specification Complete", 0x22: "Inquiry Result with RSSI",
-    0x23: "Read Remote Extended Features Complete", 0x2C: "Synchronous Connection Complete",
-    0x2D: "Synchronous Connection Changed", 0x2E: "Sniff Subrating", 0x2F: "Extended Inquiry Result",
-    0x30: "Encryption Key Refresh Complete", 0x31: "IO Capability Request",
-    0x32: "IO Capability Response", 0x33: "User Confirmation Request", 0x34: "User Passkey Request",
-    0x35: "Remote OOB Data Request", 0x36: "Simple Pairing Complete",
-    0x38: "Link Supervision Timeout Changed", 0x39: "Enhanced Flush Complete",
-    0x3B: "User Passkey Notification", 0x3C: "Keypress Notification",
-    0x3D: "Remote Host Supported Features Notification", 0x3E: "LE Meta",
-    0x48: "Number Of Completed Data Blocks", 0x57: "Authenticated Payload Timeout Expired",
-    0x59: "Encryption Change v2", 0xFF: "Vendor Specific",
-]

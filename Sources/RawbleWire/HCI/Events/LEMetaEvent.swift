@@ -49,12 +49,9 @@ public enum LEMetaEvent: Hashable, Sendable {
         Self.name(ofSubevent: subeventCode) ?? "LE Unknown Subevent (0x\(hex(subeventCode)))"
     }
 
-    /// The specification's name for an LE subevent code, when this stack knows it.
-    public static func name(ofSubevent code: UInt8) -> String? {
-        let index = Int(code)
-        guard index < subeventNames.count, !subeventNames[index].isEmpty else { return nil }
-        return subeventNames[index]
-    }
+    /// The specification's name for an LE subevent code (Core Vol 4 Part E 7.7.65, e.g. `0x02` →
+    /// `"LE Advertising Report"`); `nil` for a code the specification does not assign.
+    public static func name(ofSubevent code: UInt8) -> String? { subeventNames[code] }
 
     /// LE Connection Update Complete (`0x03`).
     public struct ConnectionUpdateComplete: Hashable, Sendable {
@@ -527,24 +524,3 @@ extension LEConnectionComplete {
         }
     }
 }
-
-/// LE subevent names from Core Vol 4 Part E 7.7.65, indexed by subevent code.
-private let subeventNames: [String] = [
-    "",
-    "LE Connection Complete", "LE Advertising Report", "LE Connection Update Complete",
-    "LE Read Remote Features Complete", "LE Long Term Key Request",
-    "LE Remote Connection Parameter Request", "LE Data Length Change",
-    "LE Read Local P-256 Public Key Complete", "LE Generate DHKey Complete",
-    "LE Enhanced Connection Complete", "LE Directed Advertising Report", "LE PHY Update Complete",
-    "LE Extended Advertising Report", "LE Periodic Advertising Sync Established",
-    "LE Periodic Advertising Report", "LE Periodic Advertising Sync Lost", "LE Scan Timeout",
-    "LE Advertising Set Terminated", "LE Scan Request Received", "LE Channel Selection Algorithm",
-    "LE Connectionless IQ Report", "LE Connection IQ Report", "LE CTE Request Failed",
-    "LE Periodic Advertising Sync Transfer Received", "LE CIS Established", "LE CIS Request",
-    "LE Create BIG Complete", "LE Terminate BIG Complete", "LE BIG Sync Established",
-    "LE BIG Sync Lost", "LE Request Peer SCA Complete", "LE Path Loss Threshold",
-    "LE Transmit Power Reporting", "LE BIGInfo Advertising Report", "LE Subrate Change",
-    "LE Periodic Advertising Sync Established v2", "LE Periodic Advertising Report v2",
-    "LE Periodic Advertising Sync Transfer Received v2", "LE Periodic Advertising Subevent Data Request",
-    "LE Periodic Advertising Response Report", "LE Enhanced Connection Complete v2",
-]
