@@ -317,6 +317,11 @@ def record(key, value):
     return value
 
 
+def settings(**values):
+    """Keeps the run's settings (BENCH_* values as used) for the results file."""
+    RESULTS["settings"] = values
+
+
 def record_table(header, rows, title=None):
     """Keeps a table (header and rows as printed) for the results file."""
     RESULTS["tables"].append({"title": title, "header": list(header), "rows": [list(r) for r in rows]})

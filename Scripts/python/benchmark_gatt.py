@@ -48,6 +48,7 @@ STREAM_COUNT = benchlib.env_int("BENCH_STREAM_COUNT", 5000)
 STREAM_RATE = os.environ.get("BENCH_STREAM_RATE") or "1000"
 if options.quick:
     RUNS, CPU_RUNS = 3, 1
+benchlib.settings(runs=RUNS, cpuRuns=CPU_RUNS, streamCount=STREAM_COUNT, streamRate=STREAM_RATE)
 HOSTS = {
     "rawble": ["Benchmarks/.build/release/GATTTiming"],
     "Bumble": [sys.executable, "Benchmarks/Reference/bumble_gatt.py"],

@@ -35,6 +35,7 @@ MEMORY_SECONDS = benchlib.env_float("BENCH_MEMORY_SECONDS", 60)
 EXTRA = benchlib.env_int("BENCH_EXTRA", 200)
 if options.quick:
     RUNS, CPU_RUNS, CPU_SECONDS, MEMORY_SECONDS = 3, 1, 5.0, 15.0
+benchlib.settings(runs=RUNS, cpuRuns=CPU_RUNS, cpuSeconds=CPU_SECONDS, memorySeconds=MEMORY_SECONDS, extra=EXTRA)
 STRAP_INTERVAL_MS = 50.0  # Scripts/bumble-peer: rawble-strap advertising_interval_min/max
 HOSTS = {
     "rawble": ["Benchmarks/.build/release/HostTiming"],

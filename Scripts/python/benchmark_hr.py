@@ -56,6 +56,7 @@ MEMORY_SECONDS = benchlib.env_float("BENCH_MEMORY_SECONDS", 600)
 CPU_ONLY = (os.environ.get("BENCH_CPU_ONLY") or "0") == "1" or options.cpu_only
 if options.quick:
     RUNS, CPU_RUNS, MEMORY_SECONDS = 3, 1, 60.0
+benchlib.settings(runs=RUNS, cpuRuns=CPU_RUNS, hrCount=HR_COUNT, memorySeconds=MEMORY_SECONDS, cpuOnly=CPU_ONLY)
 RSS_EVERY = 10.0
 MONITORS = {
     "rawble": lambda peer, count: [".build/release/rawble", "hr", "--json", "--quiet", "--transport", peer.transport,

@@ -79,6 +79,7 @@ RUNS = options.runs
 PROGRAMS = options.programs.split(",")
 BASELINES = benchlib.env_int("BENCH_BASELINES", 1)
 PHASES = (os.environ.get("BENCH_PHASES") or "1") == "1"
+benchlib.settings(runs=RUNS, programs=PROGRAMS, baselines=BASELINES, phases=PHASES)
 if options.kernel:
     os.environ["RAWBLE_VM_KERNEL"] = options.kernel
 VENV = os.path.abspath(os.environ.get("RAWBLE_VENV") or ".build/venv")

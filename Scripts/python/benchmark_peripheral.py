@@ -40,6 +40,7 @@ RUNS = benchlib.env_int("BENCH_RUNS", 5)
 COUNT = benchlib.env_int("BENCH_COUNT", 5000)
 if options.quick:
     RUNS = 2
+benchlib.settings(runs=RUNS, count=COUNT)
 LOGS = benchlib.LOGS
 RAWBLE = ".build/release/rawble"
 

@@ -46,6 +46,7 @@ PERF_RUNS = benchlib.env_int("BENCH_PERF_RUNS", 3)
 LIVE_COUNT = benchlib.env_int("BENCH_LIVE_COUNT", 20000)
 if options.quick:
     RUNS, CPU_RUNS, PERF_RUNS = 3, 2, 1
+benchlib.settings(runs=RUNS, cpuRuns=CPU_RUNS, perfRuns=PERF_RUNS, liveCount=LIVE_COUNT)
 RAWBLE = ".build/release/rawble"
 DAY = ".build/bench/day.csv"
 LOGS = benchlib.LOGS

@@ -32,6 +32,7 @@ RUNS = os.environ.get("BENCH_RUNS") or "5"
 SECONDS_PER_RUN = os.environ.get("BENCH_SECONDS") or "2"
 if options.quick:
     RUNS, SECONDS_PER_RUN = "1", "0.5"
+benchlib.settings(runs=RUNS, secondsPerRun=SECONDS_PER_RUN)
 OUT = tempfile.TemporaryDirectory()
 
 
