@@ -9,7 +9,7 @@ Like `rawble peripheral hr`, it opens the H4 transport (one controller of Script
 advertises connectable with its name and 0x180D from a random static address, and once a central
 subscribes notifies `--rate` values a second (deadline-paced, as the fixture's strap: a loop
 behind schedule catches up), the values of the fixture's realistic script
-(Scripts/python/bumble_peer.py's RealisticScript, seed 1). Advertising restarts after a
+(Scripts/python/bumble_fixture/strap.py's RealisticScript, seed 1). Advertising restarts after a
 disconnection.
 
 Output: one JSON line when advertising, {"event": "advertising", "address", "addressType"};
@@ -31,7 +31,7 @@ from bumble.device import Device
 from bumble.transport import open_transport
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Scripts", "python"))
-from bumble_peer import RealisticScript, encode_hrm  # noqa: E402  the fixture's own values
+from bumble_fixture.strap import RealisticScript, encode_hrm  # noqa: E402  the fixture's own values
 
 OWN_ADDRESS = "F2:F1:F2:F3:F4:F5"  # random static (the two top bits set)
 

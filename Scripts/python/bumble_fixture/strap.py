@@ -1,0 +1,411 @@
+"""rawble-strap: the Heart Rate strap's GATT server, its test and realistic scripts, its log."""
+
+import asyncio
+import json
+import logging
+import struct
+import time
+
+from bumble import att, gatt, hci
+
+log = logging.getLogger("bumble-peer")
+
+# Heart Rate Measurement script: (bpm, contact, energy, rr list), contact in
+# "detected" / "not-detected" / "unsupported"; rr in 1/1024 s units.
+DEFAULT_SCRIPT = [
+    (62, "unsupported", None, []),
+    (64, "detected", None, []),
+    (66, "detected", None, [950]),
+    (70, "detected", 12, [900, 880]),
+    (75, "detected", None, [820, 815, 810]),
+    (80, "not-detected", None, []),
+    (90, "detected", 40, [683]),
+    (255, "detected", None, [241]),
+    (300, "detected", None, [205]),  # u16 format
+    (160, "not-detected", 150, []),
+    (128, "detected", None, [480, 482, 485, 490]),
+    (72, "detected", 65535, [853, 1024]),
+]
+
+
+def encode_hrm(bpm, contact, energy, rr):
+    """Heart Rate Measurement value (Heart Rate Service 3.1)."""
+    flags, body = 0, b""
+    if bpm > 0xFF:
+        flags |= 0x01
+        body += struct.pack("<H", bpm)
+    else:
+        body += struct.pack("<B", bpm)
+    if contact != "unsupported":
+        flags |= 0x04 | (0x02 if contact == "detected" else 0)
+    if energy is not None:
+        flags |= 0x08
+        body += struct.pack("<H", energy)
+    if rr:
+        flags |= 0x10
+        body += b"".join(struct.pack("<H", x) for x in rr)
+    return bytes([flags]) + body
+
+
+def hr_value(index):
+    """The index-th scripted value (the script repeats, bpm shifted per round)."""
+    bpm, contact, energy, rr = DEFAULT_SCRIPT[index % len(DEFAULT_SCRIPT)]
+    shift = index // len(DEFAULT_SCRIPT)
+    return encode_hrm(min(bpm + shift, 0xFFFF), contact, energy, rr)
+
+
+# Invalid Heart Rate Measurement values (`--hr-invalid`), each with why it is invalid.  Every one is
+# rejected by a decoder that follows Heart Rate Service 3.1 (rawble's included).
+INVALID_VALUES = [
+    (bytes.fromhex("1048"), "rr-missing"),      # u8 rate, RR-Interval flag, no RR-Interval
+    (b"", "empty"),                             # zero-length value: not even the flags
+    (bytes.fromhex("0148"), "rate-u16-short"),  # u16 rate flag, one byte of rate
+    (bytes.fromhex("08480c"), "energy-short"),  # energy flag, one byte of energy
+    (bytes.fromhex("104852"), "rr-odd"),        # RR flag, 1 byte of RR (intervals are 2 bytes)
+    (bytes.fromhex("1148"), "rate-u16-short"),  # u16 rate + RR flags, one byte in all
+]
+
+
+class AppendLog:
+    """A JSON-lines file opened for each line (as the strap always did): a test may replace the file."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def write(self, entry):
+        if self.path:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+
+
+class RealisticScript:
+    """A deterministic (seeded) workout with the RR series of a real person: rate drifting smoothly
+    between ~60 and ~150 bpm (a new effort level every 45 s), contact detected, RR-Intervals that
+    add up to the time each value covers (one value = 1 s of the session whatever `--hr-interval`
+    is), energy expended (kJ) in every 10th value.
+
+    Each normal RR is the mean RR of the rate (60/rate) plus respiratory sinus arrhythmia (a
+    sinusoid of the breathing rate, 0.25 Hz at rest to ~0.37 Hz at 150 bpm), a 0.1 Hz Mayer wave and
+    a little noise, all scaled by the cube of the mean RR: RMSSD of the normal beats ~50 ms at
+    55-70 bpm, ~9 ms at 140 bpm and above (seeded 10-hour runs: 49-51 ms, 9.2-9.7 ms).  Artifacts (`artifacts_per_hour`, default 30 = one per 2 minutes on average, 0 = none;
+    `--hr-artifacts`), a third each, chosen per beat with a probability proportional to its length:
+    a missed beat (one RR spanning two beats), an extra beat (one RR split in two, at 35-65 %), an
+    ectopic beat (a premature RR of 55-75 % of the normal one, then a compensatory pause: the two
+    add up to two normal RRs).  Each keeps the RR sum equal to the time covered.  The value's bpm
+    is the strap's smoothed rate: 60 / the mean RR of the second's beats (the last beat's when
+    none ended in it), held within 60-150 bpm (a strap's plausibility limit).
+    `last_kinds` says what each RR of the last value is ("normal", "missed", "extra", "ectopic",
+    "compensatory"); `artifacts` counts them by kind.  Memory stays flat: the last value, the
+    planned beats (at most two) and the last beat."""
+
+    RATE_RANGE = (60.0, 150.0)
+
+    def __init__(self, seed, artifacts_per_hour=30.0):
+        import random
+        self.seed = seed
+        self.artifacts_per_hour = max(0.0, float(artifacts_per_hour))
+        self.random = random.Random(seed)
+        self.generated = 0  # values made so far; only the last is kept (memory stays flat)
+        self.last = None
+        self.last_kinds = []
+        self.rate = 68.0
+        self.target = 68.0
+        self.phase = 0  # 1/1024 s since the last R-wave sent
+        self.energy = 0.0
+        self.breathing = self.random.random()  # phases, in turns
+        self.mayer = self.random.random()
+        self.planned = []  # (interval in 1/1024 s, kind): the next beat, or an artifact's two
+        self.last_beat = None  # the last RR sent, for a second without beats
+        self.artifacts = {"missed": 0, "extra": 0, "ectopic": 0}
+
+    def reset_energy(self):
+        self.energy = 0.0
+
+    def value(self, index):
+        """(bpm, energy or None, RR list) of the index-th second; asked in increasing order."""
+        if index < self.generated - 1:
+            self.__init__(self.seed, self.artifacts_per_hour)  # going back: replay from the start
+        while self.generated <= index:
+            self.last = self._step(self.generated)
+            self.generated += 1
+        return self.last
+
+    def _normal(self):
+        """One normal RR in 1/1024 s: mean RR, breathing and Mayer waves and noise, scaled by mean RR cubed."""
+        import math
+        mean = 60.0 / self.rate
+        scale = mean ** 3
+        effort = min(1.0, max(0.0, (self.rate - 60) / 110))
+        seconds = (mean + (0.008 + 0.060 * scale) * math.sin(2 * math.pi * self.breathing)
+                   + (0.005 + 0.020 * scale) * math.sin(2 * math.pi * self.mayer)
+                   + self.random.gauss(0, 0.003 + 0.010 * scale))
+        units = min(2048, max(256, int(round(seconds * 1024))))
+        self.breathing = (self.breathing + (0.25 + 0.15 * effort) * units / 1024) % 1.0
+        self.mayer = (self.mayer + 0.1 * units / 1024) % 1.0
+        return units
+
+    def _plan(self):
+        """The next beat, or an artifact's beats (made of one or two normal beats: time stays covered)."""
+        r = self.random
+        first = self._normal()
+        chance = self.artifacts_per_hour / 3600 * first / 1024
+        if chance <= 0 or r.random() >= chance:
+            self.planned.append((first, "normal"))
+            return
+        kind = r.random() * 3
+        if kind < 1:
+            self.planned.append((first + self._normal(), "missed"))
+            self.artifacts["missed"] += 1
+        elif kind < 2:
+            part = int(round(first * (0.35 + 0.3 * r.random())))
+            self.planned += [(part, "extra"), (first - part, "extra")]
+            self.artifacts["extra"] += 1
+        else:
+            second = self._normal()
+            premature = int(round(first * (0.55 + 0.2 * r.random())))
+            self.planned += [(premature, "ectopic"), (first + second - premature, "compensatory")]
+            self.artifacts["ectopic"] += 1
+
+    def _step(self, index):
+        r = self.random
+        if index % 45 == 0:  # a new effort level every 45 s
+            self.target = r.uniform(60, 150)
+        low, high = self.RATE_RANGE
+        self.rate += (self.target - self.rate) * 0.04 + r.gauss(0, 0.3)
+        self.rate = min(high, max(low, self.rate))
+        # The beats that end in this second.
+        rr, kinds = [], []
+        self.phase += 1024
+        while True:
+            if not self.planned:
+                self._plan()
+            interval, kind = self.planned[0]
+            if self.phase < interval:
+                break
+            self.planned.pop(0)
+            self.phase -= interval
+            rr.append(interval)
+            kinds.append(kind)
+        if rr:
+            self.last_beat = rr[-1]
+        window = rr or ([self.last_beat] if self.last_beat else [])
+        bpm = 60 * 1024 * len(window) / sum(window) if window else self.rate
+        bpm = int(round(min(high, max(low, bpm))))
+        self.energy += self.rate * 0.007  # ~0.4-1 kJ/s
+        energy = min(0xFFFF, int(self.energy)) if index % 10 == 0 else None
+        self.last_kinds = kinds[:9]
+        return bpm, energy, rr[:9]  # 9 RR fit a 23-byte MTU with energy
+
+
+def realistic_summary(seed, seconds, artifacts_per_hour):
+    """The realistic script's figures over `seconds` of session (`--hr-summary`): RMSSD of normal
+    beats at rest (55-70 bpm) and at 140 bpm and above, artifacts by kind and per hour, the RR
+    sum against the time covered, and how many values' bpm is 60 / their beats' mean RR."""
+    script = RealisticScript(seed, artifacts_per_hour)
+    beats, total, agreeing, with_beats, longest_value = [], 0, 0, 0, 0
+    squares = {"rest": [0.0, 0], "high": [0.0, 0]}
+    previous = None
+    for index in range(seconds):
+        bpm, energy, rr = script.value(index)
+        longest_value = max(longest_value, len(encode_hrm(bpm, "detected", energy, rr)))
+        total += sum(rr)
+        if rr and all(kind == "normal" for kind in script.last_kinds):
+            with_beats += 1
+            low, high = RealisticScript.RATE_RANGE
+            expected = int(round(min(high, max(low, 60 * 1024 * len(rr) / sum(rr)))))
+            agreeing += bpm == expected
+        for interval, kind in zip(rr, script.last_kinds):
+            if previous is not None and previous[1] == "normal" and kind == "normal":
+                rate = 120 * 1024 / (previous[0] + interval)
+                band = "rest" if 55 <= rate <= 70 else "high" if rate >= 140 else None
+                if band:
+                    difference = (interval - previous[0]) * 1000 / 1024
+                    squares[band][0] += difference * difference
+                    squares[band][1] += 1
+            previous = (interval, kind)
+    rmssd = {band: (s / n) ** 0.5 if n else None for band, (s, n) in squares.items()}
+    return {"seed": seed, "seconds": seconds, "artifactsPerHourAsked": artifacts_per_hour,
+            "rmssdRestMs": rmssd["rest"], "restPairs": squares["rest"][1],
+            "rmssdHighMs": rmssd["high"], "highPairs": squares["high"][1],
+            "artifacts": script.artifacts, "artifactsPerHour": sum(script.artifacts.values()) * 3600 / seconds,
+            "rrSeconds": total / 1024, "bpmAgreeing": agreeing, "valuesCompared": with_beats,
+            "longestValue": longest_value}
+
+
+# --strap-encrypted-read: the service and characteristic that need an encrypted link, and its value.
+ENCRYPTED_READ_SERVICE = "72617762-6C65-5345-4300-000000000000"
+ENCRYPTED_READ_CHARACTERISTIC = "72617762-6C65-5345-4300-000000000001"
+ENCRYPTED_READ_VALUE = b"sealed"
+
+
+class Strap:
+    """The Heart Rate strap's GATT server and notification script (see the module docstring)."""
+
+    def __init__(self, device, args):
+        self.device, self.args = device, args
+        self.task = None
+        self.log = AppendLog(args.log)
+        self.position = 0  # next entry of the sequence (kept across connections, see `resumes`)
+        self.energy_base = None  # test script: last energy sent before a reset (None: no reset)
+        self.last_energy = 0
+        self.disconnects = 0
+        self.realistic = (RealisticScript(args.hr_seed, args.hr_artifacts)
+                          if args.hr_script == "realistic" else None)
+        self.hrm = gatt.Characteristic(
+            "2A37", gatt.Characteristic.Properties.NOTIFY, gatt.Characteristic.Permissions(0), b"",
+            descriptors=[self.refusing_cccd()] if args.hr_refuse_cccd else [],
+        )
+        control_point = gatt.Characteristic(
+            "2A39",
+            gatt.Characteristic.Properties.WRITE,
+            gatt.Characteristic.WRITEABLE,
+            gatt.CharacteristicValue(write=self.on_control_point),
+        )
+
+        def readable(uuid, value):
+            return gatt.Characteristic(
+                uuid, gatt.Characteristic.Properties.READ, gatt.Characteristic.READABLE, value
+            )
+
+        self.control_point = control_point
+        self.body_sensor_location = readable("2A38", bytes([1]))
+        device.add_services([
+            gatt.Service("180D", [self.hrm, self.body_sensor_location, control_point]),
+            gatt.Service("180A", [readable("2A29", b"rawble-sim"), readable("2A24", b"HRM-1")]),
+            gatt.Service("180F", [readable("2A19", bytes([87]))]),
+        ])
+        # --strap-encrypted-read (issue 11, raising security): one more service, last (the
+        # handles above do not move), whose characteristic reads only on an encrypted link
+        # (Insufficient Encryption, 0x0F, before).  The strap accepts Just Works pairing: Bumble's
+        # default pairing config (no input, no output; the delegate accepts).
+        if args.strap_encrypted_read:
+            device.add_service(gatt.Service(ENCRYPTED_READ_SERVICE, [gatt.Characteristic(
+                ENCRYPTED_READ_CHARACTERISTIC, gatt.Characteristic.Properties.READ,
+                gatt.Characteristic.READ_REQUIRES_ENCRYPTION, ENCRYPTED_READ_VALUE)]))
+        device.on("characteristic_subscription", self.on_subscription)
+
+    @property
+    def resumes(self):
+        """Whether a new subscription continues the sequence (else it starts again at 0)."""
+        return self.args.hr_disconnect_after is not None or self.realistic is not None
+
+    def settings(self):
+        """The strap's heart-rate options, for the ready line."""
+        a = self.args
+        return {"script": a.hr_script, "count": a.hr_count, "interval": a.hr_interval,
+                "seed": a.hr_seed, "artifacts": a.hr_artifacts, "disconnectAfter": a.hr_disconnect_after,
+                "disconnects": a.hr_disconnects, "invalid": a.hr_invalid,
+                "refuseCCCD": a.hr_refuse_cccd, "silent": a.hr_silent,
+                "handles": {"measurement": self.hrm.handle, "measurementCCCD": self.hrm.handle + 1,
+                            "bodySensorLocation": self.body_sensor_location.handle,
+                            "controlPoint": self.control_point.handle}}
+
+    def refusing_cccd(self):
+        def write(connection, value):
+            self.log.write({"kind": "cccd-refused", "time": time.time(), "value": bytes(value).hex()})
+            raise att.ATT_Error(0xFD)  # Client Characteristic Configuration Descriptor Improperly Configured
+
+        return gatt.Descriptor(
+            gatt.GATT_CLIENT_CHARACTERISTIC_CONFIGURATION_DESCRIPTOR,
+            gatt.Descriptor.READABLE | gatt.Descriptor.WRITEABLE,
+            gatt.CharacteristicValue(read=lambda connection: bytes([0, 0]), write=write),
+        )
+
+    def on_control_point(self, connection, value):
+        if bytes(value) == b"\x01":
+            if self.realistic:
+                self.realistic.reset_energy()
+            self.energy_base = self.last_energy
+            self.log.write({"kind": "energy-reset", "time": time.time(), "position": self.position})
+            log.info("control point: energy expended reset")
+            return
+        self.log.write({"kind": "control-point-refused", "time": time.time(), "value": bytes(value).hex()})
+        raise att.ATT_Error(0x80)
+
+    def on_subscription(self, connection, characteristic, notify_enabled, indicate_enabled):
+        if characteristic is not self.hrm:
+            return
+        self.log.write({"kind": "subscription", "time": time.time(), "notify": bool(notify_enabled),
+                        "indicate": bool(indicate_enabled)})
+        if self.task is not None:
+            self.task.cancel()
+            self.task = None
+        if notify_enabled and not self.args.hr_silent:
+            if not self.resumes:
+                self.position = 0
+            self.task = asyncio.create_task(self.notify(connection))
+
+    def length(self):
+        """Entries in the whole sequence (valid ones plus interleaved invalid ones); None = endless."""
+        count = self.args.hr_count
+        if count <= 0 and self.realistic:
+            return None
+        if count <= 0:
+            return 0
+        return count + (count // 2 if self.args.hr_invalid else 0)
+
+    def entry(self, position):
+        """(value, valid index or None, why invalid or None) at `position` of the sequence.
+        With `--hr-invalid` one invalid value follows every even-indexed valid one (0, 2, 4...)
+        unless it is the last: valid 0, invalid 0, valid 1, valid 2, invalid 1, valid 3, ..."""
+        if self.args.hr_invalid:
+            group, offset = divmod(position, 3)
+            if offset == 1:
+                value, why = INVALID_VALUES[group % len(INVALID_VALUES)]
+                return value, None, why
+            index = 2 * group + (1 if offset == 2 else 0)
+        else:
+            index = position
+        return self.valid_value(index), index, None
+
+    def valid_value(self, index):
+        if self.realistic:
+            bpm, energy, rr = self.realistic.value(index)  # a reset zeroed its accumulator
+            return encode_hrm(bpm, "detected", energy, rr)
+        bpm, contact, energy, rr = DEFAULT_SCRIPT[index % len(DEFAULT_SCRIPT)]
+        shift = index // len(DEFAULT_SCRIPT)
+        if energy is not None and self.energy_base is not None:
+            energy = max(0, energy - self.energy_base) if energy != 0xFFFF else energy
+        return encode_hrm(min(bpm + shift, 0xFFFF), contact, energy, rr)
+
+    async def notify(self, connection):
+        a = self.args
+        on_this_connection = 0
+        # Deadline-paced: value n of this subscription is due at start + n * interval, and a loop
+        # that falls behind catches up without sleeping, so the strap really reaches the rate
+        # asked (a plain sleep per value never exceeded ~570/s at a 1 ms interval here).
+        start = time.monotonic()
+        try:
+            while True:
+                total = self.length()
+                if total is not None and self.position >= total:
+                    break
+                value, index, why = self.entry(self.position)
+                await self.device.notify_subscriber(connection, self.hrm, value)
+                entry = {"time": time.time(), "value": value.hex(), "position": self.position}
+                if why is None:
+                    entry["index"] = index
+                    if value[0] & 0x08:
+                        self.last_energy = struct.unpack_from("<H", value, 2 if value[0] & 1 == 0 else 3)[0]
+                else:
+                    entry["invalid"] = why
+                self.log.write(entry)
+                self.position += 1
+                on_this_connection += 1
+                more = total is None or self.position < total
+                if (more and a.hr_disconnect_after is not None and on_this_connection >= a.hr_disconnect_after
+                        and (a.hr_disconnects == 0 or self.disconnects < a.hr_disconnects)):
+                    self.disconnects += 1
+                    self.log.write({"kind": "disconnect", "time": time.time(), "after": self.position,
+                                    "onConnection": on_this_connection,
+                                    "reason": hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR})
+                    log.info("strap: disconnecting after %d notifications", self.position)
+                    await connection.disconnect(reason=hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR)
+                    return
+                delay = start + on_this_connection * a.hr_interval - time.monotonic()
+                # Behind schedule: still yield once, so the link and the log get their turn.
+                await asyncio.sleep(delay if delay > 0 else 0)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the link went away
+            log.info("heart rate notifications stopped: %s", error)
