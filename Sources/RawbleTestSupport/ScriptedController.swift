@@ -76,9 +76,11 @@ public final class ScriptedController: Sendable {
     @discardableResult
     public func completeSentPackets() -> Int {
         let sent = aclPackets
+        // Packets completed at once (`completesACLAtOnce`) may have been counted after `sent`
+        // was read: never index past the snapshot.
         let done = completedACL.withLock { done -> Int in
-            defer { done = sent.count }
-            return done
+            defer { done = max(done, sent.count) }
+            return min(done, sent.count)
         }
         for packet in sent[done...] {
             transport.inject(.numberOfCompletedPackets([.init(connectionHandle: packet.handle, count: 1)]))
