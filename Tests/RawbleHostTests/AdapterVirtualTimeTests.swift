@@ -53,7 +53,11 @@ struct AdapterVirtualTimeTests {
         await #expect(throws: HostError.commandTimedOut(.disconnect, seconds: 5)) {
             try await within(seconds: 60) { try await disconnecting.value }
         }
-        await adapter.close()
+        // The link is still up: closing disconnects it again, and that wait (2 s) is bounded too.
+        try await within(seconds: 60) {
+            try await clock.run(advancingToDeadlinesWithin: .seconds(2)) { await adapter.close() }
+        }
+        #expect(controller.commands.filter { if case .disconnect = $0 { true } else { false } }.count == 2)
         pump.cancel()
     }
 

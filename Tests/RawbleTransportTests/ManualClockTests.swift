@@ -131,6 +131,27 @@ struct ManualClockTests {
         #expect(clock.sleeperCount == 0)
     }
 
+    @Test("advanceOnceArmed waits for a timer due within the duration, then fires it; with none armed it ends in TestTimeout and time stays")
+    func advanceOnceArmed() async throws {
+        let clock = ManualClock()
+        let wakes = Wakes()
+        let arming = Task {
+            try await Task.sleep(for: .milliseconds(20))  // armed a little after the test waits
+            try await clock.sleep(for: .seconds(3))
+            wakes.record("fired", at: clock.now)
+        }
+        #expect(try await clock.advanceOnceArmed(by: .seconds(3)) == 1)
+        try await within(seconds: 60) { try await arming.value }
+        #expect(wakes.instants == [at(3)])
+
+        let later = Task { try await clock.sleep(for: .seconds(10)) }
+        try await within(seconds: 60) { try await clock.waitForSleepers() }
+        await #expect(throws: TestTimeout.self) { try await clock.advanceOnceArmed(by: .seconds(1), waitingAtMost: 0.1) }
+        #expect(clock.now == at(3), "no timer due within a second: time did not move")
+        later.cancel()
+        await #expect(throws: CancellationError.self) { try await within(seconds: 60) { try await later.value } }
+    }
+
     @Test("waitForSleepers returns once enough sleepers are due within the window, at once when they already are; cancelled, it throws")
     func waitForSleepers() async throws {
         let clock = ManualClock()
