@@ -215,7 +215,7 @@ struct ManualClockRunTests {
     }
 
     @Test("the operation's error comes through, after the time it took")
-    func rethrows() async throws {
+    func passesTheErrorThrough() async throws {
         let clock = ManualClock()
         await #expect(throws: Failure()) {
             try await within(seconds: 60) {
