@@ -250,11 +250,15 @@ struct ATTClientEndTests {
     @Test func transactionTimeoutClosesTheBearerAndFailsQueuedAndLaterRequests() async throws {
         let bearer = ScriptedATTBearer()
         bearer.expect(readHandle1, reply: [])  // never answered
-        let client = ATTClient(bearer: bearer, configuration: configuration(timeout: .milliseconds(50)))
+        let clock = ManualClock()
+        let client = ATTClient(bearer: bearer, configuration: configuration(timeout: .milliseconds(50)) { $0.clock = clock })
         let updates = await client.updates(for: nil)
         let first = Task { try await client.transact(.readRequest(handle: 1)) }
         #expect(await eventually { await client.pendingRequestCount == 1 })
         let queued = Task { try await client.transact(.readRequest(handle: 2)) }
+        #expect(await eventually { await client.pendingRequestCount == 2 })
+        // The request is out and its timer armed: its 50 ms pass.
+        try await clock.advanceOnceArmed(by: .milliseconds(50))
         let isTimeout: @Sendable (any Error) -> Bool = { error in
             if case .timeout(.readRequest, let seconds)? = error as? GATTError { abs(seconds - 0.05) < 1e-9 } else { false }
         }

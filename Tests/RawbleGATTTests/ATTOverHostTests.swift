@@ -103,14 +103,18 @@ struct ATTOverHostBackPressureTests {
         controller.run()
         var configuration = quietHost()
         configuration.aclSendTimeout = .milliseconds(200)
+        let clock = ManualClock()
+        configuration.clock = clock
         let adapter = try await Adapter.open(controller.transport, configuration: configuration)
         let connection = try await adapter.connect(to: ScriptedController.peer, timeout: .seconds(5))
         // 3 in the controller's buffers, 256 queued: full.
         for index in 0..<259 {
             try await connection.att.send([0x52, 0x10, 0x00, UInt8(index & 0xFF)])
         }
+        let blocked = Task { try await connection.att.send([0x52, 0x10, 0x00, 0xFF]) }
+        try await clock.advanceOnceArmed(by: .milliseconds(200))
         await #expect(throws: BearerError.timedOut(operation: "waiting 0.2 s for room in the outgoing ACL queue of connection 0x40")) {
-            try await within(seconds: 10) { try await connection.att.send([0x52, 0x10, 0x00, 0xFF]) }
+            try await within(seconds: 10) { try await blocked.value }
         }
         let cancelled = Task { try await connection.att.send([0x52, 0x10, 0x00, 0xFE]) }
         cancelled.cancel()

@@ -43,9 +43,10 @@ private let readHandle4: [UInt8] = [0x0A, 0x04, 0x00]
 /// An Error Response refusing Read Request on handle 3 with `code`.
 private func refusal(_ code: UInt8, handle: UInt8 = 0x03) -> [UInt8] { [0x01, 0x0A, handle, 0x00, code] }
 
-private func configuration(timeout: Duration = .seconds(30)) -> ATTClient.Configuration {
+private func configuration(timeout: Duration = .seconds(30), clock: any Clock<Duration> = ContinuousClock()) -> ATTClient.Configuration {
     var configuration = ATTClient.Configuration()
     configuration.transactionTimeout = timeout
+    configuration.clock = clock
     return configuration
 }
 
@@ -142,8 +143,13 @@ struct ATTSecurityRetryTests {
         defer { release.finish() }
         let bearer = SecurityBearer(accepts: true) { for await _ in held {} }
         bearer.script.expect(readHandle3, reply: [refusal(0x0F)])
-        let client = ATTClient(bearer: bearer, configuration: configuration(timeout: .milliseconds(100)))
-        await #expect(performing: { try await within { try await client.transact(.readRequest(handle: 3)) } }, throws: { error in
+        let clock = ManualClock()
+        let client = ATTClient(bearer: bearer, configuration: configuration(timeout: .milliseconds(100), clock: clock))
+        let reading = Task { try await client.transact(.readRequest(handle: 3)) }
+        // The raise has begun (and never ends); then the request's 100 ms pass.
+        try await within { while bearer.refusals.isEmpty { try await Task.sleep(for: .milliseconds(1)) } }
+        try await clock.advanceOnceArmed(by: .milliseconds(100))
+        await #expect(performing: { try await within { try await reading.value } }, throws: { error in
             if case .timeout(.readRequest, _)? = error as? GATTError { true } else { false }
         })
         #expect(bearer.script.sentPDUs == [readHandle3])
@@ -154,13 +160,17 @@ struct ATTSecurityRetryTests {
         let bearer = SecurityBearer(accepts: true)
         bearer.script.expect(readHandle3, reply: [refusal(0x05)])
         bearer.script.expect(readHandle3, reply: [])  // encryption came up, the peer never answers
-        let client = ATTClient(bearer: bearer, configuration: configuration(timeout: .milliseconds(100)))
-        await #expect(performing: { try await within { try await client.transact(.readRequest(handle: 3)) } }, throws: { error in
+        let clock = ManualClock()
+        let client = ATTClient(bearer: bearer, configuration: configuration(timeout: .milliseconds(100), clock: clock))
+        let reading = Task { try await client.transact(.readRequest(handle: 3)) }
+        // In virtual time the resend goes out before the 100 ms run out, whatever the load.
+        try await within { while bearer.script.sentPDUs.count < 2 { try await Task.sleep(for: .milliseconds(1)) } }
+        try await clock.advanceOnceArmed(by: .milliseconds(100))
+        await #expect(performing: { try await within { try await reading.value } }, throws: { error in
             if case .timeout(.readRequest, _)? = error as? GATTError { true } else { false }
         })
-        // Whether the resend went out before the 100 ms ran out depends on the machine's load;
-        // either way the request ends with the timeout, and nothing but the read is ever sent.
-        #expect(bearer.script.sentPDUs.count <= 2)
+        // The request ends with the timeout, and nothing but the read is ever sent: twice.
         #expect(bearer.script.sentPDUs.allSatisfy { $0 == readHandle3 })
+        #expect(bearer.script.sentPDUs == [readHandle3, readHandle3])
     }
 }

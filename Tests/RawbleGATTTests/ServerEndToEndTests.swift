@@ -170,14 +170,19 @@ struct ServerEndToEndTests {
     func providerTimeout() async throws {
         var configuration = GATTServer.Configuration()
         configuration.providerTimeout = .milliseconds(100)
+        let clock = ManualClock()
+        configuration.clock = clock
         let link = try await ServedLink(configuration: configuration) { _ in
             try? await Task.sleep(for: .seconds(3600))   // answers only when cancelled
             return .value([1])
         }
         let client = GATTClient(bearer: link.central)
+        let reading = Task { try await client.read(handle: 13) }
+        // The provider was asked (its deadline armed): its 100 ms pass.
+        try await clock.advanceOnceArmed(by: .milliseconds(100))
         try await within(seconds: 60) { () async throws in
             await #expect(throws: GATTError.att(ATTError(code: .unlikelyError, requestOpcode: .readRequest, handle: 13))) {
-                try await client.read(handle: 13)
+                try await reading.value
             }
             // The connection goes on.
             #expect(try await client.read(handle: 3) == Array("rawble".utf8))
@@ -426,13 +431,19 @@ struct ServerEndToEndTests {
     func indicationTimeout() async throws {
         var configuration = GATTServer.Configuration()
         configuration.indicationTimeout = .milliseconds(200)
+        let clock = ManualClock()
+        configuration.clock = clock
         let link = try await ServedLink(configuration: configuration)
         let inbox = RawInbox.reading(link.central)
         #expect(try await link.rawRequest("12 16 00 02 00", inbox: inbox) == "13")
         let server = link.server
         let connection = link.connection
+        let indicating = Task { try await server.indicate([1], for: 21, to: connection) }
+        // The indication is out (its timer armed), never confirmed: its 200 ms pass.
+        #expect(try await within(seconds: 60) { await inbox.next() } == "1D 15 00 01")
+        try await clock.advanceOnceArmed(by: .milliseconds(200))
         await #expect(throws: GATTServerError.indicationFailed(.timedOut)) {
-            try await within(seconds: 60) { try await server.indicate([1], for: 21, to: connection) }
+            try await within(seconds: 60) { try await indicating.value }
         }
         await #expect(throws: GATTServerError.indicationRefused(.bearerTimedOut)) {
             try await server.indicate([1], for: 21, to: connection)

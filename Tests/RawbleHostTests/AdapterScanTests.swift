@@ -6,10 +6,11 @@ import RawbleWire
 import Synchronization
 import Testing
 
-private func configuration() -> Adapter.Configuration {
+private func configuration(clock: any Clock<Duration> = ContinuousClock()) -> Adapter.Configuration {
     var configuration = Adapter.Configuration()
     configuration.commandTimeout = .seconds(10)
     configuration.resetTimeout = .seconds(10)
+    configuration.clock = clock
     configuration.logger.logLevel = .critical
     return configuration
 }
@@ -73,8 +74,10 @@ struct AdapterScanStopTests {
     func durationEndsTheScan() async throws {
         let controller = ScriptedController()
         _ = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration())
+        let clock = ManualClock()
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration(clock: clock))
         let devices = try await adapter.scan(ScanOptions(duration: .milliseconds(200)))
+        try await clock.advanceOnceArmed(by: .milliseconds(200))
         try await within(seconds: 30) { for try await _ in devices {} }
         // Waits for the stop already on its way (it sends nothing more).
         try await adapter.stopScanning()
@@ -198,8 +201,8 @@ struct AdapterCentralTests {
 
 @Suite("Adapter on a kernel-owned controller (the raw HCI channel)")
 struct AdapterKernelOwnedTests {
-    private static func kernelConfiguration() -> Adapter.Configuration {
-        var configuration = configuration()
+    private static func kernelConfiguration(clock: any Clock<Duration> = ContinuousClock()) -> Adapter.Configuration {
+        var configuration = configuration(clock: clock)
         configuration.owner = .kernel
         return configuration
     }
@@ -456,8 +459,8 @@ struct AdapterForeignScanSharedTests {
         H4Packet(type: .command, bytes: command.encoded)
     }
 
-    private static func kernelConfiguration() -> Adapter.Configuration {
-        var configuration = configuration()
+    private static func kernelConfiguration(clock: any Clock<Duration> = ContinuousClock()) -> Adapter.Configuration {
+        var configuration = configuration(clock: clock)
         configuration.owner = .kernel
         return configuration
     }
@@ -501,20 +504,27 @@ struct AdapterForeignScanSharedTests {
     func kernelRestartsItsScan() async throws {
         let controller = kernelController()
         _ = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let clock = ManualClock()
+        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration(clock: clock))
         let devices = try await adapter.scan(ScanOptions(active: false))
         controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
         controller.transport.inject(Self.foreign(.leSetScanParameters(HCICommand.ScanParameters(
             type: .active, interval: 0x12, window: 0x12, ownAddressType: .random, filterPolicy: .basicUnfiltered))))
         controller.transport.inject(Self.foreign(.leSetScanEnable(enable: true, filterDuplicates: true)))
-        // Past the time a resume waits, the adapter has decided.
-        try await Task.sleep(for: Adapter.foreignScanSettleTime * 3)
+        // Its answer comes after the three: once it is back, the adapter has read them all (the
+        // enable too) before the resume's wait ends.
+        _ = try await adapter.execute(.readBDADDR)
+        // Past the time a resume waits (its timer armed when the disable was read), the adapter decides.
+        try await clock.advanceOnceArmed(by: Adapter.foreignScanSettleTime)
         _ = try await adapter.execute(.readBDADDR)
         let parameters = controller.commands.filter { if case .leSetScanParameters = $0 { true } else { false } }
         #expect(parameters.count == 1, "no scan of its own again: \(controller.commands)")
         #expect(try await strapReportArrives(controller, devices))
+        // The stop waits for a resume still under way: what it would send is in by then.
         try await within(seconds: 30) { try await adapter.stopScanning() }
         #expect(controller.commands.filter(isScanEnable) == [Self.scanOn], "\(controller.commands)")
+        #expect(controller.commands.filter { if case .leSetScanParameters = $0 { true } else { false } }.count == 1,
+                "no scan of its own again: \(controller.commands)")
         await adapter.close()
     }
 }

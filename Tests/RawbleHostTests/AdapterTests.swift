@@ -9,13 +9,24 @@ import Synchronization
 import Testing
 
 /// Timeouts are generous (the whole suite runs in parallel on two cores) except where a test
-/// is about a command never answered.
-func quietConfiguration(commandTimeout: Duration = .seconds(10), resetTimeout: Duration = .seconds(10)) -> Adapter.Configuration {
+/// is about a command never answered: such a test passes a virtual `clock` and moves its time.
+func quietConfiguration(commandTimeout: Duration = .seconds(10), resetTimeout: Duration = .seconds(10),
+                        clock: any Clock<Duration> = ContinuousClock()) -> Adapter.Configuration {
     var configuration = Adapter.Configuration()
     configuration.commandTimeout = commandTimeout
     configuration.resetTimeout = resetTimeout
+    configuration.clock = clock
     configuration.logger.logLevel = .critical
     return configuration
+}
+
+extension ScriptedController {
+    /// Waits (bounded) until the host sent `command`.
+    func waitUntilSent(_ command: HCICommand) async throws {
+        try await within(seconds: 60) {
+            while !self.commands.contains(command) { try await Task.sleep(for: .milliseconds(1)) }
+        }
+    }
 }
 
 @Suite("Adapter: start-up sequence")
@@ -83,8 +94,14 @@ struct AdapterStartupTests {
     func resetNeverAnswered() async throws {
         let controller = ScriptedController { _ in nil }
         let pump = controller.run()
+        let clock = ManualClock()
+        let opening = Task {
+            try await Adapter.open(controller.transport, configuration: quietConfiguration(resetTimeout: .milliseconds(300), clock: clock))
+        }
+        try await controller.waitUntilSent(.reset)
+        try await clock.advanceOnceArmed(by: .milliseconds(300))
         await #expect(throws: HostError.commandTimedOut(.reset, seconds: 0.3)) {
-            _ = try await Adapter.open(controller.transport, configuration: quietConfiguration(resetTimeout: .milliseconds(300)))
+            _ = try await within(seconds: 60) { try await opening.value }
         }
         pump.cancel()
     }
@@ -98,7 +115,16 @@ struct AdapterStartupTests {
             }
         }
         let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .seconds(1)))
+        let clock = ManualClock()
+        let opening = Task {
+            try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .seconds(1), clock: clock))
+        }
+        // Each unanswered command has its second (a timer armed for it), then the next goes.
+        try await controller.waitUntilSent(.readLocalVersionInformation)
+        try await clock.advanceOnceArmed(by: .seconds(1))
+        try await controller.waitUntilSent(.setEventMask(.leCentralDefault))
+        try await clock.advanceOnceArmed(by: .seconds(1))
+        let adapter = try await within(seconds: 60) { try await opening.value }
         #expect(await adapter.controller.version == nil)
         #expect(await adapter.controller.aclDataLength == 27)
         await adapter.close()
@@ -222,9 +248,12 @@ struct AdapterConnectionTests {
             }
         }
         let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let clock = ManualClock()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration(clock: clock))
+        let connecting = Task { try await adapter.connect(to: ScriptedController.peer, timeout: .milliseconds(200)) }
+        try await clock.advanceOnceArmed(by: .milliseconds(200))
         await #expect(throws: HostError.connectionTimedOut(ScriptedController.peer, seconds: 0.2)) {
-            _ = try await adapter.connect(to: ScriptedController.peer, timeout: .milliseconds(200))
+            _ = try await within(seconds: 60) { try await connecting.value }
         }
         #expect(controller.commands.contains(.leCreateConnectionCancel))
         await adapter.close()
@@ -411,8 +440,14 @@ struct AdapterCommandCreditTests {
             return ScriptedController.minimal(command)
         }
         let pump = controller.run()
+        let clock = ManualClock()
+        // Every command after Reset waits 200 ms for a credit, one after the other, in virtual time.
         await #expect(throws: HostError.commandTimedOut(.readBufferSize, seconds: 0.2)) {
-            _ = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .milliseconds(200)))
+            _ = try await within(seconds: 60) {
+                try await clock.run(advancingToDeadlinesWithin: .milliseconds(200)) {
+                    try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .milliseconds(200), clock: clock))
+                }
+            }
         }
         #expect(controller.commands == [.reset], "nothing sent without a credit")
         pump.cancel()

@@ -42,6 +42,10 @@ public actor ATTClient {
         public var requestQueueLimit = 256
         /// Where dropped PDUs, dropped updates and peer requests are logged.
         public var logger = Logger(label: "rawble.att")
+        /// The clock the transaction timeout runs on: the real continuous clock by default; a
+        /// test gives a virtual one (RawbleTestSupport's `ManualClock`) and moves its time, so
+        /// the timeout fires when the test says, not after a real wait.
+        public var clock: any Clock<Duration> = ContinuousClock()
         public init() {}
     }
 
@@ -278,6 +282,7 @@ public actor ATTClient {
         outstanding = next
         let bearer = self.bearer
         let timeout = configuration.transactionTimeout
+        let clock = configuration.clock
         let id = next.id
         let bytes = next.bytes
         transactionTask = Task {
@@ -288,7 +293,7 @@ public actor ATTClient {
                 return
             }
             do {
-                try await Task.sleep(for: timeout)
+                try await clock.sleep(for: timeout)
             } catch {
                 return  // the transaction completed
             }

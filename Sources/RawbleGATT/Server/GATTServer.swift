@@ -169,6 +169,10 @@ public actor GATTServer {
         /// How long the value provider has to answer a read; after it the read is answered with
         /// Unlikely Error (the client's own transaction timeout is 30 s).
         public var providerTimeout: Duration = .seconds(10)
+        /// The clock the indication and provider timeouts run on: the real continuous clock by
+        /// default; a test gives a virtual one (RawbleTestSupport's `ManualClock`) and moves its
+        /// time, so a timeout fires when the test says, not after a real wait.
+        public var clock: any Clock<Duration> = ContinuousClock()
         public init() {}
     }
 
@@ -293,14 +297,15 @@ public actor GATTServer {
             for handle in output.valuesNeeded {
                 let uuid = database.attribute(at: handle)?.type ?? BluetoothUUID(0)
                 values[handle] = await Self.ask(provider, GATTServerRead(connection: id, handle: handle, uuid: uuid),
-                                                within: configuration.providerTimeout, otherwise: .error(.unlikelyError))
+                                                within: configuration.providerTimeout, on: configuration.clock,
+                                                otherwise: .error(.unlikelyError))
             }
             var verdicts: [UInt16: GATTWriteVerdict] = [:]
             for write in output.approvalsNeeded {
                 let uuid = database.attribute(at: write.handle)?.type ?? BluetoothUUID(0)
                 let question = GATTServerWrite(handle: write.handle, uuid: uuid, value: write.value, kind: write.kind, connection: id)
                 verdicts[write.handle] = await Self.ask(writeHandler, question, within: configuration.providerTimeout,
-                                                        otherwise: .reject(.unlikelyError))
+                                                        on: configuration.clock, otherwise: .reject(.unlikelyError))
             }
             guard var resumed = connections[id]?.core else { return }
             output = output.valuesNeeded.isEmpty ? resumed.approve(verdicts, database: &database)
@@ -310,18 +315,18 @@ public actor GATTServer {
         }
     }
 
-    /// The provider's answer, or Unlikely Error when it takes longer than `timeout` (it is then
-    /// cancelled and its late answer dropped).
+    /// The provider's answer, or Unlikely Error when it takes longer than `timeout` on `clock`
+    /// (it is then cancelled and its late answer dropped).
     private static func ask<Question: Sendable, Answer: Sendable>(
         _ provider: @escaping @Sendable (Question) async -> Answer, _ question: Question,
-        within timeout: Duration, otherwise late: Answer
+        within timeout: Duration, on clock: any Clock<Duration>, otherwise late: Answer
     ) async -> Answer {
         let race = ProviderRace<Answer>()
         return await withCheckedContinuation { (answer: CheckedContinuation<Answer, Never>) in
             race.start(answer)
             let work = Task { race.finish(await provider(question)) }
             let deadline = Task {
-                do { try await Task.sleep(for: timeout) } catch { return }
+                do { try await clock.sleep(for: timeout) } catch { return }
                 race.finish(late)
             }
             race.own(work, deadline)
@@ -374,8 +379,9 @@ public actor GATTServer {
 
     private func startTimer(_ indication: ATTIndicationID, on id: GATTConnectionID) {
         let timeout = configuration.indicationTimeout
+        let clock = configuration.clock
         connections[id]?.timers[indication] = Task { [weak self] in
-            do { try await Task.sleep(for: timeout) } catch { return }
+            do { try await clock.sleep(for: timeout) } catch { return }
             await self?.indicationTimerFired(indication, on: id)
         }
     }

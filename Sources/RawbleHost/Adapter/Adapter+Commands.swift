@@ -23,7 +23,7 @@ extension Adapter {
                     // Waiting for a command credit is bounded too: a controller that set its
                     // credits to 0 and never grants more must not wedge the host.
                     Task {
-                        try? await Task.sleep(for: limit)
+                        try? await self.clock.sleep(for: limit)
                         self.commands.withdrawIfStillQueued(token, opcode: command.opcode)
                     }
                 }
@@ -93,16 +93,16 @@ extension Adapter {
         startCommandTimer(for: deadline)
     }
 
-    private func startCommandTimer(for deadline: ContinuousClock.Instant) {
+    private func startCommandTimer(for deadline: HostClock.Instant) {
         Task {
-            try? await Task.sleep(until: deadline, tolerance: .milliseconds(5), clock: .continuous)
+            try? await self.clock.sleep(until: deadline, tolerance: .milliseconds(5))
             await self.commandTimerFired(scheduledFor: deadline)
         }
     }
 
     /// Times out unanswered commands, but not before what already arrived was handled (see
     /// ``HostCommands/timerFired(scheduledFor:)`` for the host's own slowness).
-    private func commandTimerFired(scheduledFor deadline: ContinuousClock.Instant) async {
+    private func commandTimerFired(scheduledFor deadline: HostClock.Instant) async {
         commands.timerEnded()
         await Task.yield()
         switch commands.timerFired(scheduledFor: deadline) {

@@ -87,7 +87,7 @@ extension Adapter {
         let id = pending.id
         if !pending.isFinished {
             pending.timer = Task {
-                do { try await Task.sleep(for: timeout) } catch { return }
+                do { try await self.clock.sleep(for: timeout) } catch { return }
                 await self.abandonConnectionAttempt(id, because: .timedOut)
             }
         }
@@ -165,7 +165,7 @@ extension Adapter {
             return
         }
         // The controller reports the cancelled attempt with LE Connection Complete.
-        try? await Task.sleep(for: Self.cancelGracePeriod)
+        try? await clock.sleep(for: Self.cancelGracePeriod)
         pending.finish(.failure(pending.abandonmentError))
     }
 
@@ -242,8 +242,9 @@ extension Adapter {
             throw error
         }
         let waiter = lifetime.makeWaiterID()
+        let clock = self.clock
         let timer = Task {
-            do { try await Task.sleep(for: timeout) } catch { return }
+            do { try await clock.sleep(for: timeout) } catch { return }
             lifetime.resume(waiter: waiter, with: .commandTimedOut(.disconnect, seconds: timeout.seconds))
         }
         let ending = await withTaskCancellationHandler {
@@ -296,7 +297,7 @@ extension Adapter {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, BearerError>, Never>) in
                 let timer = Task {
-                    do { try await Task.sleep(for: timeout) } catch { return }
+                    do { try await self.clock.sleep(for: timeout) } catch { return }
                     self.links.unblockSend(id, on: handle, with: .timedOut(
                         operation: "waiting \(formatSeconds(timeout.seconds)) s for room in the outgoing ACL queue of connection 0x\(String(handle, radix: 16))"))
                 }
@@ -344,7 +345,7 @@ extension Adapter {
             let id = nextSessionID
             await withCheckedContinuation { continuation in
                 let timer = Task {
-                    do { try await Task.sleep(for: Self.parameterUpdateTimeout) } catch { return }
+                    do { try await self.clock.sleep(for: Self.parameterUpdateTimeout) } catch { return }
                     self.parameterUpdateTimedOut(on: lifetime, id: id)
                 }
                 record.awaitParameterUpdate(id: id, continuation, timer: timer)

@@ -35,7 +35,7 @@ extension Adapter {
         }
         if let duration = options.duration {
             Task {
-                try? await Task.sleep(for: duration)
+                try? await self.clock.sleep(for: duration)
                 guard self.scanner.current === session else { return }
                 try? await self.stopScanning()
             }
@@ -107,7 +107,7 @@ extension Adapter {
             // The kernel switches scanning off first when it starts a scan of its own (its
             // discovery, with its parameters): its enable follows within milliseconds, and a
             // scan of ours in between would make its parameters fail.
-            try? await Task.sleep(for: Self.foreignScanSettleTime)
+            try? await self.clock.sleep(for: Self.foreignScanSettleTime)
             guard self.scanner.current === session, !session.consumerEnded.isSet, self.scanStop == nil,
                   !session.sharesForeignScan else { return }
             do {

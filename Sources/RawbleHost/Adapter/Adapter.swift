@@ -52,6 +52,11 @@ public actor Adapter {
         /// On a controller the kernel owns: who switches scanning on and off (the kernel, asked
         /// through its management interface). `nil`: the adapter sends the scan commands itself.
         public var scanControl: (any ScanControl)?
+        /// The clock every timeout, deadline and timed wait of the adapter runs on: command
+        /// and connection timeouts, scan durations, grace periods. The real continuous clock by
+        /// default; a test gives a virtual one (RawbleTestSupport's `ManualClock`) and moves
+        /// its time, so a timeout fires when the test says, not after a real wait.
+        public var clock: any Clock<Duration> = ContinuousClock()
 
         public init() {}
     }
@@ -61,6 +66,8 @@ public actor Adapter {
 
     let configuration: Configuration
     var logger: Logger { configuration.logger }
+    /// ``Configuration/clock``, with instants the command timer can keep.
+    let clock: HostClock
     /// The loop the adapter runs on: its transport's, so received packets need no hop.
     public nonisolated let eventLoop: any EventLoop
     /// The adapter's loop as a task executor: a task that consumes the adapter's values
@@ -106,13 +113,14 @@ public actor Adapter {
     private init(transport: any HCITransport, configuration: Configuration) {
         self.transport = transport
         self.configuration = configuration
+        clock = HostClock(configuration.clock)
         eventLoop = transport.eventLoop
         executor = eventLoop.executor
         taskExecutor = EventLoopTaskExecutor(eventLoop)
         (outboundPackets, outbound) = AsyncStream.makeStream(of: H4Packet.self)
         // Unbounded: the controller bounds the links, and a dropped one would never be closed.
         (incomingConnections, incomingContinuation) = AsyncStream.makeStream(of: Connection.self)
-        commands = HostCommands(outbound: outbound, logger: configuration.logger,
+        commands = HostCommands(outbound: outbound, clock: clock, logger: configuration.logger,
                                 controllerShared: configuration.owner == .kernel)
         links = LinkRouter(maximumFrameLength: configuration.maximumIncomingFrameLength, outbound: outbound,
                            logger: configuration.logger)

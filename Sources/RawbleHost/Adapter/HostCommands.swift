@@ -5,15 +5,17 @@ import RawbleWire
 /// The host's HCI command state, owned by one ``Adapter`` and used only on its executor: the
 /// sans-I/O `CommandFlow` plus who waits for each command, the timer's deadline and what the
 /// writer has not written yet. It decides and writes; the adapter does the awaiting and timers.
+/// Its time is the adapter's clock (``Adapter/Configuration/clock``).
 final class HostCommands {
-    private var flow = CommandFlow<ContinuousClock.Instant>(capacity: 64)
+    private var flow = CommandFlow<HostClock.Instant>(capacity: 64)
+    private let clock: HostClock
     private var waiters: [CommandToken: CheckedContinuation<CommandOutcome, Never>] = [:]
     /// The deadline a timer is armed for (the adapter's task), if any.
-    private var timerDeadline: ContinuousClock.Instant?
+    private var timerDeadline: HostClock.Instant?
     /// Command packets handed to the writer and not yet written, and when the last one was:
     /// a command's time to answer only really starts once it has left the host.
     private var unwritten = 0
-    private var lastWritten = ContinuousClock.now
+    private var lastWritten: HostClock.Instant
     /// Set once the host stopped: nothing more is written, late answers are only logged at debug.
     private var stopped = false
     private let outbound: AsyncStream<H4Packet>.Continuation
@@ -23,8 +25,10 @@ final class HostCommands {
     /// channel): their answers reach this host too and are normal, not worth a warning.
     private let controllerShared: Bool
 
-    init(outbound: AsyncStream<H4Packet>.Continuation, logger: Logger, controllerShared: Bool = false) {
+    init(outbound: AsyncStream<H4Packet>.Continuation, clock: HostClock, logger: Logger, controllerShared: Bool = false) {
         self.outbound = outbound
+        self.clock = clock
+        lastWritten = clock.now
         self.logger = logger
         self.controllerShared = controllerShared
     }
@@ -35,7 +39,7 @@ final class HostCommands {
     /// Queues `command`; ``HostError/commandQueueFull`` when the engine holds too many.
     func submit(_ command: HCICommand, timeout: Duration) throws(HostError) -> CommandToken {
         do {
-            return try flow.submit(command, timeout: timeout, now: .now)
+            return try flow.submit(command, timeout: timeout, now: clock.now)
         } catch {
             throw .commandQueueFull
         }
@@ -62,9 +66,9 @@ final class HostCommands {
 
     /// Writes every command the credits allow; returns a deadline to arm a timer for when
     /// none is armed for it or earlier.
-    func release() -> ContinuousClock.Instant? {
+    func release() -> HostClock.Instant? {
         guard !stopped else { return nil }
-        for outgoing in flow.nextCommandsToSend(now: .now) {
+        for outgoing in flow.nextCommandsToSend(now: clock.now) {
             unwritten += 1
             outbound.yield(H4Packet(type: .command, bytes: outgoing.packet))
         }
@@ -73,7 +77,7 @@ final class HostCommands {
     }
 
     /// Records a timer for `deadline`; `false` when one is already armed for then or earlier.
-    func claimTimer(at deadline: ContinuousClock.Instant) -> Bool {
+    func claimTimer(at deadline: HostClock.Instant) -> Bool {
         if let armed = timerDeadline, armed <= deadline { return false }
         timerDeadline = deadline
         return true
@@ -82,18 +86,18 @@ final class HostCommands {
     /// The writer wrote a command packet.
     func written() {
         unwritten -= 1
-        lastWritten = .now
+        lastWritten = clock.now
     }
 
     /// A Command Complete or Command Status: its command's waiter learns the outcome.
     func receive(_ event: HCIEvent) {
-        deliver(flow.receive(event, now: .now))
+        deliver(flow.receive(event, now: clock.now))
     }
 
     /// What a timer that fired does next.
     enum TimerAction {
         /// Arm a timer again for this instant (the host was the slow one: a grace period).
-        case rearm(ContinuousClock.Instant)
+        case rearm(HostClock.Instant)
         /// Overdue commands were timed out; release what the credits now allow.
         case expired
     }
@@ -102,14 +106,14 @@ final class HostCommands {
     /// Times out unanswered commands, unless the host itself was the slow one (commands still
     /// unwritten, or the timer ran late because the process was starved of CPU): then the
     /// controller gets a short grace period, bounded so a stuck writer cannot postpone for ever.
-    func timerFired(scheduledFor deadline: ContinuousClock.Instant) -> TimerAction {
+    func timerFired(scheduledFor deadline: HostClock.Instant) -> TimerAction {
         let grace = Duration.milliseconds(100)
-        let now = ContinuousClock.now
+        let now = clock.now
         let hostWasSlow = unwritten > 0 || now - deadline > grace || now - lastWritten < grace
         if hostWasSlow, let overdue = flow.nextDeadline, now < overdue + .seconds(2) {
             return .rearm(now + grace)
         }
-        let outcomes = flow.expire(now: .now)
+        let outcomes = flow.expire(now: clock.now)
         for case .timedOut(_, let opcode) in outcomes {
             logger.warning("the controller did not answer \(opcode) in time")
         }
