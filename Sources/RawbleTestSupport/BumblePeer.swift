@@ -293,24 +293,20 @@ public final class BumblePeer: Sendable {
     }
 
     /// A write the lab completed (after the whole prepared queue for a long write).
-    public struct CompletedWrite: Hashable, Sendable, Decodable {
+    public struct CompletedWrite: Hashable, Sendable, Decodable, HexLoggedValue {
         /// Seconds since 1970, when the peer accepted it.
         public var time: Double
         public var handle: UInt16
         /// The value, hex.
         public var value: String
-        /// The value's bytes.
-        public var bytes: [UInt8] { BumblePeer.bytes(fromHex: value) ?? [] }
     }
 
     /// One stream value the lab sent (in order).
-    public struct StreamValue: Hashable, Sendable, Decodable {
+    public struct StreamValue: Hashable, Sendable, Decodable, HexLoggedValue {
         public var time: Double
         public var counter: UInt32
         /// The value, hex.
         public var value: String
-        /// The value's bytes.
-        public var bytes: [UInt8] { BumblePeer.bytes(fromHex: value) ?? [] }
     }
 
     /// One stream run (one subscription) as the lab summed it up when it ended.
@@ -543,16 +539,20 @@ public final class BumblePeer: Sendable {
         Self.terminate(pid: pid, stdinFD: stdinFD)
     }
 
-    /// The Heart Rate Measurement values the strap has sent so far, in order, from its log
-    /// (invalid ones included: ``sentHeartRateMeasurements()`` says which).
-    public func sentHeartRateValues() throws -> [[UInt8]] {
-        guard FileManager.default.fileExists(atPath: logPath) else { return [] }
-        let text: String
+    /// The strap's log as written so far; `nil` before the strap wrote its first line.
+    private func logText() throws -> String? {
+        guard FileManager.default.fileExists(atPath: logPath) else { return nil }
         do {
-            text = try String(contentsOfFile: logPath, encoding: .utf8)
+            return try String(contentsOfFile: logPath, encoding: .utf8)
         } catch {
             throw BumblePeerError.unreadableLog(path: logPath, reason: "\(error)")
         }
+    }
+
+    /// The Heart Rate Measurement values the strap has sent so far, in order, from its log
+    /// (invalid ones included: ``sentHeartRateMeasurements()`` says which).
+    public func sentHeartRateValues() throws -> [[UInt8]] {
+        guard let text = try logText() else { return [] }
         var values: [[UInt8]] = []
         for line in text.split(separator: "\n") where !line.isEmpty {
             if (try? JSONDecoder().decode(LogKind.self, from: Data(line.utf8)))?.kind != nil { continue }
@@ -568,13 +568,7 @@ public final class BumblePeer: Sendable {
 
     /// Every line of the strap's log so far, typed, in order (an unfinished last line is ignored).
     public func heartRateLog() throws -> [HeartRateLogEntry] {
-        guard FileManager.default.fileExists(atPath: logPath) else { return [] }
-        let text: String
-        do {
-            text = try String(contentsOfFile: logPath, encoding: .utf8)
-        } catch {
-            throw BumblePeerError.unreadableLog(path: logPath, reason: "\(error)")
-        }
+        guard let text = try logText() else { return [] }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         lines.removeLast()
         let decoder = JSONDecoder()
@@ -894,4 +888,15 @@ public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible 
             "bumble-peer's log \(path) is unreadable: \(reason)"
         }
     }
+}
+
+/// A value the lab logged as hex (a completed write, a stream value): its bytes.
+public protocol HexLoggedValue {
+    /// The value, hex.
+    var value: String { get }
+}
+
+extension HexLoggedValue {
+    /// The value's bytes (empty should the lab ever log a malformed value).
+    public var bytes: [UInt8] { BumblePeer.bytes(fromHex: value) ?? [] }
 }

@@ -13,6 +13,12 @@ public enum LocalPort {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(fd) }
+        return try bindToLoopback(fd)
+    }
+
+    /// Binds `fd`, an IPv4 socket, to 127.0.0.1 on a port the kernel picks, and returns the
+    /// port: a test listener that can never collide with another test's.
+    public static func bindToLoopback(_ fd: Int32) throws -> UInt16 {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

@@ -58,6 +58,19 @@ struct CachedDiscovery: Sendable, CustomTestStringConvertible {
     var afterwards: @Sendable (GATTClient) async throws -> String
     var fresh: String
     var testDescription: String { name }
+}
+
+extension CachedDiscovery {
+    /// A discovery that is called the same way both times: while the database changes after
+    /// the cache is invalidated (so it must ask the server), and afterwards as it is.
+    init(name: String, request: String, discover: @escaping @Sendable (GATTClient) async throws -> String, fresh: String) {
+        self.init(name: name, request: request,
+                  whileChanging: { client in
+                      await client.invalidate()
+                      return try await discover(client)
+                  },
+                  afterwards: discover, fresh: fresh)
+    }
 
     static let battery = GATTService(uuid: BluetoothUUID(0x180F), startHandle: 5, endHandle: 7)
     static let serviceChanged = GATTCharacteristic(uuid: .serviceChanged, declarationHandle: 2, valueHandle: 3,
@@ -70,45 +83,40 @@ struct CachedDiscovery: Sendable, CustomTestStringConvertible {
             fresh: "\([GATTService(uuid: BluetoothUUID(0x1801), startHandle: 1, endHandle: 4), battery])"),
         CachedDiscovery(
             name: "characteristics", request: "08 05 00 07 00 03 28",
-            whileChanging: { client in
-                await client.invalidate()
-                return "\(try await client.characteristics(of: battery))"
-            },
-            afterwards: { "\(try await $0.characteristics(of: battery))" },
+            discover: { "\(try await $0.characteristics(of: battery))" },
             fresh: "\([GATTCharacteristic(uuid: BluetoothUUID(0x2A19), declarationHandle: 6, valueHandle: 7, properties: [.read], endHandle: 7)])"),
         CachedDiscovery(
             name: "included services", request: "08 05 00 07 00 02 28",
-            whileChanging: { client in
-                await client.invalidate()
-                return "\(try await client.includedServices(of: battery))"
-            },
-            afterwards: { "\(try await $0.includedServices(of: battery))" },
+            discover: { "\(try await $0.includedServices(of: battery))" },
             fresh: "\([GATTIncludedService(declarationHandle: 6, startHandle: 0x20, endHandle: 0x25, uuid: BluetoothUUID(0x180F))])"),
         CachedDiscovery(
             name: "descriptors", request: "04 04 00 04 00",
-            whileChanging: { client in
-                await client.invalidate()
-                return "\(try await client.descriptors(of: serviceChanged))"
-            },
-            afterwards: { "\(try await $0.descriptors(of: serviceChanged))" },
+            discover: { "\(try await $0.descriptors(of: serviceChanged))" },
             fresh: "\([GATTDescriptor(uuid: .characteristicUserDescription, handle: 4)])"),
     ]
 }
 
 @Suite("GATT client: discovery cache and Service Changed")
 struct GATTClientCacheTests {
-    @Test("a Service Changed while a discovery awaits its answers: the stale result is returned but not cached",
-          arguments: CachedDiscovery.all)
-    func serviceChangedDuringDiscovery(_ discovery: CachedDiscovery) async throws {
-        let server = ChangingServer(interrupted: discovery.request)
+    /// A client of `server` that discovered everything once (so it subscribed to Service
+    /// Changed), and a task that returns the first range the client reports changed.
+    private static func discoveredClient(of server: ChangingServer) async throws
+        -> (ScriptedATTBearer, GATTClient, Task<ClosedRange<UInt16>?, Never>) {
         let bearer = ScriptedATTBearer { server.respond($0) }
         let client = GATTClient(bearer: bearer)
-        // Discovers everything once and subscribes to Service Changed.
         _ = try await within { try await client.discoverAll() }
         let changes = Task { () -> ClosedRange<UInt16>? in
             for await range in client.serviceChanges { return range }
             return nil
         }
+        return (bearer, client, changes)
+    }
+
+    @Test("a Service Changed while a discovery awaits its answers: the stale result is returned but not cached",
+          arguments: CachedDiscovery.all)
+    func serviceChangedDuringDiscovery(_ discovery: CachedDiscovery) async throws {
+        let server = ChangingServer(interrupted: discovery.request)
+        let (bearer, client, changes) = try await Self.discoveredClient(of: server)
         // The server answers this discovery's request with a Service Changed indication only.
         let stale = Task { try await discovery.whileChanging(client) }
         #expect(try await within { await changes.value } == 0x0001...0xFFFF)
@@ -124,13 +132,7 @@ struct GATTClientCacheTests {
     @Test("a Service Changed during discoverAll starts the walk over: the database is the new one throughout")
     func serviceChangedDuringDiscoverAll() async throws {
         let server = ChangingServer(interrupted: "08 05 00 07 00 03 28")
-        let bearer = ScriptedATTBearer { server.respond($0) }
-        let client = GATTClient(bearer: bearer)
-        _ = try await within { try await client.discoverAll() }
-        let changes = Task { () -> ClosedRange<UInt16>? in
-            for await range in client.serviceChanges { return range }
-            return nil
-        }
+        let (bearer, client, changes) = try await Self.discoveredClient(of: server)
         await client.invalidate()
         // The walk's request for the second service's characteristics is answered by a
         // Service Changed; the characteristics owed from before the change come after it.

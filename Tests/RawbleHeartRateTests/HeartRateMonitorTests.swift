@@ -101,6 +101,13 @@ private func take(_ count: Int, from stream: HeartRateEvents) async throws -> [H
     }
 }
 
+/// How many events `stream` gives until it finishes (it throws if the stream does).
+private func count(_ stream: HeartRateEvents) async throws -> Int {
+    var count = 0
+    for try await _ in stream { count += 1 }
+    return count
+}
+
 extension HeartRateEvent {
     var measurement: HeartRateMeasurement? {
         if case .measurement(let measurement, _) = self { measurement } else { nil }
@@ -388,11 +395,7 @@ struct HeartRateMeasurementTests {
         bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])
         bearer.expect(StrapScript.disableNotifications, reply: [StrapScript.writeResponse])
         let stream = try await within { try await monitor.measurements() }
-        let consumer = Task { () async throws -> Int in
-            var count = 0
-            for try await _ in stream { count += 1 }
-            return count
-        }
+        let consumer = Task { try await count(stream) }
         await monitor.unsubscribe()
         #expect(try await within { try await consumer.value } == 0)
         #expect(bearer.sentPDUs.last == StrapScript.disableNotifications)
@@ -408,11 +411,7 @@ struct HeartRateMeasurementTests {
         bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])
         let first = try await within { try await monitor.measurements() }
         let second = try await within { try await monitor.measurements() }
-        let firstCount = try await within { () async throws -> Int in
-            var count = 0
-            for try await _ in first { count += 1 }
-            return count
-        }
+        let firstCount = try await within { try await count(first) }
         #expect(firstCount == 0)  // finished, not thrown
         bearer.inject(StrapScript.notification([0x06, 0x41]))
         bearer.inject(StrapScript.notification([0x06, 0x42]))
@@ -427,11 +426,7 @@ struct HeartRateMeasurementTests {
         bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])
         bearer.expect(StrapScript.disableNotifications, reply: [StrapScript.writeResponse])
         let stream = try await within { try await monitor.measurements() }
-        let consumer = Task { () async throws -> Int in
-            var count = 0
-            for try await _ in stream { count += 1 }
-            return count
-        }
+        let consumer = Task { try await count(stream) }
         bearer.inject(StrapScript.notification([0x06, 0x5A]))
         #expect(await eventually { bearer.sentPDUs.count == 5 })
         consumer.cancel()

@@ -15,6 +15,13 @@ private func configuration(clock: any Clock<Duration> = ContinuousClock()) -> Ad
     return configuration
 }
 
+/// The adapter's configuration on a controller the kernel owns (an HCI raw socket).
+private func kernelConfiguration(clock: any Clock<Duration> = ContinuousClock()) -> Adapter.Configuration {
+    var configuration = configuration(clock: clock)
+    configuration.owner = .kernel
+    return configuration
+}
+
 private let scanOff = HCICommand.leSetScanEnable(enable: false, filterDuplicates: false)
 
 private func isScanEnable(_ command: HCICommand) -> Bool {
@@ -201,17 +208,11 @@ struct AdapterCentralTests {
 
 @Suite("Adapter on a kernel-owned controller (the raw HCI channel)")
 struct AdapterKernelOwnedTests {
-    private static func kernelConfiguration(clock: any Clock<Duration> = ContinuousClock()) -> Adapter.Configuration {
-        var configuration = configuration(clock: clock)
-        configuration.owner = .kernel
-        return configuration
-    }
-
     @Test("never resets or configures the controller; scans from its public address; makes no connection itself")
     func changesNothing() async throws {
         let controller = kernelController()
         _ = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let adapter = try await Adapter.open(controller.transport, configuration: kernelConfiguration())
         let info = await adapter.controller
         #expect(info.ownAddress == DeviceAddress(BluetoothAddress(0x00_1B_DC_00_00_01), type: .public))
         for command in controller.commands {
@@ -258,7 +259,7 @@ struct AdapterKernelOwnedTests {
             }
         }
         _ = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let adapter = try await Adapter.open(controller.transport, configuration: kernelConfiguration())
         let enable = HCICommand.leSetAdvertisingEnable(true)
         try await adapter.advertise(Advertisement(data: AdvertisingData(localName: "strap")))
         let parameters = controller.commands.compactMap { command -> HCICommand.AdvertisingParameters? in
@@ -374,9 +375,7 @@ struct AdapterForeignScanStopTests {
     func scanResumes() async throws {
         let controller = kernelController()
         _ = controller.run()
-        var configuration = configuration()
-        configuration.owner = .kernel
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        let adapter = try await Adapter.open(controller.transport, configuration: kernelConfiguration())
         let devices = try await adapter.scan(ScanOptions(active: true))
         #expect(controller.commands.filter { $0 == Self.scanOn }.count == 1)
         // The kernel's own passive scan parameters, then its disable, as it sends them.
@@ -410,9 +409,7 @@ struct AdapterForeignScanStopTests {
             }
         }
         _ = controller.run()
-        var configuration = configuration()
-        configuration.owner = .kernel
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        let adapter = try await Adapter.open(controller.transport, configuration: kernelConfiguration())
         let devices = try await adapter.scan(ScanOptions(active: true))
         controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
         try await within(seconds: 30) { while parametersSeen.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(1)) } }
@@ -459,12 +456,6 @@ struct AdapterForeignScanSharedTests {
         H4Packet(type: .command, bytes: command.encoded)
     }
 
-    private static func kernelConfiguration(clock: any Clock<Duration> = ContinuousClock()) -> Adapter.Configuration {
-        var configuration = configuration(clock: clock)
-        configuration.owner = .kernel
-        return configuration
-    }
-
     /// Switched off behind the kernel's back, the kernel's discovery scan never ends and finds
     /// nothing more, and the kernel makes no LE connection (seen beside a discovering
     /// bluetoothd: gatt's scan for the address type did it).
@@ -478,7 +469,7 @@ struct AdapterForeignScanSharedTests {
             }
         }
         _ = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let adapter = try await Adapter.open(controller.transport, configuration: kernelConfiguration())
         let devices = try await within(seconds: 30) { try await adapter.scan(ScanOptions(active: false)) }
         #expect(try await strapReportArrives(controller, devices))
         try await within(seconds: 30) { try await adapter.stopScanning() }
@@ -490,7 +481,7 @@ struct AdapterForeignScanSharedTests {
     func kernelsEnableMakesItTheKernels() async throws {
         let controller = kernelController()
         _ = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration())
+        let adapter = try await Adapter.open(controller.transport, configuration: kernelConfiguration())
         let devices = try await adapter.scan(ScanOptions(active: false))
         #expect(controller.commands.filter { $0 == Self.scanOn } .count == 1)
         controller.transport.inject(Self.foreign(.leSetScanEnable(enable: true, filterDuplicates: true)))
@@ -505,7 +496,7 @@ struct AdapterForeignScanSharedTests {
         let controller = kernelController()
         _ = controller.run()
         let clock = ManualClock()
-        let adapter = try await Adapter.open(controller.transport, configuration: Self.kernelConfiguration(clock: clock))
+        let adapter = try await Adapter.open(controller.transport, configuration: kernelConfiguration(clock: clock))
         let devices = try await adapter.scan(ScanOptions(active: false))
         controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
         controller.transport.inject(Self.foreign(.leSetScanParameters(HCICommand.ScanParameters(
@@ -565,8 +556,7 @@ struct AdapterScanControlTests {
         let controller = kernelController()
         _ = controller.run()
         let control = RecordingScanControl(answering: .scanning)
-        var configuration = configuration()
-        configuration.owner = .kernel
+        var configuration = kernelConfiguration()
         configuration.scanControl = control
         let adapter = try await Adapter.open(controller.transport, configuration: configuration)
         let devices = try await adapter.scan(ScanOptions(active: true))
@@ -594,8 +584,7 @@ struct AdapterScanControlTests {
         let controller = kernelController()
         _ = controller.run()
         let control = RecordingScanControl(answering: .declined(reason: "passive"))
-        var configuration = configuration()
-        configuration.owner = .kernel
+        var configuration = kernelConfiguration()
         configuration.scanControl = control
         let adapter = try await Adapter.open(controller.transport, configuration: configuration)
         _ = try await adapter.scan(ScanOptions(active: false))
@@ -622,9 +611,7 @@ struct AdapterForeignConnectionTests {
     func othersLinksAreLeftAlone() async throws {
         let controller = kernelController()
         _ = controller.run()
-        var configuration = configuration()
-        configuration.owner = .kernel
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
+        let adapter = try await Adapter.open(controller.transport, configuration: kernelConfiguration())
         let devices = try await adapter.scan(ScanOptions(active: true))
         controller.transport.inject(ScriptedController.connectionComplete(handle: 0x0041, role: .central))
         controller.transport.inject(ScriptedController.connectionComplete(handle: 0x0042, role: .peripheral))

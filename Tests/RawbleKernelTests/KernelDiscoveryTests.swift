@@ -73,6 +73,18 @@ struct KernelDiscoveryTests {
         return KernelDiscovery(adapter: index, restartDelay: .milliseconds(10), commandTimeout: .seconds(2)) { ManagementSocket.adopt(fd) }
     }
 
+    /// A scan started while another program discovers: the kernel answers Start Discovery with
+    /// Busy, and the other program's discovery serves the scan.
+    private static func scanningBesideAnotherDiscovery() async throws -> (ScriptedManagementKernel, KernelDiscovery) {
+        let kernel = try ScriptedManagementKernel()
+        let discovery = Self.discovery(kernel)
+        async let started = discovery.startScanning(active: true)
+        let start = try await kernel.nextCommand()
+        kernel.send(.commandStatus(index: 0, opcode: start.opcode, status: .busy))
+        #expect(try await started == .scanning)
+        return (kernel, discovery)
+    }
+
     @Test("Start Discovery (LE) for the adapter; the kernel's own end of it starts it again; stop sends Stop Discovery")
     func ownDiscovery() async throws {
         let kernel = try ScriptedManagementKernel()
@@ -102,12 +114,7 @@ struct KernelDiscoveryTests {
 
     @Test("another program discovers (Busy): its scan serves, and stopping stops nothing of it; once it ends, rawble's own starts")
     func sharedDiscovery() async throws {
-        let kernel = try ScriptedManagementKernel()
-        let discovery = Self.discovery(kernel)
-        async let started = discovery.startScanning(active: true)
-        let start = try await kernel.nextCommand()
-        kernel.send(.commandStatus(index: 0, opcode: start.opcode, status: .busy))
-        #expect(try await started == .scanning)
+        let (kernel, discovery) = try await Self.scanningBesideAnotherDiscovery()
 
         // The other program's discovery ends: rawble's own starts, and is rawble's to stop.
         kernel.send(.discovering(index: 0, addressTypes: .le, discovering: false))
@@ -123,12 +130,7 @@ struct KernelDiscoveryTests {
 
     @Test("Busy to the end: the stop leaves the other program's discovery alone")
     func busyToTheEnd() async throws {
-        let kernel = try ScriptedManagementKernel()
-        let discovery = Self.discovery(kernel)
-        async let started = discovery.startScanning(active: true)
-        let start = try await kernel.nextCommand()
-        kernel.send(.commandStatus(index: 0, opcode: start.opcode, status: .busy))
-        #expect(try await started == .scanning)
+        let (kernel, discovery) = try await Self.scanningBesideAnotherDiscovery()
         try await discovery.stopScanning()
         #expect(try await kernel.sendsNothing(within: 0.3))
     }

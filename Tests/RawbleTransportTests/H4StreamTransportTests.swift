@@ -58,21 +58,10 @@ final class Peer: Sendable {
     init(tcp: Void = ()) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(fd >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        try #require(bound)
+        port = try LocalPort.bindToLoopback(fd)
         try #require(listen(fd, 1) == 0)
         boundBlocking(fd)
         listener = fd
-        port = UInt16(bigEndian: address.sin_port)
         path = nil
     }
 

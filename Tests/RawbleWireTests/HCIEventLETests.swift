@@ -5,9 +5,7 @@ private func hx(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
 
 /// Decodes an LE Meta event, checks that re-encoding gives the same bytes, returns the subevent.
 private func decodeLE(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> LEMetaEvent {
-    let bytes = try hx(text)
-    let event = try HCIEvent.decode(bytes)
-    #expect(event.encoded == bytes, "re-encoding \(event)", sourceLocation: sourceLocation)
+    let event = try HCIEventSamples.decodeRoundTrip(text, sourceLocation: sourceLocation)
     guard case .le(let le) = event else {
         Issue.record("not an LE Meta event: \(event)", sourceLocation: sourceLocation)
         return .unknown(subevent: 0, parameters: [])
@@ -15,14 +13,7 @@ private func decodeLE(_ text: String, sourceLocation: SourceLocation = #_sourceL
     return le
 }
 
-private func decodeError(_ text: String) throws -> WireError? {
-    do {
-        _ = try HCIEvent.decode(try hx(text))
-        return nil
-    } catch let error as WireError {
-        return error
-    }
-}
+private func decodeError(_ text: String) throws -> WireError? { try HCIEventSamples.decodeError(text) }
 
 @Suite("HCI LE Meta events")
 struct HCIEventLEConnectionTests {

@@ -3,23 +3,11 @@ import RawbleWire
 
 private func hx(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
 
-/// Decodes, checks that re-encoding gives the same bytes, returns the event.
 private func decodeRoundTrip(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> HCIEvent {
-    let bytes = try hx(text)
-    let event = try HCIEvent.decode(bytes)
-    #expect(event.encoded == bytes, "re-encoding \(event)", sourceLocation: sourceLocation)
-    return event
+    try HCIEventSamples.decodeRoundTrip(text, sourceLocation: sourceLocation)
 }
 
-/// The error thrown decoding `text`, or `nil` if it decoded.
-private func decodeError(_ text: String) throws -> WireError? {
-    do {
-        _ = try HCIEvent.decode(try hx(text))
-        return nil
-    } catch let error as WireError {
-        return error
-    }
-}
+private func decodeError(_ text: String) throws -> WireError? { try HCIEventSamples.decodeError(text) }
 
 @Suite("HCI events")
 struct HCIEventTests {

@@ -8,53 +8,32 @@ import RawbleWire
 /// Discover All Primary Services (Core Vol 3 Part G 4.4.1): Read By Group Type of «Primary
 /// Service» over `range`, continuing after each response's last group end.
 public struct DiscoverPrimaryServices: GATTProcedure {
-    private var cursor: HandleCursor
-    private var services: [GATTService] = []
-    private var awaiting = false
+    private var walk: HandleWalk<GATTService>
 
     public init(range: ClosedRange<UInt16> = 0x0001...0xFFFF) {
-        cursor = HandleCursor(range)
+        walk = HandleWalk(range, request: .readByGroupTypeRequest, finding: "services")
     }
 
     public mutating func start() -> GATTProcedureStep<[GATTService]> { next() }
 
     private mutating func next() -> GATTProcedureStep<[GATTService]> {
-        guard !cursor.isDone else {
-            awaiting = false
-            return .finished(services)
-        }
-        awaiting = true
-        return .send(.readByGroupTypeRequest(startHandle: cursor.start, endHandle: cursor.end, groupType: .primaryService))
+        walk.next { .readByGroupTypeRequest(startHandle: $0.start, endHandle: $0.end, groupType: .primaryService) }
     }
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTService]> {
-        guard awaiting else { throw .noRequestOutstanding(response) }
-        awaiting = false // until the next request: an answer that throws ends the procedure
-        let request = ATTOpcode.readByGroupTypeRequest
-        switch response {
-        case .readByGroupTypeResponse(let entries):
-            guard !entries.isEmpty else { throw .invalidResponse("empty Read By Group Type Response") }
-            var previousEnd: UInt16?
-            for entry in entries {
-                let what = "Read By Group Type Response"
-                try cursor.check(entry.handle, after: previousEnd, in: what)
-                guard entry.endGroupHandle >= entry.handle else {
-                    throw .invalidResponse("service at 0x\(Hex.padded(entry.handle, digits: 4)) ends before it starts (0x\(Hex.padded(entry.endGroupHandle, digits: 4)))")
-                }
-                let uuid = try decodeUUID(entry.value, in: "service declaration 0x\(Hex.padded(entry.handle, digits: 4))")
-                services.append(GATTService(uuid: uuid, startHandle: entry.handle, endHandle: entry.endGroupHandle))
-                try checkBound(services.count, "services")
-                previousEnd = entry.endGroupHandle
-            }
-            if let previousEnd { cursor.advance(past: previousEnd) }
-            return next()
-        case let .errorResponse(requestOpcode, handle, code):
-            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            awaiting = false
-            return .finished(services)
-        default:
-            throw .unexpected(response, to: request)
+        try walk.accept(response)
+        guard case .readByGroupTypeResponse(let entries) = response else {
+            try walk.expectEnd(response)
+            return .finished(walk.items)
         }
+        try walk.collect(entries, in: "Read By Group Type Response", handle: \.handle) { entry throws(GATTError) in
+            guard entry.endGroupHandle >= entry.handle else {
+                throw .invalidResponse("service at 0x\(Hex.padded(entry.handle, digits: 4)) ends before it starts (0x\(Hex.padded(entry.endGroupHandle, digits: 4)))")
+            }
+            let uuid = try decodeUUID(entry.value, in: "service declaration 0x\(Hex.padded(entry.handle, digits: 4))")
+            return (GATTService(uuid: uuid, startHandle: entry.handle, endHandle: entry.endGroupHandle), entry.endGroupHandle)
+        }
+        return next()
     }
 }
 
@@ -62,54 +41,33 @@ public struct DiscoverPrimaryServices: GATTProcedure {
 /// «Primary Service» with the UUID as value (2 bytes when it has a 16-bit form, else 16).
 public struct DiscoverPrimaryServicesByUUID: GATTProcedure {
     public let uuid: BluetoothUUID
-    private var cursor: HandleCursor
-    private var services: [GATTService] = []
-    private var awaiting = false
+    private var walk: HandleWalk<GATTService>
 
     public init(_ uuid: BluetoothUUID, range: ClosedRange<UInt16> = 0x0001...0xFFFF) {
         self.uuid = uuid
-        cursor = HandleCursor(range)
+        walk = HandleWalk(range, request: .findByTypeValueRequest, finding: "services")
     }
 
     public mutating func start() -> GATTProcedureStep<[GATTService]> { next() }
 
     private mutating func next() -> GATTProcedureStep<[GATTService]> {
-        guard !cursor.isDone else {
-            awaiting = false
-            return .finished(services)
-        }
-        awaiting = true
         let value = uuid.littleEndianBytes(width: uuid.uuid16 != nil ? 2 : 16)
-        return .send(.findByTypeValueRequest(startHandle: cursor.start, endHandle: cursor.end,
-                                             attributeType: 0x2800, value: value[...]))
+        return walk.next { .findByTypeValueRequest(startHandle: $0.start, endHandle: $0.end, attributeType: 0x2800, value: value[...]) }
     }
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTService]> {
-        guard awaiting else { throw .noRequestOutstanding(response) }
-        awaiting = false // until the next request: an answer that throws ends the procedure
-        let request = ATTOpcode.findByTypeValueRequest
-        switch response {
-        case .findByTypeValueResponse(let ranges):
-            guard !ranges.isEmpty else { throw .invalidResponse("empty Find By Type Value Response") }
-            var previousEnd: UInt16?
-            for range in ranges {
-                try cursor.check(range.foundHandle, after: previousEnd, in: "Find By Type Value Response")
-                guard range.groupEndHandle >= range.foundHandle else {
-                    throw .invalidResponse("service at 0x\(Hex.padded(range.foundHandle, digits: 4)) ends before it starts (0x\(Hex.padded(range.groupEndHandle, digits: 4)))")
-                }
-                services.append(GATTService(uuid: uuid, startHandle: range.foundHandle, endHandle: range.groupEndHandle))
-                try checkBound(services.count, "services")
-                previousEnd = range.groupEndHandle
-            }
-            if let previousEnd { cursor.advance(past: previousEnd) }
-            return next()
-        case let .errorResponse(requestOpcode, handle, code):
-            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            awaiting = false
-            return .finished(services)
-        default:
-            throw .unexpected(response, to: request)
+        try walk.accept(response)
+        guard case .findByTypeValueResponse(let ranges) = response else {
+            try walk.expectEnd(response)
+            return .finished(walk.items)
         }
+        try walk.collect(ranges, in: "Find By Type Value Response", handle: \.foundHandle) { [uuid] range throws(GATTError) in
+            guard range.groupEndHandle >= range.foundHandle else {
+                throw .invalidResponse("service at 0x\(Hex.padded(range.foundHandle, digits: 4)) ends before it starts (0x\(Hex.padded(range.groupEndHandle, digits: 4)))")
+            }
+            return (GATTService(uuid: uuid, startHandle: range.foundHandle, endHandle: range.groupEndHandle), range.groupEndHandle)
+        }
+        return next()
     }
 }
 
@@ -199,27 +157,33 @@ public struct DiscoverCharacteristics: GATTProcedure {
     /// Only characteristics of this type are returned; all when `nil`.
     public let uuid: BluetoothUUID?
     private let serviceEnd: UInt16
-    private var cursor: HandleCursor
-    private var declarations: [(handle: UInt16, declaration: CharacteristicDeclaration)] = []
-    private var awaiting = false
+    /// Every declaration found, whatever its UUID, with its handle.
+    private var walk: HandleWalk<Found>
+    private struct Found: Sendable {
+        var handle: UInt16
+        var declaration: CharacteristicDeclaration
+    }
 
     public init(of service: GATTService, uuid: BluetoothUUID? = nil) {
         self.uuid = uuid
         serviceEnd = service.endHandle
-        cursor = service.endHandle >= service.startHandle
-            ? HandleCursor(service.startHandle...service.endHandle) : HandleCursor(0...0)
+        // A service that ends before it starts has no handles to search.
+        walk = HandleWalk(service.endHandle >= service.startHandle ? service.startHandle...service.endHandle : 0...0,
+                          request: .readByTypeRequest, finding: "characteristics")
     }
 
     public mutating func start() -> GATTProcedureStep<[GATTCharacteristic]> { next() }
 
     private mutating func next() -> GATTProcedureStep<[GATTCharacteristic]> {
-        guard !cursor.isDone else { return finish() }
-        awaiting = true
-        return .send(.readByTypeRequest(startHandle: cursor.start, endHandle: cursor.end, attributeType: .characteristic))
+        let request = walk.nextRequest {
+            .readByTypeRequest(startHandle: $0.start, endHandle: $0.end, attributeType: .characteristic)
+        }
+        guard let request else { return finish() }
+        return .send(request)
     }
 
     private mutating func finish() -> GATTProcedureStep<[GATTCharacteristic]> {
-        awaiting = false
+        let declarations = walk.items
         var characteristics: [GATTCharacteristic] = []
         for (index, entry) in declarations.enumerated() {
             // Checked on arrival: the next declaration lies past this one's value handle, so the
@@ -239,9 +203,7 @@ public struct DiscoverCharacteristics: GATTProcedure {
     }
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTCharacteristic]> {
-        guard awaiting else { throw .noRequestOutstanding(response) }
-        awaiting = false // until the next request: an answer that throws ends the procedure
-        let request = ATTOpcode.readByTypeRequest
+        try walk.accept(response)
         switch response {
         case .readByTypeResponse(let entries):
             guard !entries.isEmpty else { throw .invalidResponse("empty Read By Type Response") }
@@ -249,8 +211,8 @@ public struct DiscoverCharacteristics: GATTProcedure {
             var lastDeclaration: UInt16?
             for entry in entries {
                 // The next declaration must lie past the previous characteristic's value.
-                try cursor.check(entry.handle, after: previous ?? declarations.last?.declaration.valueHandle,
-                                 in: "Read By Type Response")
+                try walk.cursor.check(entry.handle, after: previous ?? walk.items.last?.declaration.valueHandle,
+                                      in: "Read By Type Response")
                 guard let declaration = try? CharacteristicDeclaration.decode(entry.value) else {
                     throw .invalidResponse("characteristic declaration 0x\(Hex.padded(entry.handle, digits: 4)) of \(entry.value.count) bytes; must be 5 or 19")
                 }
@@ -259,22 +221,19 @@ public struct DiscoverCharacteristics: GATTProcedure {
                     // the service's end) has no handle after it to name.
                     throw .invalidResponse("characteristic declaration 0x\(Hex.padded(entry.handle, digits: 4)) has its value at 0x\(Hex.padded(declaration.valueHandle, digits: 4)), which must lie after the declaration and within the service (up to 0x\(Hex.padded(serviceEnd, digits: 4)))")
                 }
-                declarations.append((entry.handle, declaration))
-                try checkBound(declarations.count, "characteristics")
+                try walk.append(Found(handle: entry.handle, declaration: declaration))
                 previous = declaration.valueHandle
                 lastDeclaration = entry.handle
             }
             // The next request starts after the last declaration (Core Vol 3 Part G 4.6.1);
             // when that declaration's value is the service's last handle, none can follow.
             if let previous, let lastDeclaration {
-                cursor.advance(past: previous >= cursor.end ? previous : lastDeclaration)
+                walk.cursor.advance(past: previous >= walk.cursor.end ? previous : lastDeclaration)
             }
             return next()
-        case let .errorResponse(requestOpcode, handle, code):
-            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            return finish()
         default:
-            throw .unexpected(response, to: request)
+            try walk.expectEnd(response)
+            return finish()
         }
     }
 }
@@ -282,9 +241,7 @@ public struct DiscoverCharacteristics: GATTProcedure {
 /// Discover All Characteristic Descriptors (Core Vol 3 Part G 4.7.1): Find Information over
 /// the handles after the characteristic's value up to its end.
 public struct DiscoverDescriptors: GATTProcedure {
-    private var cursor: HandleCursor
-    private var descriptors: [GATTDescriptor] = []
-    private var awaiting = false
+    private var walk: HandleWalk<GATTDescriptor>
 
     public init(of characteristic: GATTCharacteristic) {
         self.init(handles: characteristic.descriptorHandles)
@@ -292,42 +249,24 @@ public struct DiscoverDescriptors: GATTProcedure {
 
     /// Descriptors in an explicit range (`nil`: none to discover).
     public init(handles: ClosedRange<UInt16>?) {
-        cursor = HandleCursor(handles ?? 0...0)
+        walk = HandleWalk(handles ?? 0...0, request: .findInformationRequest, finding: "descriptors")
     }
 
     public mutating func start() -> GATTProcedureStep<[GATTDescriptor]> { next() }
 
     private mutating func next() -> GATTProcedureStep<[GATTDescriptor]> {
-        guard !cursor.isDone else {
-            awaiting = false
-            return .finished(descriptors)
-        }
-        awaiting = true
-        return .send(.findInformationRequest(startHandle: cursor.start, endHandle: cursor.end))
+        walk.next { .findInformationRequest(startHandle: $0.start, endHandle: $0.end) }
     }
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTDescriptor]> {
-        guard awaiting else { throw .noRequestOutstanding(response) }
-        awaiting = false // until the next request: an answer that throws ends the procedure
-        let request = ATTOpcode.findInformationRequest
-        switch response {
-        case .findInformationResponse(let entries):
-            guard !entries.isEmpty else { throw .invalidResponse("empty Find Information Response") }
-            var previous: UInt16?
-            for entry in entries {
-                try cursor.check(entry.handle, after: previous, in: "Find Information Response")
-                descriptors.append(GATTDescriptor(uuid: entry.uuid, handle: entry.handle))
-                try checkBound(descriptors.count, "descriptors")
-                previous = entry.handle
-            }
-            if let previous { cursor.advance(past: previous) }
-            return next()
-        case let .errorResponse(requestOpcode, handle, code):
-            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            awaiting = false
-            return .finished(descriptors)
-        default:
-            throw .unexpected(response, to: request)
+        try walk.accept(response)
+        guard case .findInformationResponse(let entries) = response else {
+            try walk.expectEnd(response)
+            return .finished(walk.items)
         }
+        try walk.collect(entries, in: "Find Information Response", handle: \.handle) { entry in
+            (GATTDescriptor(uuid: entry.uuid, handle: entry.handle), entry.handle)
+        }
+        return next()
     }
 }

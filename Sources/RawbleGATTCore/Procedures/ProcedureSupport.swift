@@ -105,3 +105,77 @@ func decodeUUID(_ bytes: ArraySlice<UInt8>, in what: String) throws(GATTError) -
     }
     return uuid
 }
+
+/// What every walk over a handle range shares (discovering services, descriptors, values by
+/// UUID): the cursor, what was found, whether a request is outstanding, and the rules that
+/// make it terminate. A procedure keeps one, says how to ask for the next handles and how to
+/// read one entry of a response; the walk does the rest.
+struct HandleWalk<Item: Sendable>: Sendable {
+    /// The handles still to ask about; a procedure with its own advance rule moves it itself.
+    var cursor: HandleCursor
+    /// What the walk found so far, in handle order.
+    private(set) var items: [Item] = []
+    /// The request every step sends; an answer to anything else is invalid.
+    let request: ATTOpcode
+    /// What `items` holds, for the error when the list would grow past its bound.
+    private let itemsName: String
+    private var awaiting = false
+
+    init(_ range: ClosedRange<UInt16>, request: ATTOpcode, finding itemsName: String) {
+        cursor = HandleCursor(range)
+        self.request = request
+        self.itemsName = itemsName
+    }
+
+    /// The next request, made by `request` from the cursor, or `nil` once the range is covered
+    /// (no request outstanding then).
+    mutating func nextRequest(_ request: (HandleCursor) -> ATTPDU) -> ATTPDU? {
+        awaiting = !cursor.isDone
+        return awaiting ? request(cursor) : nil
+    }
+
+    /// The next step: the next request, or the items once the range is covered.
+    mutating func next(_ request: (HandleCursor) -> ATTPDU) -> GATTProcedureStep<[Item]> {
+        guard let next = nextRequest(request) else { return .finished(items) }
+        return .send(next)
+    }
+
+    /// Takes an answer: throws unless a request is outstanding. Until the next request none
+    /// is, so an answer that throws ends the procedure.
+    mutating func accept(_ response: ATTPDU) throws(GATTError) {
+        guard awaiting else { throw .noRequestOutstanding(response) }
+        awaiting = false
+    }
+
+    /// Reads one response's entries in order: each entry's handle must lie in the request's
+    /// range and past the end of the entry before it; `read` makes the item and names the last
+    /// handle it covers. The cursor then moves past the last entry.
+    mutating func collect<Entry>(_ entries: [Entry], in response: String, handle: (Entry) -> UInt16,
+                                 read: (Entry) throws(GATTError) -> (item: Item, end: UInt16)) throws(GATTError) {
+        guard !entries.isEmpty else { throw .invalidResponse("empty \(response)") }
+        var previousEnd: UInt16?
+        for entry in entries {
+            try cursor.check(handle(entry), after: previousEnd, in: response)
+            let (item, end) = try read(entry)
+            try append(item)
+            previousEnd = end
+        }
+        if let previousEnd { cursor.advance(past: previousEnd) }
+    }
+
+    /// Adds an item a procedure checked itself, within the bound on discovered entries.
+    mutating func append(_ item: Item) throws(GATTError) {
+        items.append(item)
+        try checkBound(items.count, itemsName)
+    }
+
+    /// An answer that is not a response to collect: Attribute Not Found on the walk's request
+    /// ends the walk (return; the caller finishes with what was found); any other Error
+    /// Response or PDU throws.
+    func expectEnd(_ response: ATTPDU) throws(GATTError) {
+        guard case let .errorResponse(requestOpcode, handle, code) = response else {
+            throw .unexpected(response, to: request)
+        }
+        try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
+    }
+}

@@ -154,49 +154,29 @@ public struct ReadMultipleVariableValues: GATTProcedure {
 /// Attribute Not Found. A value may be cut at ATT_MTU − 4 bytes by the server.
 public struct ReadUsingCharacteristicUUID: GATTProcedure {
     public let uuid: BluetoothUUID
-    private var cursor: HandleCursor
-    private var values: [GATTHandleValue] = []
-    private var awaiting = false
+    private var walk: HandleWalk<GATTHandleValue>
 
     public init(_ uuid: BluetoothUUID, range: ClosedRange<UInt16> = 0x0001...0xFFFF) {
         self.uuid = uuid
-        cursor = HandleCursor(range)
+        walk = HandleWalk(range, request: .readByTypeRequest, finding: "values")
     }
 
     public mutating func start() -> GATTProcedureStep<[GATTHandleValue]> { next() }
 
     private mutating func next() -> GATTProcedureStep<[GATTHandleValue]> {
-        guard !cursor.isDone else {
-            awaiting = false
-            return .finished(values)
-        }
-        awaiting = true
-        return .send(.readByTypeRequest(startHandle: cursor.start, endHandle: cursor.end, attributeType: uuid))
+        walk.next { [uuid] in .readByTypeRequest(startHandle: $0.start, endHandle: $0.end, attributeType: uuid) }
     }
 
     public mutating func receive(_ response: ATTPDU) throws(GATTError) -> GATTProcedureStep<[GATTHandleValue]> {
-        guard awaiting else { throw .noRequestOutstanding(response) }
-        awaiting = false // until the next request: an answer that throws ends the procedure
-        let request = ATTOpcode.readByTypeRequest
-        switch response {
-        case .readByTypeResponse(let entries):
-            guard !entries.isEmpty else { throw .invalidResponse("empty Read By Type Response") }
-            var previous: UInt16?
-            for entry in entries {
-                try cursor.check(entry.handle, after: previous, in: "Read By Type Response")
-                try checkValueLength(entry.value.count)
-                values.append(GATTHandleValue(handle: entry.handle, value: Array(entry.value)))
-                try checkBound(values.count, "values")
-                previous = entry.handle
-            }
-            if let previous { cursor.advance(past: previous) }
-            return next()
-        case let .errorResponse(requestOpcode, handle, code):
-            try GATTError.expectEndOfWalk(requestOpcode: requestOpcode, handle: handle, code: code, answering: request)
-            awaiting = false
-            return .finished(values)
-        default:
-            throw .unexpected(response, to: request)
+        try walk.accept(response)
+        guard case .readByTypeResponse(let entries) = response else {
+            try walk.expectEnd(response)
+            return .finished(walk.items)
         }
+        try walk.collect(entries, in: "Read By Type Response", handle: \.handle) { entry throws(GATTError) in
+            try checkValueLength(entry.value.count)
+            return (GATTHandleValue(handle: entry.handle, value: Array(entry.value)), entry.handle)
+        }
+        return next()
     }
 }

@@ -81,18 +81,18 @@ extension HCICommand {
         public var intervalMilliseconds: Double { hciMilliseconds(interval, unit: 0.625) }
         public var windowMilliseconds: Double { hciMilliseconds(window, unit: 0.625) }
 
+        /// The first five bytes, laid out as one PHY's scan settings in the extended command.
+        private var timing: PHYScanParameters { PHYScanParameters(type: type, interval: interval, window: window) }
+
         init(from reader: inout ByteReader) throws(WireError) {
-            type = ScanType(rawValue: try reader.readUInt8())
-            interval = try reader.readUInt16()
-            window = try reader.readUInt16()
+            let timing = try PHYScanParameters(from: &reader)
+            (type, interval, window) = (timing.type, timing.interval, timing.window)
             ownAddressType = OwnAddressType(rawValue: try reader.readUInt8())
             filterPolicy = ScanFilterPolicy(rawValue: try reader.readUInt8())
         }
 
         func write(to writer: inout ByteWriter) {
-            writer.write(type.rawValue)
-            writer.write(interval)
-            writer.write(window)
+            timing.write(to: &writer)
             writer.write(ownAddressType.rawValue)
             writer.write(filterPolicy.rawValue)
         }
@@ -209,7 +209,7 @@ extension HCICommand {
     }
 
     /// LE Create Connection (`0x200D`, 25 bytes): connect on the 1M PHY from legacy advertising.
-    public struct CreateConnection: Hashable, Sendable {
+    public struct CreateConnection: Hashable, Sendable, PeerAddressed, InitiatorScanTiming {
         /// `LE_Scan_Interval`, units of 0.625 ms.
         public var scanInterval: UInt16
         /// `LE_Scan_Window`, units of 0.625 ms.
@@ -234,15 +234,6 @@ extension HCICommand {
             self.connection = connection
         }
 
-        /// The peer address with its type.
-        public var peer: DeviceAddress {
-            get { DeviceAddress(peerAddress, type: peerAddressType) }
-            set { peerAddress = newValue.address; peerAddressType = newValue.type }
-        }
-
-        public var scanIntervalMilliseconds: Double { hciMilliseconds(scanInterval, unit: 0.625) }
-        public var scanWindowMilliseconds: Double { hciMilliseconds(scanWindow, unit: 0.625) }
-
         init(from reader: inout ByteReader) throws(WireError) {
             scanInterval = try reader.readUInt16()
             scanWindow = try reader.readUInt16()
@@ -265,7 +256,7 @@ extension HCICommand {
     }
 
     /// Initiating settings for one PHY in LE Extended Create Connection (16 bytes).
-    public struct PHYConnectionParameters: Hashable, Sendable {
+    public struct PHYConnectionParameters: Hashable, Sendable, InitiatorScanTiming {
         /// `Scan_Interval`, units of 0.625 ms.
         public var scanInterval: UInt16
         /// `Scan_Window`, units of 0.625 ms.
@@ -277,9 +268,6 @@ extension HCICommand {
             self.scanWindow = scanWindow
             self.connection = connection
         }
-
-        public var scanIntervalMilliseconds: Double { hciMilliseconds(scanInterval, unit: 0.625) }
-        public var scanWindowMilliseconds: Double { hciMilliseconds(scanWindow, unit: 0.625) }
 
         init(from reader: inout ByteReader) throws(WireError) {
             scanInterval = try reader.readUInt16()
@@ -298,7 +286,7 @@ extension HCICommand {
     ///
     /// `Initiating_PHYs` is derived from which PHYs have settings: bit 0 LE 1M, bit 1 LE 2M,
     /// bit 2 LE Coded. Decoding rejects the reserved bits 3–7.
-    public struct ExtendedCreateConnection: Hashable, Sendable {
+    public struct ExtendedCreateConnection: Hashable, Sendable, PeerAddressed {
         public var filterPolicy: InitiatorFilterPolicy
         public var ownAddressType: OwnAddressType
         public var peerAddressType: LEAddressType
@@ -320,12 +308,6 @@ extension HCICommand {
             self.le1M = le1M
             self.le2M = le2M
             self.leCoded = leCoded
-        }
-
-        /// The peer address with its type.
-        public var peer: DeviceAddress {
-            get { DeviceAddress(peerAddress, type: peerAddressType) }
-            set { peerAddress = newValue.address; peerAddressType = newValue.type }
         }
 
         /// The `Initiating_PHYs` bit mask.
@@ -474,4 +456,33 @@ extension HCICommand {
             self.parameters = Array(parameters)
         }
     }
+}
+
+/// Command parameters that name a peer as HCI lays it out, an address and its type in two
+/// fields: both as one ``DeviceAddress``.
+public protocol PeerAddressed {
+    var peerAddress: BluetoothAddress { get set }
+    var peerAddressType: LEAddressType { get set }
+}
+
+extension PeerAddressed {
+    /// The peer address with its type.
+    public var peer: DeviceAddress {
+        get { DeviceAddress(peerAddress, type: peerAddressType) }
+        set { peerAddress = newValue.address; peerAddressType = newValue.type }
+    }
+}
+
+/// Initiating parameters (LE Create Connection, one PHY of LE Extended Create Connection):
+/// how the controller scans for the peer while it connects, in milliseconds.
+public protocol InitiatorScanTiming {
+    /// `LE_Scan_Interval`, units of 0.625 ms.
+    var scanInterval: UInt16 { get }
+    /// `LE_Scan_Window`, units of 0.625 ms.
+    var scanWindow: UInt16 { get }
+}
+
+extension InitiatorScanTiming {
+    public var scanIntervalMilliseconds: Double { hciMilliseconds(scanInterval, unit: 0.625) }
+    public var scanWindowMilliseconds: Double { hciMilliseconds(scanWindow, unit: 0.625) }
 }

@@ -82,37 +82,26 @@ public struct AdvertisingReport: Hashable, Sendable {
         }
     }
 
-    /// Whether the advertiser accepts connections.
-    public var isConnectable: Bool {
+    /// One property of the advertising PDU: a legacy report's from its PDU type (as the
+    /// legacy event names it), an extended report's from its event type bit.
+    private func pdu(_ legacy: (LegacyEventType) -> Bool, _ extended: ExtendedEventType) -> Bool {
         switch format {
-        case .legacy(let type): type.isConnectable
-        case .extended(let fields): fields.eventType.contains(.connectable)
+        case .legacy(let type): legacy(type)
+        case .extended(let fields): fields.eventType.contains(extended)
         }
     }
+
+    /// Whether the advertiser accepts connections.
+    public var isConnectable: Bool { pdu(\.isConnectable, .connectable) }
 
     /// Whether the advertiser accepts scan requests.
-    public var isScannable: Bool {
-        switch format {
-        case .legacy(let type): type.isScannable
-        case .extended(let fields): fields.eventType.contains(.scannable)
-        }
-    }
+    public var isScannable: Bool { pdu(\.isScannable, .scannable) }
 
     /// Whether the advertising was directed at a particular device.
-    public var isDirected: Bool {
-        switch format {
-        case .legacy(let type): type.isDirected
-        case .extended(let fields): fields.eventType.contains(.directed)
-        }
-    }
+    public var isDirected: Bool { pdu(\.isDirected, .directed) }
 
     /// Whether ``data`` is scan response data rather than advertising data.
-    public var isScanResponse: Bool {
-        switch format {
-        case .legacy(let type): type.isScanResponse
-        case .extended(let fields): fields.eventType.contains(.scanResponse)
-        }
-    }
+    public var isScanResponse: Bool { pdu(\.isScanResponse, .scanResponse) }
 
     /// Whether ``data`` is complete (always for legacy reports) or one fragment of a longer
     /// advertisement (extended reports).
@@ -301,15 +290,8 @@ extension AdvertisingReport {
     /// Errors are the ones ``ByteReader`` would throw, at the same offsets.
     static func decodeLegacyReports(_ parameters: ArraySlice<UInt8>) throws(WireError) -> [AdvertisingReport] {
         let context = "HCI LE Advertising Report event"
-        var i = parameters.startIndex
         let end = parameters.endIndex
-        guard i < end else { throw WireError(.truncated(needed: 1, available: 0), at: i, in: context) }
-        let count = Int(parameters[i])
-        i += 1
-        var reports: [AdvertisingReport] = []
-        // A report is at least 10 bytes: never reserve more than the input could hold.
-        reports.reserveCapacity(min(count, (end - i) / 10))
-        for _ in 0..<count {
+        return try decodeReports(parameters, minimumLength: 10, context: context) { i throws(WireError) in
             // Event type, address type, address (6), data length.
             if end - i < 9 {
                 try throwTruncated(at: i, end: end, fixed: [1, 1, 6, 1], context: context)
@@ -326,30 +308,19 @@ extension AdvertisingReport {
             if rssiIndex >= end {
                 throw WireError(.truncated(needed: 1, available: 0), at: rssiIndex, in: context)
             }
-            reports.append(AdvertisingReport(
-                format: .legacy(eventType), addressType: addressType, address: address,
-                rawRSSI: Int8(bitPattern: parameters[rssiIndex]), data: parameters[dataStart..<rssiIndex]))
             i = rssiIndex + 1
+            return AdvertisingReport(
+                format: .legacy(eventType), addressType: addressType, address: address,
+                rawRSSI: Int8(bitPattern: parameters[rssiIndex]), data: parameters[dataStart..<rssiIndex])
         }
-        if i < end {
-            throw WireError(.trailingBytes(count: end - i), at: i, in: context)
-        }
-        return reports
     }
 
     /// Decodes LE Extended Advertising Report parameters (after the subevent code); the same
     /// index walk as ``decodeLegacyReports(_:)``.
     static func decodeExtendedReports(_ parameters: ArraySlice<UInt8>) throws(WireError) -> [AdvertisingReport] {
         let context = "HCI LE Extended Advertising Report event"
-        var i = parameters.startIndex
         let end = parameters.endIndex
-        guard i < end else { throw WireError(.truncated(needed: 1, available: 0), at: i, in: context) }
-        let count = Int(parameters[i])
-        i += 1
-        var reports: [AdvertisingReport] = []
-        // A report is at least 24 bytes: never reserve more than the input could hold.
-        reports.reserveCapacity(min(count, (end - i) / 24))
-        for _ in 0..<count {
+        return try decodeReports(parameters, minimumLength: 24, context: context) { i throws(WireError) in
             // Event type (2), address type, address (6), primary PHY, secondary PHY, SID,
             // TX power, RSSI, periodic interval (2), direct address type, direct address (6),
             // data length.
@@ -375,8 +346,29 @@ extension AdvertisingReport {
                 throw WireError(.truncated(needed: length, available: end - dataStart), at: dataStart, in: context)
             }
             i = dataStart + length
-            reports.append(AdvertisingReport(format: .extended(fields), addressType: addressType,
-                                             address: address, rawRSSI: rssi, data: parameters[dataStart..<i]))
+            return AdvertisingReport(format: .extended(fields), addressType: addressType,
+                                     address: address, rawRSSI: rssi, data: parameters[dataStart..<i])
+        }
+    }
+
+    /// The list both report events share: `Num_Reports`, then that many reports, each read by
+    /// `readReport` from the index it is given (which it moves past the report), and no byte
+    /// after the last. Reserves no more reports than the input could hold at `minimumLength`
+    /// bytes each.
+    @inline(__always)
+    private static func decodeReports(
+        _ parameters: ArraySlice<UInt8>, minimumLength: Int, context: String,
+        readReport: (inout Int) throws(WireError) -> AdvertisingReport
+    ) throws(WireError) -> [AdvertisingReport] {
+        var i = parameters.startIndex
+        let end = parameters.endIndex
+        guard i < end else { throw WireError(.truncated(needed: 1, available: 0), at: i, in: context) }
+        let count = Int(parameters[i])
+        i += 1
+        var reports: [AdvertisingReport] = []
+        reports.reserveCapacity(min(count, (end - i) / minimumLength))
+        for _ in 0..<count {
+            reports.append(try readReport(&i))
         }
         if i < end {
             throw WireError(.trailingBytes(count: end - i), at: i, in: context)
