@@ -37,9 +37,11 @@ public func pattern(_ count: Int, from: Int = 0) -> [UInt8] {
 /// Waits until `condition` holds, asking again every `interval`, at most `seconds`: for state a
 /// test cannot await directly (a counter another task updates). `true` once it holds, `false`
 /// when the time ran out; a test then `#expect`s it, so a condition that never comes fails the
-/// test instead of hanging it.
+/// test instead of hanging it. The default bound is generous because it is a guard against a
+/// hang, not a timing: a condition that holds returns at once, and on a two-core machine
+/// starved by parallel builds a task that was due at once has waited over 5 s.
 public func eventually(
-    seconds: Double = 5, interval: Duration = .milliseconds(2), _ condition: @Sendable () async -> Bool
+    seconds: Double = 30, interval: Duration = .milliseconds(2), _ condition: @Sendable () async -> Bool
 ) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline {

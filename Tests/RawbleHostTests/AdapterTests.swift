@@ -392,7 +392,9 @@ struct AdapterRandomInputTests {
         var random = SplitMix64(state: seed)
         let controller = ScriptedController()
         let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        // The command timeout bounds a hang, not a speed: the 3,000 packets below are processed
+        // before the check's command is answered, which took over 10 s on a starved machine.
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .seconds(60)))
         let connection = try await adapter.connect(to: ScriptedController.peer)
         for _ in 0..<3000 {
             let length = Int.random(in: 0...40, using: &random)
