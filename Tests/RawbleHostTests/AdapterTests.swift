@@ -20,6 +20,20 @@ func quietConfiguration(commandTimeout: Duration = .seconds(10), resetTimeout: D
     return configuration
 }
 
+extension ManualClock {
+    /// Moves time past a command timeout the adapter armed (`timeout` after the command went
+    /// out), then through the grace periods it may add, until `operation` returns. The adapter
+    /// gives the controller 100 ms more when its timer fires before the writer counted the
+    /// command as written (the host looks like the slow one then); in virtual time that happens
+    /// whenever the test advances between the controller's read and the writer's count, so a
+    /// test that advanced once would wait for ever.
+    func expireCommand<T: Sendable>(after timeout: Duration,
+                                    until operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await advanceOnceArmed(by: timeout)
+        return try await run(advancingToDeadlinesWithin: .milliseconds(100), operation)
+    }
+}
+
 extension ScriptedController {
     /// Waits (bounded) until the host sent `command`.
     func waitUntilSent(_ command: HCICommand) async throws {
@@ -99,9 +113,10 @@ struct AdapterStartupTests {
             try await Adapter.open(controller.transport, configuration: quietConfiguration(resetTimeout: .milliseconds(300), clock: clock))
         }
         try await controller.waitUntilSent(.reset)
-        try await clock.advanceOnceArmed(by: .milliseconds(300))
         await #expect(throws: HostError.commandTimedOut(.reset, seconds: 0.3)) {
-            _ = try await within(seconds: 60) { try await opening.value }
+            _ = try await within(seconds: 60) {
+                try await clock.expireCommand(after: .milliseconds(300)) { try await opening.value }
+            }
         }
         pump.cancel()
     }
@@ -121,10 +136,12 @@ struct AdapterStartupTests {
         }
         // Each unanswered command has its second (a timer armed for it), then the next goes.
         try await controller.waitUntilSent(.readLocalVersionInformation)
-        try await clock.advanceOnceArmed(by: .seconds(1))
-        try await controller.waitUntilSent(.setEventMask(.leCentralDefault))
-        try await clock.advanceOnceArmed(by: .seconds(1))
-        let adapter = try await within(seconds: 60) { try await opening.value }
+        try await clock.expireCommand(after: .seconds(1)) {
+            try await controller.waitUntilSent(.setEventMask(.leCentralDefault))
+        }
+        let adapter = try await within(seconds: 60) {
+            try await clock.expireCommand(after: .seconds(1)) { try await opening.value }
+        }
         #expect(await adapter.controller.version == nil)
         #expect(await adapter.controller.aclDataLength == 27)
         await adapter.close()
