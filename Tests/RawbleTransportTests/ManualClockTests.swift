@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import RawbleHCITransport
 import RawbleTestSupport
 import RawbleTransport
 import Synchronization

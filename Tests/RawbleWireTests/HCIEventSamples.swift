@@ -17,7 +17,7 @@ enum HCIEventSamples {
         do {
             _ = try HCIEvent.decode(try Hex.decode(text))
             return nil
-        } catch let error as WireError {
+        } catch {
             return error
         }
     }
