@@ -217,8 +217,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            // `rawble --version`: the version in VERSION and the git commit, stamped before every build.
+            plugins: ["VersionStamp"]
         ),
+        /// Writes BuildStamp.swift into the `rawble` target before every build (Scripts/version-stamp).
+        .plugin(name: "VersionStamp", capability: .buildTool()),
         .testTarget(
             name: "RawbleWireTests",
             dependencies: [

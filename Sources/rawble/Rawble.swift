@@ -35,7 +35,7 @@ struct Rawble: AsyncParsableCommand {
             69 unavailable (no adapter / not in this build), 70 internal error, 74 transport, \
             75 timeout, 76 peer error, 77 permission, 78 interrupted.
             """,
-        version: "0.1.0",
+        version: BuildStamp.versionText,
         subcommands: [Adapters.self, Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, Shell.self, HeartRate.self, Report.self, PeripheralCommand.self]
     )
 }

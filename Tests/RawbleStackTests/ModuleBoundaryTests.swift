@@ -201,6 +201,30 @@ import Testing
         }
     }
 
+    /// The whole of Foundation and the libraries only it brings: ICU's data alone is ~30 MB of a
+    /// static binary, and each of them a library loaded at every start.
+    static let wholeFoundation: Set<String> = [
+        "Foundation", "FoundationInternationalization", "FoundationNetworking", "FoundationXML",
+    ]
+
+    /// The `rawble` executable and every module of this package it links import
+    /// `FoundationEssentials` at most, never the whole of Foundation, so the static binary
+    /// stays small (README, "Install"); only the test support, which `rawble` does not link,
+    /// may. Read from the manifest, so a module the executable starts to link is checked too.
+    @Test func theCommandLineLinksFoundationEssentialsAtMost() async throws {
+        let manifest = try await Self.manifest.value
+        let linked = Self.closure(of: "rawble", in: manifest).targets.union(["rawble"])
+        #expect(linked.contains("RawbleStack"), "rawble's closure in Package.swift: \(linked.sorted())")
+        #expect(!linked.contains("RawbleTestSupport"), "rawble links the test support")
+        for module in linked.sorted() {
+            for (file, imports) in try Self.imports(of: module) {
+                for imported in imports where Self.wholeFoundation.contains(imported.module) {
+                    Issue.record("\(module)/\(file) imports \(imported.module): rawble links it, so import FoundationEssentials (or nothing)")
+                }
+            }
+        }
+    }
+
     /// Re-exports hide the dependency graph: only the umbrella has them.
     @Test func onlyTheUmbrellaReExports() throws {
         for module in try Self.libraryModules() where module != "RawbleStack" {
