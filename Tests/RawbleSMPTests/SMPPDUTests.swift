@@ -40,24 +40,25 @@ struct SMPPDUTests {
             e6 9d 35 0e 48 01 03 cc db fd f4 ac 11 91 f4 ef b9 a5 f9 e9 a7 83 2c 5e 2c be 97 f2 d2 03 b0 20
             8b d2 89 15 d0 8e 1c 74 24 30 ed 8f c2 45 63 76 5c 15 52 5a bf 9a 32 63 6d eb 2a 65 49 9c 80 dc
             """)
-        return [
-            (.pairingRequest(phone), try Hex.decode("01 04 00 2D 10 0F 0F")),
-            (.pairingResponse(strap), try Hex.decode("02 03 00 01 07 00 01")),
-            (.pairingConfirm(Self.value), [0x03] + valueBytes),
-            (.pairingRandom(Self.value), [0x04] + valueBytes),
-            (.pairingFailed(.dhKeyCheckFailed), [0x05, 0x0B]),
-            (.encryptionInformation(longTermKey: Self.value), [0x06] + valueBytes),
-            (.centralIdentification(encryptedDiversifier: 0x1234, random: 0x1122_3344_5566_7788),
-             try Hex.decode("07 34 12 88 77 66 55 44 33 22 11")),
-            (.identityInformation(identityResolvingKey: Self.value), [0x08] + valueBytes),
-            (.identityAddressInformation(DeviceAddress(BluetoothAddress(0x56_12_37_37_BF_CE), type: .public)),
-             try Hex.decode("09 00 CE BF 37 37 12 56")),
-            (.signingInformation(signatureKey: Self.value), [0x0A] + valueBytes),
-            (.securityRequest([.bonding, .mitm, .secureConnections]), [0x0B, 0x0D]),
-            (.pairingPublicKey(Self.debugKey), [0x0C] + debugKeyBytes),
-            (.pairingDHKeyCheck(Self.value), [0x0D] + valueBytes),
-            (.keypressNotification(.passkeyDigitEntered), [0x0E, 0x01]),
-        ]
+        // One statement each, so the type checker never sees one long literal of operators.
+        var examples: [(SMPPDU, [UInt8])] = []
+        examples.append((.pairingRequest(phone), try Hex.decode("01 04 00 2D 10 0F 0F")))
+        examples.append((.pairingResponse(strap), try Hex.decode("02 03 00 01 07 00 01")))
+        examples.append((.pairingConfirm(Self.value), [0x03] + valueBytes))
+        examples.append((.pairingRandom(Self.value), [0x04] + valueBytes))
+        examples.append((.pairingFailed(.dhKeyCheckFailed), [0x05, 0x0B]))
+        examples.append((.encryptionInformation(longTermKey: Self.value), [0x06] + valueBytes))
+        examples.append((.centralIdentification(encryptedDiversifier: 0x1234, random: 0x1122_3344_5566_7788),
+                         try Hex.decode("07 34 12 88 77 66 55 44 33 22 11")))
+        examples.append((.identityInformation(identityResolvingKey: Self.value), [0x08] + valueBytes))
+        examples.append((.identityAddressInformation(DeviceAddress(BluetoothAddress(0x56_12_37_37_BF_CE), type: .public)),
+                         try Hex.decode("09 00 CE BF 37 37 12 56")))
+        examples.append((.signingInformation(signatureKey: Self.value), [0x0A] + valueBytes))
+        examples.append((.securityRequest([.bonding, .mitm, .secureConnections]), [0x0B, 0x0D]))
+        examples.append((.pairingPublicKey(Self.debugKey), [0x0C] + debugKeyBytes))
+        examples.append((.pairingDHKeyCheck(Self.value), [0x0D] + valueBytes))
+        examples.append((.keypressNotification(.passkeyDigitEntered), [0x0E, 0x01]))
+        return examples
     }
 
     @Test func everyPDUDecodesFromAndEncodesToItsBytes() throws {
@@ -169,6 +170,16 @@ struct SMPPDUTests {
         // A peer's failure reason is a failure whatever its number.
         #expect(try SMPPDU.decode([0x05, 0x42]) == .pairingFailed(SMPPairingFailureReason(0x42)))
         #expect(SMPPairingFailureReason(0x42).name == "Reserved")
+    }
+
+    @Test func everyAuthReqBitIsReadByItsName() throws {
+        // Bonding flags 01, MITM, SC, keypress, CT2: 0b0011_1101.
+        guard case .securityRequest(let requirements) = try SMPPDU.decode([0x0B, 0x3D]) else {
+            Issue.record("not a Security Request")
+            return
+        }
+        #expect(requirements == [.bonding, .mitm, .secureConnections, .keypress, .ct2])
+        #expect(try SMPPDU.decode([0x0B, 0x00]) == .securityRequest([]))
     }
 
     @Test func theKeypressNotificationTypesHaveTheirSpecNames() {
