@@ -118,6 +118,7 @@ struct SMPPDUTests {
             let error = decodingError(input)
             #expect(error?.kind == .unknownValue(UInt64(code)))
             #expect(error?.offset == 0)
+            #expect(error?.context == "SMP PDU")
         }
     }
 

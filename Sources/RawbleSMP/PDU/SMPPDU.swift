@@ -110,7 +110,7 @@ public enum SMPPDU: Hashable, Sendable, WireEncodable, WireDecodable {
             }
             pdu = .keypressNotification(type)
         default:
-            throw r.error(.unknownValue(UInt64(code.rawValue)), at: start)
+            throw WireError(.unknownValue(UInt64(code.rawValue)), at: start, in: "SMP PDU")
         }
         try r.expectEnd()
         return pdu
