@@ -1,5 +1,6 @@
 import RawbleHost
 import RawbleTestSupport
+import RawbleWire
 import Testing
 
 // The adapter's longer bounds, in virtual time (a ManualClock in its configuration): each

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOPosix
+import RawbleHCITransport
 import RawbleTestSupport
-import RawbleTransport
 import Synchronization
 import Testing
 

@@ -14,10 +14,11 @@ enum HCIEventSamples {
 
     /// The error thrown decoding the event in `text` (hex), or `nil` if it decoded.
     static func decodeError(_ text: String) throws -> WireError? {
+        let bytes = try Hex.decode(text)
         do {
-            _ = try HCIEvent.decode(try Hex.decode(text))
+            _ = try HCIEvent.decode(bytes)
             return nil
-        } catch let error as WireError {
+        } catch {
             return error
         }
     }
