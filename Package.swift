@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "RawbleHost", targets: ["RawbleHost"]),
         /// Byte-stream transports (H4 over TCP / unix sockets / serial lines) the host sits on.
         .library(name: "RawbleTransport", targets: ["RawbleTransport"]),
+        /// The Security Manager, sans I/O: every SMP PDU typed, and the cryptographic toolbox pairing
+        /// is built from (AES-CMAC, f4, f5, f6, g2, c1, s1, ah, P-256 keys) on swift-crypto.
+        .library(name: "RawbleSMP", targets: ["RawbleSMP"]),
         /// The GATT procedures and the per-connection ATT server, sans I/O: PDUs in, PDUs out.
         .library(name: "RawbleGATTCore", targets: ["RawbleGATTCore"]),
         /// The ATT/GATT client, on any ATT bearer (the host's own L2CAP or the kernel's socket).
@@ -47,6 +50,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // P-256 key agreement, AES-128 and AES-CMAC for the Security Manager (RawbleSMP).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         // `swift package generate-documentation` (Scripts/docs); a command plugin only: nothing
         // it holds is linked into rawble or built by `swift build`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -147,6 +152,15 @@ let package = Package(
                 "RawbleGATTCore",
                 "RawbleGATT",
                 "RawbleHeartRate",
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawbleSMP",
+            dependencies: [
+                "RawbleWire",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -263,6 +277,13 @@ let package = Package(
                 "RawbleWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "RawbleSMPTests",
+            dependencies: [
+                "RawbleSMP",
+                "RawbleWire",
             ]
         ),
         .testTarget(

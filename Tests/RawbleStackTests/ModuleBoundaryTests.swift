@@ -125,7 +125,11 @@ import Testing
     static let socketModules: Set<String> = ["RawbleTransport", "RawbleKernel", "RawbleKernelHost", "RawbleStack", "RawbleTestSupport"]
 
     /// The sans-I/O cores: bytes and events in, bytes and events out, time an input.
-    static let engines = ["RawbleWire", "RawbleHostCore", "RawbleGATTCore", "RawbleAnalysis", "RawbleReport"]
+    static let engines = ["RawbleWire", "RawbleHostCore", "RawbleGATTCore", "RawbleAnalysis", "RawbleReport", "RawbleSMP"]
+
+    /// The one library an engine may use beyond the wire layer: the Security Manager's
+    /// cryptography is swift-crypto's (AES, AES-CMAC and P-256 from BoringSSL), none of it I/O.
+    static let engineProducts: [String: Set<String>] = ["RawbleSMP": ["Crypto", "CryptoExtras"]]
 
     @Test func gattDependsOnTheWireTheBearerContractItsCoreAndLoggingOnly() async throws {
         let manifest = try await Self.manifest.value
@@ -161,8 +165,26 @@ import Testing
         let manifest = try await Self.manifest.value
         for module in Self.engines {
             let closure = Self.closure(of: module, in: manifest)
-            #expect(closure.products.isEmpty, "\(module) depends on \(closure.products)")
+            #expect(closure.products.subtracting(Self.engineProducts[module] ?? []).isEmpty, "\(module) depends on \(closure.products)")
             #expect(closure.targets.isSubset(of: ["RawbleWire", "RawbleBearer"]), "\(module) depends on \(closure.targets)")
+        }
+    }
+
+    @Test func theSecurityManagerDependsOnTheWireAndSwiftCryptoOnly() async throws {
+        let manifest = try await Self.manifest.value
+        #expect(manifest["RawbleSMP"] != nil, "no RawbleSMP target in Package.swift")
+        #expect(Self.closure(of: "RawbleSMP", in: manifest)
+            == Dependencies(targets: ["RawbleWire"], products: ["Crypto", "CryptoExtras"]))
+    }
+
+    /// The Security Manager's PDUs import the wire layer only, so Scripts/fuzz can compile them
+    /// with it into one module; swift-crypto stays in its cryptography.
+    @Test func theSecurityManagerPDUsImportTheWireLayerOnly() throws {
+        let folder = Self.root.appendingPathComponent("Sources/RawbleSMP/PDU")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
+        #expect(!files.isEmpty)
+        for (file, imports) in try Self.imports(of: "RawbleSMP") where files.contains(file) {
+            #expect(imports.map(\.module) == ["RawbleWire"], "RawbleSMP/PDU/\(file) imports \(imports.map(\.module))")
         }
     }
 
