@@ -6,7 +6,8 @@ import Testing
 /// real Linux kernel (Scripts/vm-test, each pinned kernel in its own phase) `dpkg -i` installs
 /// it; then user `nobody`, with no inheritable or ambient capability (the file capability the
 /// postinst set is all it has), lists the adapters, scans for the strap and logs three beats;
-/// `man rawble` renders; `dpkg -r` leaves the file system as it was before the install.
+/// `man rawble` renders; with the capability removed, the one line names the installed path;
+/// `dpkg -r` leaves the file system as it was before the install.
 ///
 /// The package holds the binary under test (the debug build every test runs, linked to the
 /// toolchain's runtime: `--toolchain-runtime`), not the static release build, whose build would
@@ -18,7 +19,7 @@ import Testing
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct PackageVMTests {
-    @Test("dpkg -i, then as nobody with only the file capability: adapters, scan finds the strap, hr --count 3; man rawble renders; dpkg -r leaves nothing behind")
+    @Test("dpkg -i, then as nobody with only the file capability: adapters, scan finds the strap, hr --count 3; man rawble renders; without the capability one setcap line naming /usr/bin/rawble; dpkg -r leaves nothing behind")
     func installUseRemove() async throws {
         // Under the repository's .build, which the guest sees at the same path (the host's / is
         // its root); removed afterwards.
@@ -49,6 +50,9 @@ struct PackageVMTests {
             step scan $nobody -- /usr/bin/rawble scan --duration 4 --json
             step hr $nobody -- /usr/bin/rawble hr --count 3 --timeout 20 --json
             step man sh -c 'MANWIDTH=80 man -P cat rawble | col -b'
+            # Without the file capability (removed by hand): the one line naming the installed path.
+            step dropcap setcap -r /usr/bin/rawble
+            step nocap $nobody -- /usr/bin/rawble scan --duration 2
             step remove dpkg -r rawble
             step known sh -c 'dpkg-query -W rawble; echo "status $?"'
             step after sh /tmp/present
@@ -82,6 +86,12 @@ struct PackageVMTests {
         #expect(man.status == 0, "\(man.stderr)")
         let page = man.stdout.joined(separator: "\n")
         #expect(page.contains("RAWBLE(1)") && page.contains("SYNOPSIS") && page.contains("rawble hr"), "\(page.prefix(2_000))")
+
+        let nocap = try #require(steps["nocap"])
+        #expect(steps["dropcap"]?.status == 0, "\(steps["dropcap"]?.stderr ?? [])")
+        #expect(nocap.status == 77, "\(nocap.stderr)")
+        #expect(nocap.stderr.count == 1 && nocap.stderr.first?.contains("sudo setcap cap_net_raw,cap_net_admin+eip /usr/bin/rawble") == true,
+                "\(nocap.stderr)")
 
         let remove = try #require(steps["remove"])
         #expect(remove.status == 0, "dpkg -r: \((remove.stdout + remove.stderr).joined(separator: "\n"))")
