@@ -43,13 +43,17 @@ struct PairingLink {
     var responderKey: UInt128?
     var waitedForDisplay = 0
 
-    init(central: PairingConfiguration, peripheral: PairingConfiguration, seed: UInt64 = 1) {
-        let c = DeviceAddress(BluetoothAddress(0xC0_00_00_00_00_01), type: .public)
-        let p = DeviceAddress(BluetoothAddress(0xD5_00_00_00_00_02), type: .random)
+    static let centralAddress = DeviceAddress(BluetoothAddress(0xC0_00_00_00_00_01), type: .public)
+    static let peripheralAddress = DeviceAddress(BluetoothAddress(0xD5_00_00_00_00_02), type: .random)
+
+    /// `centralKey`, `peripheralKey`: the P-256 key pairs of LE Secure Connections (new ones when nil).
+    init(central: PairingConfiguration, peripheral: PairingConfiguration, seed: UInt64 = 1,
+         centralKey: PairingKeyPair? = nil, peripheralKey: PairingKeyPair? = nil) {
+        let c = Self.centralAddress, p = Self.peripheralAddress
         self.central = Engine(role: .initiator, configuration: central, localAddress: c, peerAddress: p,
-                              random: SeededGenerator(state: seed))
+                              random: SeededGenerator(state: seed), keyPair: centralKey)
         self.peripheral = Engine(role: .responder, configuration: peripheral, localAddress: p, peerAddress: c,
-                                 random: SeededGenerator(state: seed &+ 1000))
+                                 random: SeededGenerator(state: seed &+ 1000), keyPair: peripheralKey)
     }
 
     /// Starts the pairing and carries every action out until nothing is left to do.
