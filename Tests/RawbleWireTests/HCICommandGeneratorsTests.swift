@@ -29,7 +29,7 @@ enum HCICommandSamples {
     }
 
     /// Number of typed cases ``command(_:)`` can produce (plus one for `other`).
-    static let caseCount = 44
+    static let caseCount = 47
 
     /// Opcodes HCICommand models; an `other` sample never uses one of these.
     static let modelledOpcodes: Set<UInt16> = [
@@ -37,6 +37,7 @@ enum HCICommandSamples {
         0x2001, 0x2002, 0x2060, 0x2003, 0x2005, 0x2006, 0x2008, 0x2009, 0x200A, 0x200B, 0x200C,
         0x200D, 0x200E, 0x2013, 0x2016, 0x2020, 0x2021, 0x2022, 0x202F, 0x2041, 0x2042, 0x2043,
         0x2007, 0x2035, 0x2036, 0x2037, 0x2038, 0x2039, 0x203A, 0x203B, 0x203C, 0x203D,
+        0x2019, 0x201A, 0x201B,
     ]
 
     static func command(_ rng: inout some RandomNumberGenerator) -> HCICommand {
@@ -124,6 +125,11 @@ enum HCICommandSamples {
         case 40: return .leReadNumberOfSupportedAdvertisingSets
         case 41: return .leRemoveAdvertisingSet(handle: byte(&rng))
         case 42: return .leClearAdvertisingSets
+        case 43:
+            return .leEnableEncryption(handle: u16(&rng), random: u64(&rng), encryptedDiversifier: u16(&rng),
+                                       longTermKey: UInt128(u64(&rng)) << 64 | UInt128(u64(&rng)))
+        case 44: return .leLongTermKeyRequestReply(handle: u16(&rng), longTermKey: UInt128(u64(&rng)) << 64 | UInt128(u64(&rng)))
+        case 45: return .leLongTermKeyRequestNegativeReply(handle: u16(&rng))
         default:
             var opcode = u16(&rng)
             while modelledOpcodes.contains(opcode) { opcode = u16(&rng) }
@@ -147,6 +153,7 @@ enum HCICommandSamples {
     ]
     static let handleOpcodes: [HCIOpcode] = [
         .leSetDataLength, .leRemoteConnectionParameterRequestReply, .leRemoteConnectionParameterRequestNegativeReply,
+        .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply,
     ]
     static let typedOpcodes: [HCIOpcode] = [
         .readLocalVersionInformation, .readLocalSupportedCommands, .readLocalSupportedFeatures, .readBDADDR,

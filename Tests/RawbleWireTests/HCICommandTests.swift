@@ -133,6 +133,24 @@ struct HCICommandVectorTests {
         #expect(HCICommand.leReadRemoteFeatures(handle: 0x0040).encoded == bytes("16 20 02 40 00"))
     }
 
+    @Test("encryption: LE Enable Encryption and the Long Term Key Request replies, keys least significant octet first")
+    func encryptionCommands() throws {
+        let key: UInt128 = 0x00112233_44556677_8899AABB_CCDDEEFF
+        let enable = HCICommand.leEnableEncryption(handle: 0x0040, random: 0x0807_0605_0403_0201, encryptedDiversifier: 0x1234,
+                                                   longTermKey: key)
+        let enableBytes = bytes("19 20 1C 40 00 01 02 03 04 05 06 07 08 34 12 FF EE DD CC BB AA 99 88 77 66 55 44 33 22 11 00")
+        #expect(enable.encoded == enableBytes)
+        #expect(try HCICommand.decode(enableBytes) == enable)
+        let reply = HCICommand.leLongTermKeyRequestReply(handle: 0x0040, longTermKey: key)
+        let replyBytes = bytes("1A 20 12 40 00 FF EE DD CC BB AA 99 88 77 66 55 44 33 22 11 00")
+        #expect(reply.encoded == replyBytes)
+        #expect(try HCICommand.decode(replyBytes) == reply)
+        #expect(HCICommand.leLongTermKeyRequestNegativeReply(handle: 0x0040).encoded == bytes("1B 20 02 40 00"))
+        #expect(throws: WireError.self) { try HCICommand.decode(bytes("1A 20 11 40 00 FF EE DD CC BB AA 99 88 77 66 55 44 33 22 11")) }
+        #expect(try CommandReturn.decode(opcode: .leLongTermKeyRequestReply, returnParameters: bytes("00 40 00")[...])
+            == .connectionHandle(.leLongTermKeyRequestReply, handle: 0x40))
+    }
+
     @Test func parameterlessReadCommands() throws {
         let vectors: [(HCICommand, String)] = [
             (.readLocalVersionInformation, "01 10 00"), (.readLocalSupportedCommands, "02 10 00"),

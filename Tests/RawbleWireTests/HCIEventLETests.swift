@@ -125,6 +125,12 @@ struct HCIEventLEConnectionTests {
         #expect(le.name == "LE Read Remote Features Complete")
     }
 
+    @Test func longTermKeyRequest() throws {
+        let le = try decodeLE("3E 0D 05 40 00 01 02 03 04 05 06 07 08 34 12")
+        #expect(le == .longTermKeyRequest(.init(connectionHandle: 0x40, random: 0x0807_0605_0403_0201, encryptedDiversifier: 0x1234)))
+        #expect(throws: WireError.self) { try HCIEvent.decode(bytes("3E 0C 05 40 00 01 02 03 04 05 06 07 08 34")) }
+    }
+
     @Test func remoteConnectionParameterRequest() throws {
         let le = try decodeLE("3E 0B 06 40 00 06 00 0C 00 00 00 F4 01")
         #expect(le == .remoteConnectionParameterRequest(.init(

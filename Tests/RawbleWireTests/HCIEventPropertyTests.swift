@@ -20,11 +20,11 @@ private struct Draw {
 }
 
 /// Event codes and subevent codes the decoder handles; "unknown" cases must avoid them.
-private let decodedCodes: Set<UInt8> = [0x05, 0x08, 0x0E, 0x0F, 0x10, 0x13, 0x1A, 0x3E, 0x59]
-private let decodedSubevents: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x0A, 0x0C, 0x0D, 0x12, 0x29]
+private let decodedCodes: Set<UInt8> = [0x05, 0x08, 0x0E, 0x0F, 0x10, 0x13, 0x1A, 0x30, 0x3E, 0x59]
+private let decodedSubevents: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x0A, 0x0C, 0x0D, 0x12, 0x29]
 
 /// Number of distinct event shapes ``makeEvent`` builds.
-private let eventKinds = 20
+private let eventKinds = 22
 
 /// Builds a valid event of shape `kind` with fields drawn from `d`.
 private func makeEvent(_ kind: Int, _ d: inout Draw) -> HCIEvent {
@@ -86,6 +86,10 @@ private func makeEvent(_ kind: Int, _ d: inout Draw) -> HCIEvent {
         var subevent = d.u8()
         while decodedSubevents.contains(subevent) { subevent &+= 1 }
         return .le(.unknown(subevent: subevent, parameters: d.data(80)))
+    case 20:
+        return .encryptionKeyRefreshComplete(status: HCIStatus(d.u8()), connectionHandle: d.u16())
+    case 21:
+        return .le(.longTermKeyRequest(.init(connectionHandle: d.u16(), random: d.u64(), encryptedDiversifier: d.u16())))
     case 19:
         return .le(.advertisingSetTerminated(.init(status: HCIStatus(d.u8()), advertisingHandle: d.u8(),
             connectionHandle: d.u16(), completedEvents: d.u8())))
@@ -173,7 +177,7 @@ struct HCIEventPropertyTests {
 
     @Test func randomParametersForKnownCodesNeverTrapAndReencodeExactly() async {
         let codes: [UInt8] = Array(decodedCodes) + [0x03, 0xFF]
-        await propertyCheck(count: 1500, input: Gen.element(of: codes), Gen.element(of: Array(decodedSubevents) + [0x05, 0x0B]),
+        await propertyCheck(count: 1500, input: Gen.element(of: codes), Gen.element(of: Array(decodedSubevents) + [0x08, 0x0B]),
                             Gen.uint8().array(of: 0...120)) { code, subevent, parameters in
             let code: UInt8 = code ?? 0
             let subevent: UInt8 = subevent ?? 0

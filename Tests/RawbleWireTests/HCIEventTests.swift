@@ -98,6 +98,11 @@ struct HCIEventTests {
         #expect(try decodeError("59 04 00 40 00 01")?.kind == .truncated(needed: 1, available: 0))
     }
 
+    @Test func encryptionKeyRefreshComplete() throws {
+        #expect(try decodeRoundTrip("30 03 00 40 00") == .encryptionKeyRefreshComplete(status: .success, connectionHandle: 0x40))
+        #expect(throws: WireError.self) { try HCIEvent.decode(bytes("30 02 00 40")) }
+    }
+
     @Test func hardwareErrorAndDataBufferOverflow() throws {
         #expect(try decodeRoundTrip("10 01 05") == .hardwareError(code: 5))
         #expect(try decodeRoundTrip("1A 01 01") == .dataBufferOverflow(linkType: 1))

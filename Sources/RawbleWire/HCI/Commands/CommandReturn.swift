@@ -321,7 +321,8 @@ extension CommandReturn {
         case .leReadBufferSizeV2: .leBufferSizeV2
         case .leReadLocalSupportedFeatures: .leLocalFeatures
         case .readRSSI: .rssi
-        case .leSetDataLength, .leRemoteConnectionParameterRequestReply, .leRemoteConnectionParameterRequestNegativeReply:
+        case .leSetDataLength, .leRemoteConnectionParameterRequestReply, .leRemoteConnectionParameterRequestNegativeReply,
+             .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply:
             .connectionHandle
         case .leReadMaximumDataLength: .maximumDataLength
         case .leReadAdvertisingPhysicalChannelTxPower: .advertisingTxPower

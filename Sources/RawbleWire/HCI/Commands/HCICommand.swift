@@ -68,6 +68,16 @@ public enum HCICommand: Hashable, Sendable {
     case leConnectionUpdate(handle: UInt16, parameters: ConnectionParameters)
     /// LE Read Remote Features (`0x2016`).
     case leReadRemoteFeatures(handle: UInt16)
+    /// LE Enable Encryption (`0x2019`), central: encrypt the link with `longTermKey`, which the
+    /// peripheral's host finds by `random` and `encryptedDiversifier` (both 0 for a key of LE
+    /// Secure Connections or pairing's STK). Answered by Command Status, then Encryption Change
+    /// (or Encryption Key Refresh Complete on a link already encrypted).
+    case leEnableEncryption(handle: UInt16, random: UInt64, encryptedDiversifier: UInt16, longTermKey: UInt128)
+    /// LE Long Term Key Request Reply (`0x201A`), peripheral: the key the central asked for.
+    case leLongTermKeyRequestReply(handle: UInt16, longTermKey: UInt128)
+    /// LE Long Term Key Request Negative Reply (`0x201B`), peripheral: no such key (the
+    /// central's encryption fails with PIN or Key Missing).
+    case leLongTermKeyRequestNegativeReply(handle: UInt16)
     /// LE Remote Connection Parameter Request Reply (`0x2020`): accept the peer's request
     /// with these parameters.
     case leRemoteConnectionParameterRequestReply(handle: UInt16, parameters: ConnectionParameters)
@@ -146,6 +156,9 @@ extension HCICommand {
         case .leCreateConnectionCancel: .leCreateConnectionCancel
         case .leConnectionUpdate: .leConnectionUpdate
         case .leReadRemoteFeatures: .leReadRemoteFeatures
+        case .leEnableEncryption: .leEnableEncryption
+        case .leLongTermKeyRequestReply: .leLongTermKeyRequestReply
+        case .leLongTermKeyRequestNegativeReply: .leLongTermKeyRequestNegativeReply
         case .leRemoteConnectionParameterRequestReply: .leRemoteConnectionParameterRequestReply
         case .leRemoteConnectionParameterRequestNegativeReply: .leRemoteConnectionParameterRequestNegativeReply
         case .leSetDataLength: .leSetDataLength
@@ -218,8 +231,18 @@ extension HCICommand: WireEncodable {
         case let .writeLEHostSupport(leSupportedHost, simultaneousLEHost):
             writer.write(UInt8(leSupportedHost ? 1 : 0))
             writer.write(UInt8(simultaneousLEHost ? 1 : 0))
-        case .readRSSI(let handle), .leReadRemoteFeatures(let handle):
+        case .readRSSI(let handle), .leReadRemoteFeatures(let handle), .leLongTermKeyRequestNegativeReply(let handle):
             writer.write(handle)
+        case let .leEnableEncryption(handle, random, ediv, key):
+            writer.write(handle)
+            writer.write(random)
+            writer.write(ediv)
+            writer.write(UInt64(truncatingIfNeeded: key))
+            writer.write(UInt64(truncatingIfNeeded: key >> 64))
+        case let .leLongTermKeyRequestReply(handle, key):
+            writer.write(handle)
+            writer.write(UInt64(truncatingIfNeeded: key))
+            writer.write(UInt64(truncatingIfNeeded: key >> 64))
         case let .disconnect(handle, reason), let .leRemoteConnectionParameterRequestNegativeReply(handle, reason):
             writer.write(handle)
             writer.write(reason.rawValue)
@@ -322,6 +345,16 @@ extension HCICommand: WireDecodable {
             command = .readRSSI(handle: try reader.readUInt16())
         case .leReadRemoteFeatures:
             command = .leReadRemoteFeatures(handle: try reader.readUInt16())
+        case .leEnableEncryption:
+            let handle = try reader.readUInt16()
+            let random = try reader.readUInt64()
+            let ediv = try reader.readUInt16()
+            command = .leEnableEncryption(handle: handle, random: random, encryptedDiversifier: ediv, longTermKey: try readKey(&reader))
+        case .leLongTermKeyRequestReply:
+            let handle = try reader.readUInt16()
+            command = .leLongTermKeyRequestReply(handle: handle, longTermKey: try readKey(&reader))
+        case .leLongTermKeyRequestNegativeReply:
+            command = .leLongTermKeyRequestNegativeReply(handle: try reader.readUInt16())
         case .disconnect:
             let handle = try reader.readUInt16()
             command = .disconnect(handle: handle, reason: HCIStatus(try reader.readUInt8()))
@@ -383,6 +416,12 @@ extension HCICommand: WireDecodable {
         }
         try reader.expectEnd()
         return command
+    }
+
+    /// Reads a 128-bit key sent least significant octet first.
+    static func readKey(_ reader: inout ByteReader) throws(WireError) -> UInt128 {
+        let low = try reader.readUInt64()
+        return UInt128(try reader.readUInt64()) << 64 | UInt128(low)
     }
 
     /// Reads a one-byte boolean parameter (0 or 1); other values are reserved and rejected.

@@ -21,6 +21,9 @@ public enum HCIEvent: Hashable, Sendable {
     case hardwareError(code: UInt8)
     /// `0x13`: ACL credits returned per connection handle.
     case numberOfCompletedPackets([CompletedPackets])
+    /// `0x30`: an encrypted link was encrypted again with a (possibly new) key: LE Enable
+    /// Encryption on a link already encrypted ends with this, not with Encryption Change.
+    case encryptionKeyRefreshComplete(status: HCIStatus, connectionHandle: UInt16)
     /// `0x1A`: the host sent more packets than the controller had buffers for
     /// (link type `0x00` synchronous, `0x01` ACL).
     case dataBufferOverflow(linkType: UInt8)
@@ -43,6 +46,7 @@ public enum HCIEvent: Hashable, Sendable {
         case .hardwareError: return EventCode.hardwareError
         case .numberOfCompletedPackets: return EventCode.numberOfCompletedPackets
         case .dataBufferOverflow: return EventCode.dataBufferOverflow
+        case .encryptionKeyRefreshComplete: return EventCode.encryptionKeyRefreshComplete
         case .le: return EventCode.leMeta
         case .unknown(let code, _): return code
         }
@@ -71,6 +75,7 @@ private enum EventCode {
     static let hardwareError: UInt8 = 0x10
     static let numberOfCompletedPackets: UInt8 = 0x13
     static let dataBufferOverflow: UInt8 = 0x1A
+    static let encryptionKeyRefreshComplete: UInt8 = 0x30
     static let leMeta: UInt8 = 0x3E
     static let encryptionChangeV2: UInt8 = 0x59
 }
@@ -201,6 +206,13 @@ extension HCIEvent: WireDecodable, WireEncodable {
             return .encryptionChange(EncryptionChange(
                 status: status, connectionHandle: handle, encryptionEnabled: enabled, keySize: keySize))
 
+        case EventCode.encryptionKeyRefreshComplete:
+            var r = ByteReader(parameters, context: "HCI Encryption Key Refresh Complete event")
+            let status = HCIStatus(try r.readUInt8())
+            let handle = try r.readUInt16()
+            try r.expectEnd()
+            return .encryptionKeyRefreshComplete(status: status, connectionHandle: handle)
+
         case EventCode.commandComplete:
             var r = ByteReader(parameters, context: "HCI Command Complete event")
             let credits = try r.readUInt8()
@@ -285,6 +297,9 @@ extension HCIEvent: WireDecodable, WireEncodable {
             writer.write(e.opcode.rawValue)
         case .hardwareError(let hardwareCode):
             writer.write(hardwareCode)
+        case let .encryptionKeyRefreshComplete(status, handle):
+            writer.write(status.rawValue)
+            writer.write(handle)
         case .numberOfCompletedPackets(let entries):
             writer.write(UInt8(truncatingIfNeeded: entries.count))
             for entry in entries {

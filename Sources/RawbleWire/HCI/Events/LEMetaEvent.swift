@@ -13,6 +13,9 @@ public enum LEMetaEvent: Hashable, Sendable {
     case connectionUpdateComplete(ConnectionUpdateComplete)
     /// `0x04`: the peer's LE features (page 0), answering LE Read Remote Features.
     case readRemoteFeaturesComplete(ReadRemoteFeaturesComplete)
+    /// `0x05`: the central started encryption; the peripheral's host answers with the key
+    /// (LE Long Term Key Request Reply) or without (Negative Reply).
+    case longTermKeyRequest(LongTermKeyRequest)
     /// `0x06`: the peer asks for new connection parameters; the host must reply.
     case remoteConnectionParameterRequest(RemoteConnectionParameterRequest)
     /// `0x07`: the link layer's maximum payload sizes or times changed.
@@ -34,6 +37,7 @@ public enum LEMetaEvent: Hashable, Sendable {
         case .advertisingReport: return 0x02
         case .connectionUpdateComplete: return 0x03
         case .readRemoteFeaturesComplete: return 0x04
+        case .longTermKeyRequest: return 0x05
         case .remoteConnectionParameterRequest: return 0x06
         case .dataLengthChange: return 0x07
         case .phyUpdateComplete: return 0x0C
@@ -90,6 +94,20 @@ public enum LEMetaEvent: Hashable, Sendable {
             self.status = status
             self.connectionHandle = connectionHandle
             self.features = features
+        }
+    }
+
+    /// LE Long Term Key Request (`0x05`): which key the central encrypts with, by the Rand and
+    /// EDIV it sent (both 0 for a key of LE Secure Connections or pairing's STK).
+    public struct LongTermKeyRequest: Hashable, Sendable {
+        public var connectionHandle: UInt16
+        public var random: UInt64
+        public var encryptedDiversifier: UInt16
+
+        public init(connectionHandle: UInt16, random: UInt64, encryptedDiversifier: UInt16) {
+            self.connectionHandle = connectionHandle
+            self.random = random
+            self.encryptedDiversifier = encryptedDiversifier
         }
     }
 
@@ -375,6 +393,13 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
             try r.expectEnd()
             return .readRemoteFeaturesComplete(event)
 
+        case 0x05:
+            var r = ByteReader(parameters, context: "HCI LE Long Term Key Request event")
+            let event = LongTermKeyRequest(connectionHandle: try r.readUInt16(), random: try r.readUInt64(),
+                                           encryptedDiversifier: try r.readUInt16())
+            try r.expectEnd()
+            return .longTermKeyRequest(event)
+
         case 0x06:
             var r = ByteReader(parameters, context: "HCI LE Remote Connection Parameter Request event")
             let event = RemoteConnectionParameterRequest(
@@ -433,6 +458,10 @@ extension LEMetaEvent: WireDecodable, WireEncodable {
             writer.write(e.status.rawValue)
             writer.write(e.connectionHandle)
             writer.write(e.features)
+        case .longTermKeyRequest(let e):
+            writer.write(e.connectionHandle)
+            writer.write(e.random)
+            writer.write(e.encryptedDiversifier)
         case .remoteConnectionParameterRequest(let e):
             writer.write(e.connectionHandle)
             writer.write(e.intervalMin)
