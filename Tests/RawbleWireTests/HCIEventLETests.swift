@@ -128,7 +128,7 @@ struct HCIEventLEConnectionTests {
     @Test func longTermKeyRequest() throws {
         let le = try decodeLE("3E 0D 05 40 00 01 02 03 04 05 06 07 08 34 12")
         #expect(le == .longTermKeyRequest(.init(connectionHandle: 0x40, random: 0x0807_0605_0403_0201, encryptedDiversifier: 0x1234)))
-        #expect(throws: WireError.self) { try HCIEvent.decode(bytes("3E 0C 05 40 00 01 02 03 04 05 06 07 08 34")) }
+        #expect(throws: WireError.self) { try HCIEvent.decode(try hx("3E 0C 05 40 00 01 02 03 04 05 06 07 08 34")) }
     }
 
     @Test func remoteConnectionParameterRequest() throws {
@@ -152,10 +152,10 @@ struct HCIEventLEConnectionTests {
     }
 
     @Test func unknownSubeventsKeepTheirParameters() throws {
-        // LE Long Term Key Request (0x05): handle, random number, EDIV; not decoded here.
-        let le = try decodeLE("3E 0D 05 40 00 01 02 03 04 05 06 07 08 09 0A")
-        #expect(le == .unknown(subevent: 0x05, parameters: [0x40, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0x0A]))
-        #expect(le.name == "LE Long Term Key Request")
+        // LE Generate DHKey Complete (0x09): status, then the DHKey; not decoded here.
+        let le = try decodeLE("3E 0D 09 00 01 02 03 04 05 06 07 08 09 0A 0B")
+        #expect(le == .unknown(subevent: 0x09, parameters: [0x00, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0x0A, 0x0B]))
+        #expect(le.name == "LE Generate DHKey Complete")
         let unnamed = try decodeLE("3E 02 7F AA")
         #expect(unnamed == .unknown(subevent: 0x7F, parameters: [0xAA]))
         #expect(unnamed.name == "LE Unknown Subevent (0x7F)")

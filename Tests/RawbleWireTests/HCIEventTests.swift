@@ -100,7 +100,7 @@ struct HCIEventTests {
 
     @Test func encryptionKeyRefreshComplete() throws {
         #expect(try decodeRoundTrip("30 03 00 40 00") == .encryptionKeyRefreshComplete(status: .success, connectionHandle: 0x40))
-        #expect(throws: WireError.self) { try HCIEvent.decode(bytes("30 02 00 40")) }
+        #expect(throws: WireError.self) { try HCIEvent.decode(try hx("30 02 00 40")) }
     }
 
     @Test func hardwareErrorAndDataBufferOverflow() throws {
