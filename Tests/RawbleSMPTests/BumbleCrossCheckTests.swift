@@ -20,7 +20,11 @@ struct BumbleCrossCheckTests {
         try PairingKeyPair(privateKey: try #require(P256Coordinate(bigEndianBytes: try Hex.decode(hex))))
     }
 
-    static func hex(_ value: UInt128) -> String { Hex.encode(value.bigEndianBytesForTests) }
+    /// 32 hex digits, most significant first.
+    static func hex(_ value: UInt128) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 32 - digits.count) + digits
+    }
 
     /// The transcript of `link` (run to completion) as smp_reference.py reads it.
     static func transcript(_ link: PairingLink, method: String, privateKeys: (String, String)?,
@@ -112,7 +116,3 @@ struct BumbleCrossCheckTests {
     }
 }
 
-extension UInt128 {
-    /// The 16 octets, most significant first (the module's own is internal).
-    var bigEndianBytesForTests: [UInt8] { (0..<16).map { UInt8(truncatingIfNeeded: self >> (8 * (15 - $0))) } }
-}

@@ -117,14 +117,6 @@ extension DeviceAddress {
 }
 
 extension ByteReader {
-    /// Reads a 128-bit value sent least significant octet first, as SMP carries keys, random
-    /// numbers, confirm and check values.
-    mutating func readUInt128() throws(WireError) -> UInt128 {
-        let low = try readUInt64()
-        let high = try readUInt64()
-        return UInt128(high) << 64 | UInt128(low)
-    }
-
     /// Reads a P-256 coordinate sent least significant octet first (32 octets).
     mutating func readP256Coordinate() throws(WireError) -> P256Coordinate {
         let low = try readUInt128()
@@ -134,12 +126,6 @@ extension ByteReader {
 }
 
 extension ByteWriter {
-    /// Writes a 128-bit value least significant octet first.
-    mutating func writeUInt128(_ value: UInt128) {
-        write(UInt64(truncatingIfNeeded: value))
-        write(UInt64(truncatingIfNeeded: value >> 64))
-    }
-
     /// Writes a P-256 coordinate least significant octet first (32 octets).
     mutating func writeP256Coordinate(_ value: P256Coordinate) {
         writeUInt128(value.low)

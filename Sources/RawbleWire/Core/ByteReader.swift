@@ -91,6 +91,13 @@ public struct ByteReader: Sendable {
         try readLittleEndian(byteCount: 8)
     }
 
+    /// Reads a 128-bit value sent least significant octet first: how HCI and SMP carry keys,
+    /// random numbers, confirm and check values.
+    public mutating func readUInt128() throws(WireError) -> UInt128 {
+        let low = try readUInt64()
+        return UInt128(try readUInt64()) << 64 | UInt128(low)
+    }
+
     @inlinable
     public mutating func readUInt16BigEndian() throws(WireError) -> UInt16 {
         try readUInt16().byteSwapped

@@ -28,6 +28,12 @@ public struct ByteWriter: Sendable {
     @inlinable
     public mutating func write(_ value: UInt64) { writeLittleEndian(value, byteCount: 8) }
 
+    /// Writes a 128-bit value least significant octet first (HCI's and SMP's keys).
+    public mutating func writeUInt128(_ value: UInt128) {
+        write(UInt64(truncatingIfNeeded: value))
+        write(UInt64(truncatingIfNeeded: value >> 64))
+    }
+
     @inlinable
     public mutating func writeLittleEndian(_ value: UInt64, byteCount: Int) {
         for i in 0..<byteCount {

@@ -237,12 +237,10 @@ extension HCICommand: WireEncodable {
             writer.write(handle)
             writer.write(random)
             writer.write(ediv)
-            writer.write(UInt64(truncatingIfNeeded: key))
-            writer.write(UInt64(truncatingIfNeeded: key >> 64))
+            writer.writeUInt128(key)
         case let .leLongTermKeyRequestReply(handle, key):
             writer.write(handle)
-            writer.write(UInt64(truncatingIfNeeded: key))
-            writer.write(UInt64(truncatingIfNeeded: key >> 64))
+            writer.writeUInt128(key)
         case let .disconnect(handle, reason), let .leRemoteConnectionParameterRequestNegativeReply(handle, reason):
             writer.write(handle)
             writer.write(reason.rawValue)
@@ -349,10 +347,10 @@ extension HCICommand: WireDecodable {
             let handle = try reader.readUInt16()
             let random = try reader.readUInt64()
             let ediv = try reader.readUInt16()
-            command = .leEnableEncryption(handle: handle, random: random, encryptedDiversifier: ediv, longTermKey: try readKey(&reader))
+            command = .leEnableEncryption(handle: handle, random: random, encryptedDiversifier: ediv, longTermKey: try reader.readUInt128())
         case .leLongTermKeyRequestReply:
             let handle = try reader.readUInt16()
-            command = .leLongTermKeyRequestReply(handle: handle, longTermKey: try readKey(&reader))
+            command = .leLongTermKeyRequestReply(handle: handle, longTermKey: try reader.readUInt128())
         case .leLongTermKeyRequestNegativeReply:
             command = .leLongTermKeyRequestNegativeReply(handle: try reader.readUInt16())
         case .disconnect:
@@ -416,12 +414,6 @@ extension HCICommand: WireDecodable {
         }
         try reader.expectEnd()
         return command
-    }
-
-    /// Reads a 128-bit key sent least significant octet first.
-    static func readKey(_ reader: inout ByteReader) throws(WireError) -> UInt128 {
-        let low = try reader.readUInt64()
-        return UInt128(try reader.readUInt64()) << 64 | UInt128(low)
     }
 
     /// Reads a one-byte boolean parameter (0 or 1); other values are reserved and rejected.
