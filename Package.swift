@@ -85,6 +85,7 @@ let package = Package(
                 "RawbleBearer",
                 "RawbleHCITransport",
                 "RawbleHostCore",
+                "RawbleSMP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -148,8 +148,8 @@ import Testing
     @Test func theHostSitsOnTheHCIContractNotOnTheTransports() async throws {
         let manifest = try await Self.manifest.value
         #expect(Self.closure(of: "RawbleHost", in: manifest)
-            == Dependencies(targets: ["RawbleWire", "RawbleBearer", "RawbleHCITransport", "RawbleHostCore"],
-                            products: ["Logging", "NIOCore"]))
+            == Dependencies(targets: ["RawbleWire", "RawbleBearer", "RawbleHCITransport", "RawbleHostCore", "RawbleSMP"],
+                            products: ["Logging", "NIOCore", "Crypto", "CryptoExtras"]))
     }
 
     @Test func noSocketLibraryBelowTheModulesThatOpenSockets() async throws {
