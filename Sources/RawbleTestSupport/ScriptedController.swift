@@ -17,6 +17,9 @@ public final class ScriptedController: Sendable {
 
     /// What the peer sends back for each ACL packet the host sends (by default nothing).
     public let answerACL: @Sendable (ACLPacket) -> [H4Packet]
+    /// Packets that follow a command's answer, in order after its events (by default none):
+    /// e.g. the peer's SMP keys once the Encryption Change reached the host.
+    public let followCommand: @Sendable (HCICommand) -> [H4Packet]
     /// Whether each ACL packet's buffer is returned at once (Number Of Completed Packets), as
     /// Bumble's controller does; `false`: only when the test calls ``completeSentPackets()``.
     public let completesACLAtOnce: Bool
@@ -29,11 +32,14 @@ public final class ScriptedController: Sendable {
     ///   - completesACLAtOnce: return each ACL buffer at once (`false`: the test returns them
     ///     with ``completeSentPackets()``, to hold the host at its flow-control limit).
     ///   - answerACL: the peer's packets sent back for each ACL packet (e.g. an ATT response).
+    ///   - followCommand: packets delivered after a command's answer (see ``followCommand``).
     public init(answer: @escaping @Sendable (HCICommand) -> [HCIEvent]? = ScriptedController.minimal,
                 completesACLAtOnce: Bool = true,
-                answerACL: @escaping @Sendable (ACLPacket) -> [H4Packet] = { _ in [] }) {
+                answerACL: @escaping @Sendable (ACLPacket) -> [H4Packet] = { _ in [] },
+                followCommand: @escaping @Sendable (HCICommand) -> [H4Packet] = { _ in [] }) {
         self.completesACLAtOnce = completesACLAtOnce
         self.answerACL = answerACL
+        self.followCommand = followCommand
         self.answer = answer
     }
 
@@ -52,7 +58,7 @@ public final class ScriptedController: Sendable {
             case .command:
                 guard let command = try? HCICommand.decode(packet.bytes) else { return [] }
                 sentCommands.withLock { $0.append(command) }
-                return (answer(command) ?? []).map { H4Packet(type: .event, bytes: $0.encoded) }
+                return (answer(command) ?? []).map { H4Packet(type: .event, bytes: $0.encoded) } + followCommand(command)
             case .acl:
                 guard let acl = try? ACLPacket.decode(packet.bytes) else { return [] }
                 sentACL.withLock { $0.append(acl) }

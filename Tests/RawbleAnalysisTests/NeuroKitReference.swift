@@ -72,8 +72,8 @@ struct NeuroKitReference {
         let reader = output.fileHandleForReading
         let errorReader = errors.fileHandleForReading
         let (data, errorData) = try await within(seconds: 240) {
-            async let out = Task.detached { reader.readDataToEndOfFile() }.value
-            async let err = Task.detached { errorReader.readDataToEndOfFile() }.value
+            async let out = Task.detached { reader.readToEndRetryingInterrupts() }.value
+            async let err = Task.detached { errorReader.readToEndRetryingInterrupts() }.value
             return await (out, err)
         }
         try await within(seconds: 60) { await Task.detached { process.waitUntilExit() }.value }

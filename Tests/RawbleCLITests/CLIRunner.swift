@@ -110,7 +110,7 @@ enum CLI {
             group.enter()
             DispatchQueue.global().async {
                 while true {
-                    let chunk = pipe.fileHandleForReading.availableData
+                    let chunk = pipe.fileHandleForReading.readAvailableRetryingInterrupts() ?? Data()
                     if chunk.isEmpty { break }
                     output.append(chunk, stdout: isStdout)
                 }

@@ -3,9 +3,9 @@ import RawbleTestSupport
 import Testing
 
 /// A characteristic that reads only on an encrypted link (the strap with
-/// `--strap-encrypted-read`): the kernel path raises BT_SECURITY when the peer answers
-/// Insufficient Encryption, the kernel pairs (Just Works) and the read is sent again (issue 11);
-/// rawble's own host does not pair, and says so in one line.
+/// `--strap-encrypted-read`): the peer answers Insufficient Encryption, and both paths pair
+/// (Just Works) and send the read again: the kernel path by raising BT_SECURITY (issue 11),
+/// rawble's own host with its Security Manager (issue 24).
 enum EncryptedRead {
     static let strap = "C0:B1:E0:00:00:01"
     static let characteristic = "72617762-6C65-5345-4300-000000000001"
@@ -13,22 +13,18 @@ enum EncryptedRead {
     static let valueHex = "7365616c6564"
 }
 
-@Suite("An encrypted read over rawble's own host (H4): one line, no pairing",
+@Suite("An encrypted read over rawble's own host (H4): Bumble's strap pairs with rawble's Security Manager",
        .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct EncryptedReadOverH4Tests {
-    @Test("read of a characteristic that needs encryption fails in one line naming the transport that can pair (76)")
-    func readNeedsTheKernelTransport() async throws {
+    @Test("read of a characteristic that needs encryption: refused, paired (LE Secure Connections, Just Works), read again: the value")
+    func readPairsOverH4() async throws {
         let peer = try await BumblePeer.start(arguments: ["--strap-only", "--strap-encrypted-read"])
         defer { peer.stop() }
-        let result = try await CLI.run(["read", EncryptedRead.strap, EncryptedRead.characteristic, "--transport", peer.transport, "--json"])
-        #expect(result.status == 76, "\(result.stderr)")
-        #expect(result.stdout.isEmpty)
-        let lines = result.stderr.split(separator: "\n")
-        #expect(lines.count == 1, "\(result.stderr)")
-        let line = String(lines.first ?? "")
-        #expect(line.contains("Insufficient Encryption (0x0F)"), "\(line)")
-        #expect(line.contains("rawble does not pair on \(peer.transport)"), "\(line)")
-        #expect(line.contains("--transport hciN"), "\(line)")
+        let result = try await CLI.run(["read", EncryptedRead.strap, EncryptedRead.characteristic, "--transport", peer.transport,
+                                        "--json", "-v"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains(EncryptedRead.valueHex), "\(result.stdout)")
+        #expect(result.stderr.contains("paired with"), "the host logs the pairing: \(result.stderr)")
     }
 }
 

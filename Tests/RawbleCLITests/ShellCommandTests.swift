@@ -435,7 +435,7 @@ final class ShellProcess: @unchecked Sendable {
             done.enter()
             DispatchQueue.global().async {
                 while true {
-                    let chunk = pipe.fileHandleForReading.availableData
+                    let chunk = pipe.fileHandleForReading.readAvailableRetryingInterrupts() ?? Data()
                     if chunk.isEmpty { break }
                     self.lock.lock()
                     if isStdout { self.stdout.append(chunk) } else { self.stderr.append(chunk) }

@@ -128,12 +128,13 @@ private func disconnected(handle: UInt16 = ScriptedController.handle) -> HCIEven
 
 /// A scripted controller answering with `answer`, playing (its pump for the test to cancel),
 /// and an adapter opened on it.
-private func openAdapter(_ answer: @escaping @Sendable (HCICommand) -> [HCIEvent]?) async throws
+private func openAdapter(_ answer: @escaping @Sendable (HCICommand) -> [HCIEvent]?,
+                         configuration: Adapter.Configuration = quietConfiguration()) async throws
     -> (controller: ScriptedController, pump: Task<Void, Never>, adapter: Adapter)
 {
     let controller = ScriptedController(answer: answer)
     let pump = controller.run()
-    return (controller, pump, try await Adapter.open(controller.transport, configuration: quietConfiguration()))
+    return (controller, pump, try await Adapter.open(controller.transport, configuration: configuration))
 }
 
 /// The first connection on `adapter.incomingConnections` (on `handle` when given), bounded;
@@ -443,9 +444,11 @@ struct AdapterPeripheralTests {
         pump.cancel()
     }
 
-    @Test("as the peripheral, a central's Connection Parameter Update Request gets Command Reject; a Pairing Request gets Pairing Not Supported")
+    @Test("as the peripheral, a central's Connection Parameter Update Request gets Command Reject; with pairing off, a Pairing Request gets Pairing Not Supported")
     func peripheralSignalingAndSMP() async throws {
-        let (controller, pump, adapter) = try await openAdapter(legacyController)
+        var configuration = quietConfiguration()
+        configuration.pairing = nil
+        let (controller, pump, adapter) = try await openAdapter(legacyController, configuration: configuration)
         try await adapter.advertise(Advertisement(data: heartRateData, restart: .never))
         _ = try await connectCentral(to: adapter, controller)
         AdapterFixedChannelTests.inject(AdapterParameterUpdateTests.request(id: 7, minimum: 24), channel: 0x0005, into: controller)

@@ -314,10 +314,11 @@ struct AdapterConnectionTests {
 @Suite("Adapter: LE signaling and SMP answered on the peer's behalf")
 struct AdapterFixedChannelTests {
     /// Connects on a minimal scripted controller and returns the pieces a test needs.
-    static func connected() async throws -> (ScriptedController, Adapter, Connection, Task<Void, Never>) {
+    static func connected(configuration: Adapter.Configuration = quietConfiguration()) async throws
+        -> (ScriptedController, Adapter, Connection, Task<Void, Never>) {
         let controller = ScriptedController()
         let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let adapter = try await Adapter.open(controller.transport, configuration: configuration)
         let connection = try await adapter.connect(to: ScriptedController.peer)
         return (controller, adapter, connection, pump)
     }
@@ -379,9 +380,11 @@ struct AdapterFixedChannelTests {
         pump.cancel()
     }
 
-    @Test("a Pairing Request is answered with Pairing Failed, Pairing Not Supported")
+    @Test("with pairing off, a Pairing Request is answered with Pairing Failed, Pairing Not Supported")
     func pairingRefused() async throws {
-        let (controller, adapter, _, pump) = try await Self.connected()
+        var configuration = quietConfiguration()
+        configuration.pairing = nil
+        let (controller, adapter, _, pump) = try await Self.connected(configuration: configuration)
         Self.inject([0x01, 0x03, 0x00, 0x01, 0x10, 0x07, 0x07], channel: 0x0006, into: controller)
         let sent = await controller.waitForACL(count: 1)
         #expect(sent.first.map { Array($0.payload) } == [0x02, 0x00, 0x06, 0x00, 0x05, 0x05])

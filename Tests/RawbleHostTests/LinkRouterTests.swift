@@ -31,7 +31,8 @@ struct LinkRouterTests {
         record = ConnectionRecord(
             lifetime: LinkLifetime(id: 1, handle: Self.handle),
             peer: DeviceAddress(BluetoothAddress(0xC1_22_33_44_55_66), type: .random),
-            parameters: LinkParameters(interval: 24, latency: 0, supervisionTimeout: 400), attBufferLimit: 16)
+            parameters: LinkParameters(interval: 24, latency: 0, supervisionTimeout: 400), attBufferLimit: 16,
+            isCentral: true, pairing: nil)
         router.add(record)
     }
 
@@ -77,8 +78,12 @@ struct LinkRouterTests {
         let command: [UInt8] = [0x12, 0x07, 0x08, 0x00, 0x06, 0x00, 0x0C, 0x00, 0x00, 0x00, 0x64, 0x00]
         let frame = L2CAPFrame(channelID: .leSignaling, payload: command).encoded
         let request = router.receive(ACLPacket(handle: Self.handle, packetBoundary: .firstFlushable, payload: frame[...]))
-        #expect(request?.record === record)
-        #expect(request?.parameters == HCICommand.ConnectionParameters(
+        guard case .parameterUpdate(let parameters, let forwardedRecord)? = request else {
+            Issue.record("not forwarded as a parameter update: \(String(describing: request))")
+            return
+        }
+        #expect(forwardedRecord === record)
+        #expect(parameters == HCICommand.ConnectionParameters(
             intervalMin: 6, intervalMax: 12, maxLatency: 0, supervisionTimeout: 100, minCELength: 0, maxCELength: 0))
         let sent = try await writtenACL()
         // Response 0x13, identifier 7, length 2, result 0 (accepted), on CID 0x0005.

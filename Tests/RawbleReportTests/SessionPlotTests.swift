@@ -62,7 +62,7 @@ private func run(_ tool: String, _ arguments: [String]) async throws -> (status:
         process.standardOutput = FileHandle.nullDevice
         return try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { process in
-                let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let text = String(decoding: errors.fileHandleForReading.readToEndRetryingInterrupts(), as: UTF8.self)
                 continuation.resume(returning: (process.terminationStatus, text))
             }
             do { try process.run() } catch { continuation.resume(throwing: error) }

@@ -216,7 +216,7 @@ struct CapturePath {
             if exited { continuation.resume() }
         }
         watchdog.cancel()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: output.fileHandleForReading.readToEndRetryingInterrupts(), as: UTF8.self)
         #expect(process.terminationStatus == 0)
         #expect(text.contains("Sent Reset"), "tshark said: \(text)")
         #expect(text.contains("Command Complete"), "tshark said: \(text)")

@@ -204,7 +204,7 @@ struct BumbleCentralTests {
         try input.fileHandleForWriting.close()
         defer { if process.isRunning { process.terminate() } }
         let reader = output.fileHandleForReading
-        let data = try await within(seconds: 60) { await Task.detached { reader.readDataToEndOfFile() }.value }
+        let data = try await within(seconds: 60) { await Task.detached { reader.readToEndRetryingInterrupts() }.value }
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
         let done = try lines.compactMap { line -> BumbleCentral.Event? in
             guard line.contains("\"event\"") else { return nil }

@@ -1,5 +1,6 @@
 import RawbleBearer
 import RawbleHostCore
+import RawbleSMP
 import RawbleWire
 
 /// A connection attempt in progress: the result lands here whether or not anyone is awaiting it yet.
@@ -102,8 +103,30 @@ extension Adapter {
         }
         record.claimed = true
         let bearer = L2CAPATTBearer(adapter: self, lifetime: record.lifetime, inbox: record.attInbox)
-        return Connection(handle: record.handle, peer: record.peer, parameters: record.parameters,
-                          att: bearer, adapter: self, lifetime: record.lifetime)
+        let connection = Connection(handle: record.handle, peer: record.peer, parameters: record.parameters,
+                                    att: bearer, adapter: self, lifetime: record.lifetime)
+        if configuration.encryptsBondedLinks { await encryptWithBond(record.lifetime, peer: record.peer) }
+        return connection
+    }
+
+    /// A new central link to a bonded peer is encrypted with the bond's key before it is used;
+    /// when that fails the link stays up, unencrypted, and the reason is logged (a read that
+    /// needs encryption then pairs, or fails in one line).
+    private func encryptWithBond(_ lifetime: LinkLifetime, peer: DeviceAddress) async {
+        guard configuration.pairing != nil else { return }
+        let bond: Bond?
+        do {
+            bond = try await configuration.bonds.bond(for: peer)
+        } catch {
+            logger.warning("the bond store could not be read (\(error)): \(peer) is not encrypted with a bond")
+            return
+        }
+        guard let bond, bond.centralKey != nil else { return }
+        do {
+            try await secure(lifetime, level: bond.level, forcePairing: false, timeout: configuration.encryptionTimeout)
+        } catch {
+            logger.notice("the link to \(peer) is not encrypted with its bond: \(error)")
+        }
     }
 
     /// Waits until the current connection attempt ends (or the adapter fails);
@@ -194,7 +217,9 @@ extension Adapter {
             peer: complete.peer,
             parameters: LinkParameters(interval: complete.connectionInterval, latency: complete.peripheralLatency,
                                        supervisionTimeout: complete.supervisionTimeout),
-            attBufferLimit: configuration.attReceiveBufferLimit)
+            attBufferLimit: configuration.attReceiveBufferLimit,
+            isCentral: complete.role == .central,
+            pairing: makePairingEngine(isCentral: complete.role == .central, peer: complete.peer))
         links.add(record)
         if complete.role == .peripheral, acceptIncomingConnection(record) { return }
         logger.debug("connected to \(complete.peer), handle 0x\(String(complete.connectionHandle, radix: 16))")

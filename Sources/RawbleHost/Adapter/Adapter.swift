@@ -3,6 +3,7 @@ import NIOCore
 import RawbleBearer
 import RawbleHCITransport
 import RawbleHostCore
+import RawbleSMP
 import RawbleWire
 
 /// A controller driven by rawble's own host over an `HCITransport`: the HCI command engine,
@@ -57,6 +58,25 @@ public actor Adapter {
         /// default; a test gives a virtual one (RawbleTestSupport's `ManualClock`) and moves
         /// its time, so a timeout fires when the test says, not after a real wait.
         public var clock: any Clock<Duration> = ContinuousClock()
+        /// What the host offers when it pairs (IO capability, bonding, MITM, LE Secure
+        /// Connections, key sizes, the identity it distributes), in either role. `nil`: the
+        /// host does not pair, and answers every Pairing or Security Request with Pairing Not
+        /// Supported.
+        public var pairing: PairingConfiguration? = PairingConfiguration()
+        /// Answers a pairing's questions (passkeys, Numeric Comparison). `nil`: passkey entry and
+        /// comparisons are declined, so only Just Works pairs (which the default pairing
+        /// configuration, with no input and no output, always chooses).
+        public var pairingAgent: (any PairingAgent)?
+        /// Where bonds are kept and looked up: to encrypt later links without pairing, as
+        /// central and as peripheral. In memory (this process) unless given a store that keeps
+        /// them, such as a file store.
+        public var bonds: any BondStore = InMemoryBondStore()
+        /// Whether ``Adapter/connect(to:timeout:)`` encrypts a new link with the bond kept for
+        /// its peer before returning it (a failure is logged; the link stays up, unencrypted).
+        public var encryptsBondedLinks = true
+        /// Bound on the wait for the controller's Encryption Change after encrypting with a
+        /// bond's key (as central) or answering a Long Term Key Request (as peripheral).
+        public var encryptionTimeout: Duration = .seconds(10)
 
         public init() {}
     }
@@ -265,8 +285,13 @@ public actor Adapter {
             }
         case .acl:
             do {
-                if let request = links.receive(try ACLPacket.decode(packet.bytes)) {
-                    requestParameterUpdate(request.parameters, on: request.record)
+                switch links.receive(try ACLPacket.decode(packet.bytes)) {
+                case .parameterUpdate(let parameters, let record)?:
+                    requestParameterUpdate(parameters, on: record)
+                case .securityManager(let payload, let record)?:
+                    receiveSecurityManager(payload, on: record)
+                case nil:
+                    break
                 }
             } catch {
                 logger.warning("dropped a malformed ACL packet: \(error)")
@@ -295,6 +320,11 @@ public actor Adapter {
             handleDisconnection(event)
         case .le(let meta):
             handle(meta)
+        case .encryptionChange(let change):
+            encryptionChanged(handle: change.connectionHandle, status: change.status, enabled: change.encryptionEnabled != 0,
+                              keySize: change.keySize)
+        case .encryptionKeyRefreshComplete(let status, let handle):
+            encryptionChanged(handle: handle, status: status, enabled: true, keySize: nil)
         case .dataBufferOverflow(let linkType):
             logger.warning("the controller's data buffers overflowed (link type \(linkType)): packets were lost")
         case .hardwareError(let code):
@@ -343,6 +373,8 @@ public actor Adapter {
             }
             // The running LE Connection Update (if any) is over: the next may go.
             links[update.connectionHandle]?.parameterUpdateEnded()
+        case .longTermKeyRequest(let request):
+            longTermKeyRequested(request)
         default:
             logger.debug("ignored LE event \(meta.name)")
         }

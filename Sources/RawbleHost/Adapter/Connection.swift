@@ -1,5 +1,6 @@
 import RawbleBearer
 import RawbleHostCore
+import RawbleSMP
 import RawbleWire
 import Synchronization
 
@@ -53,6 +54,38 @@ public final class Connection: Sendable, CustomStringConvertible {
         await adapter.linkParameters(lifetime)
     }
 
+    /// How secure the link is now: not encrypted, encrypted with an unauthenticated key (Just
+    /// Works), or with an authenticated one (Passkey Entry, Numeric Comparison).
+    public var security: LinkSecurity { lifetime.security }
+
+    /// Makes the link at least `level` secure, and returns the level reached.
+    ///
+    /// As central: encrypts with the bond kept for the peer when its key is good enough for
+    /// `level`, else pairs (asking for MITM protection when `level` is
+    /// ``LinkSecurity/authenticated``) and keeps the bond when both sides bond. As peripheral:
+    /// sends a Security Request and waits for the central to encrypt or pair. Returns at once
+    /// when the link is already that secure; joins a pairing or encryption already under way.
+    /// - Throws: ``HostError/pairingFailed(_:_:)`` (the SMP reason, either side's, or its 30 s
+    ///   timeout), ``HostError/encryptionFailed(_:_:)`` (the controller or the peer refused
+    ///   the key, e.g. a peer that lost its bond), ``HostError/insufficientSecurity(_:reached:required:)``
+    ///   (the pairing succeeded below `level`, e.g. Just Works when authentication was needed),
+    ///   ``HostError/securityTimedOut(_:seconds:)`` after `timeout`, ``HostError/unsupported(_:)``
+    ///   when the adapter's configuration refuses pairing, the link's end, ``HostError/cancelled``.
+    @discardableResult
+    public func secure(_ level: LinkSecurity = .encrypted, timeout: Duration = .seconds(40)) async throws(HostError) -> LinkSecurity {
+        try await adapter.secure(lifetime, level: level, forcePairing: false, timeout: timeout)
+    }
+
+    /// Pairs with the peer now, even when a bond exists (the new keys replace it), and returns
+    /// how it went (method, keys, whether they were kept). As peripheral, asks the central to
+    /// pair with a Security Request (it may encrypt with a bond instead: then the outcome is
+    /// `nil`). Throws as ``secure(_:timeout:)`` does.
+    @discardableResult
+    public func pair(authenticated: Bool = false, timeout: Duration = .seconds(40)) async throws(HostError) -> PairingOutcome? {
+        try await adapter.secure(lifetime, level: authenticated ? .authenticated : .encrypted, forcePairing: true, timeout: timeout)
+        return lifetime.lastPairing
+    }
+
     public var description: String { "connection 0x\(String(handle, radix: 16)) to \(peer)" }
 }
 
@@ -101,10 +134,17 @@ public final class L2CAPATTBearer: ATTBearer {
         inbox.install(receiver)
     }
 
-    /// Always `.none`: rawble's own host never encrypts a link (as peripheral it answers
-    /// Pairing Request with Pairing Not Supported, as central it does not pair), so a GATT
-    /// server on this bearer refuses what needs encryption with Insufficient Encryption.
-    public func linkSecurity() -> LinkSecurity? { LinkSecurity.none }
+    /// The link's security now (see ``Connection/security``): a GATT server on this bearer
+    /// checks each request's permissions against it.
+    public func linkSecurity() -> LinkSecurity? { lifetime.security }
+
+    /// The peer refused a request for lack of security: encrypts with the bond kept for the
+    /// peer, or pairs (see ``Connection/secure(_:timeout:)``), bounded by the adapter's
+    /// security timeout. `true` once the link is as secure as `refusal` asks; `false` (logged
+    /// with why) when it could not be made so, so the refusal stands.
+    public func raiseSecurity(after refusal: SecurityRefusal) async -> Bool {
+        await adapter.raiseSecurity(on: lifetime, after: refusal)
+    }
 }
 
 /// The life of one link, shared by the host and the objects it hands out: who is waiting for
@@ -123,6 +163,9 @@ final class LinkLifetime: Sendable {
         var nextWaiter: UInt64 = 0
     }
     private let state = Mutex(State())
+    /// The link's security, set by the host on the adapter's executor and read from anywhere
+    /// (a GATT server checks it on each request); the newest pairing's outcome with it.
+    private let securityState = Mutex<(level: LinkSecurity, lastPairing: PairingOutcome?)>((.none, nil))
 
     init(id: UInt64, handle: UInt16) {
         self.id = id
@@ -130,6 +173,16 @@ final class LinkLifetime: Sendable {
     }
 
     var ending: HostError? { state.withLock { $0.ending } }
+
+    var security: LinkSecurity {
+        get { securityState.withLock { $0.level } }
+        set { securityState.withLock { $0.level = newValue } }
+    }
+
+    var lastPairing: PairingOutcome? {
+        get { securityState.withLock { $0.lastPairing } }
+        set { securityState.withLock { $0.lastPairing = newValue } }
+    }
 
     /// Waits for the end; returns at once when it already came, and ``HostError/cancelled``
     /// as soon as the waiting task is cancelled.
@@ -208,7 +261,22 @@ final class ConnectionRecord {
     let peer: DeviceAddress
     var parameters: LinkParameters
     var signaling = LESignalingResponder()
+    /// The Security Manager channel when the adapter refuses pairing (no pairing configuration).
     var securityManager = SecurityManagerResponder()
+    /// Whether this side is the link's central (the pairing's initiator).
+    let isCentral: Bool
+    /// The Security Manager channel when the adapter pairs: this link's pairing engine.
+    var pairing: SMPPairing<HostClock.Instant>?
+    /// Fires the engine's timeout at its deadline; replaced whenever the deadline moves.
+    var pairingTimer: Task<Void, Never>?
+    /// Counts the pairings of this link, so an answer from the user (a passkey, a comparison)
+    /// that comes after its pairing ended is dropped.
+    var pairingGeneration: UInt64 = 0
+    /// The encryption under way with a key from outside a pairing (a bond): how good the key
+    /// is, for when the Encryption Change comes, and the timer that bounds the wait for it.
+    var bondEncryption: (level: LinkSecurity, timer: Task<Void, Never>)?
+    /// Tasks waiting for the link's security to settle (``Connection/secure(_:timeout:)``).
+    var securityWaiters: [UInt64: CheckedContinuation<Result<LinkSecurity, HostError>, Never>] = [:]
     let attInbox: ATTInbox
     var attClosed = false
     var droppedATTPDUs = 0
@@ -224,11 +292,26 @@ final class ConnectionRecord {
 
     var handle: UInt16 { lifetime.handle }
 
-    init(lifetime: LinkLifetime, peer: DeviceAddress, parameters: LinkParameters, attBufferLimit: Int) {
+    init(lifetime: LinkLifetime, peer: DeviceAddress, parameters: LinkParameters, attBufferLimit: Int,
+         isCentral: Bool, pairing: SMPPairing<HostClock.Instant>?) {
         self.lifetime = lifetime
         self.peer = peer
         self.parameters = parameters
+        self.isCentral = isCentral
+        self.pairing = pairing
         attInbox = ATTInbox(limit: attBufferLimit)
+    }
+
+    /// Whether the link's security is settling: a pairing or an encryption under way.
+    var securityPending: Bool {
+        (pairing?.isPairing ?? false) || bondEncryption != nil
+    }
+
+    /// Ends every wait for the link's security with `result`.
+    func settleSecurity(_ result: Result<LinkSecurity, HostError>) {
+        let waiters = securityWaiters.values
+        securityWaiters.removeAll()
+        for waiter in waiters { waiter.resume(returning: result) }
     }
 
     func updateParameters(interval: UInt16, latency: UInt16, supervisionTimeout: UInt16) {
@@ -264,6 +347,10 @@ final class ConnectionRecord {
     /// (in that order, so whoever sees the bearer end finds ``Connection/ending`` set).
     func end(bearerError: BearerError, hostError: HostError) {
         parameterUpdateEnded()
+        pairingTimer?.cancel()
+        bondEncryption?.timer.cancel()
+        bondEncryption = nil
+        settleSecurity(.failure(hostError))
         lifetime.end(hostError)
         attInbox.finish(bearerError)
     }

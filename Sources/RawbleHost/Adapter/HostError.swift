@@ -1,5 +1,7 @@
+import RawbleBearer
 import RawbleHCITransport
 import RawbleHostCore
+import RawbleSMP
 import RawbleWire
 
 /// Why an operation of the host (``Adapter``, ``Connection``) failed. Each case reads as one
@@ -43,6 +45,19 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The caller's task was cancelled while it waited (what the host started on its behalf,
     /// such as a connection attempt, was called off).
     case cancelled
+    /// Pairing with the peer failed: the SMP reason (this side's or the peer's), or SMP's 30 s
+    /// timeout, or a key the controller could not encrypt with.
+    case pairingFailed(DeviceAddress, PairingFailure)
+    /// The link could not be encrypted with a bond's key: the controller's status (Pin or Key
+    /// Missing when the peer no longer has the bond).
+    case encryptionFailed(DeviceAddress, HCIStatus)
+    /// The link became secure, but less than was needed (e.g. Just Works pairing when an
+    /// authenticated key was required: neither side has the input or output to compare).
+    case insufficientSecurity(DeviceAddress, reached: LinkSecurity, required: LinkSecurity)
+    /// Pairing or encryption did not finish in time.
+    case securityTimedOut(DeviceAddress, seconds: Double)
+    /// The adapter's configuration does not pair (``Adapter/Configuration/pairing`` is `nil`).
+    case pairingDisabled
 
     public var description: String {
         switch self {
@@ -80,6 +95,43 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(what): the controller has stopped answering"
         case .cancelled:
             "cancelled"
+        case let .pairingFailed(peer, failure):
+            "pairing with \(peer) failed: \(Self.explain(failure))"
+        case let .encryptionFailed(peer, status):
+            if status == .pinOrKeyMissing {
+                "\(peer) refused to encrypt with the stored key (\(status)): it no longer has the bond; remove it (rawble bonds remove \(peer.address)) and pair again"
+            } else {
+                "the link to \(peer) could not be encrypted: \(status)"
+            }
+        case let .insufficientSecurity(peer, reached, required):
+            "the link to \(peer) is only \(Self.name(reached)), \(Self.name(required)) is required: pair with an input or output method both sides have (--io)"
+        case let .securityTimedOut(peer, seconds):
+            "pairing or encryption with \(peer) did not finish within \(formatSeconds(seconds)) s"
+        case .pairingDisabled:
+            "this adapter does not pair: its configuration has no pairing settings"
+        }
+    }
+}
+
+extension HostError {
+    static func name(_ level: LinkSecurity) -> String {
+        switch level {
+        case .none: "not encrypted"
+        case .encrypted: "encrypted (unauthenticated key)"
+        case .authenticated: "encrypted with an authenticated key"
+        }
+    }
+
+    /// The failure as one line, with what to do for the reasons a person can act on.
+    static func explain(_ failure: PairingFailure) -> String {
+        switch failure.reason {
+        case .passkeyEntryFailed?: "\(failure) (the passkey was not entered, or wrongly)"
+        case .confirmValueFailed?: "\(failure) (the passkeys differ, or the pairing was tampered with)"
+        case .dhKeyCheckFailed?: "\(failure) (the keys do not agree: a wrong passkey or an attacker's public key)"
+        case .numericComparisonFailed?: "\(failure) (the numbers were not confirmed on both sides)"
+        case .authenticationRequirements?: "\(failure) (the peer cannot do the method asked for: try another --io)"
+        case .pairingNotSupported?: "\(failure) (the peer does not pair)"
+        default: failure.description
         }
     }
 }

@@ -8,11 +8,14 @@ import RawbleWire
 /// is reassembled and routed here synchronously (ATT to the connection's inbox, LE signaling
 /// and SMP answered); what needs the controller's help is returned to the adapter.
 final class LinkRouter {
-    /// A peer's accepted Connection Parameter Update Request: the adapter runs the LE
-    /// Connection Update (an HCI command, so not the router's to do).
-    struct ParameterUpdateRequest {
-        let parameters: HCICommand.ConnectionParameters
-        let record: ConnectionRecord
+    /// What a received frame needs from the adapter (HCI commands, timers, the user): not the
+    /// router's to do.
+    enum Forwarded {
+        /// A peer's accepted Connection Parameter Update Request: the adapter runs the LE
+        /// Connection Update.
+        case parameterUpdate(HCICommand.ConnectionParameters, ConnectionRecord)
+        /// An SMP command for the link's pairing engine.
+        case securityManager(ArraySlice<UInt8>, ConnectionRecord)
     }
 
     private var connections: [UInt16: ConnectionRecord] = [:]
@@ -85,7 +88,7 @@ final class LinkRouter {
     // MARK: Receiving
 
     /// One ACL packet from the controller: reassembled, and each whole frame routed.
-    func receive(_ packet: ACLPacket) -> ParameterUpdateRequest? {
+    func receive(_ packet: ACLPacket) -> Forwarded? {
         guard let record = connections[packet.handle] else {
             droppedForUnknownHandle += 1
             logger.warning("dropped ACL data for unknown connection handle 0x\(String(packet.handle, radix: 16))")
@@ -97,15 +100,16 @@ final class LinkRouter {
         return route(frame, on: record)
     }
 
-    /// One whole L2CAP frame from a connection: ATT to its bearer, signaling and SMP answered here.
-    private func route(_ frame: L2CAPFrame, on record: ConnectionRecord) -> ParameterUpdateRequest? {
+    /// One whole L2CAP frame from a connection: ATT to its bearer, signaling answered here, SMP
+    /// refused here or forwarded to the link's pairing engine.
+    private func route(_ frame: L2CAPFrame, on record: ConnectionRecord) -> Forwarded? {
         switch frame.channelID {
         case .att:
             if !record.deliverATT(frame.payload), record.droppedATTPDUs.nonzeroBitCount == 1 {
                 logger.warning("\(record.droppedATTPDUs) ATT PDUs from \(record.peer) dropped: the reader is too far behind")
             }
         case .leSignaling:
-            var request: ParameterUpdateRequest?
+            var request: Forwarded?
             for action in record.signaling.receive(frame.payload) {
                 switch action {
                 case .send(let command):
@@ -116,17 +120,18 @@ final class LinkRouter {
                         maxLatency: requested.peripheralLatency, supervisionTimeout: requested.timeoutMultiplier,
                         minCELength: 0, maxCELength: 0)
                     logger.debug("\(record.peer) asked for connection interval \(requested.minimumInterval)–\(requested.maximumInterval): updating")
-                    request = ParameterUpdateRequest(parameters: parameters, record: record)
+                    request = .parameterUpdate(parameters, record)
                 case .ignored(let why):
                     logger.debug("LE signaling from \(record.peer): \(why)")
                 }
             }
             return request
         case .securityManager:
+            if record.pairing != nil { return .securityManager(frame.payload, record) }
             for action in record.securityManager.receive(frame.payload) {
                 switch action {
                 case .send(let command):
-                    logger.notice("\(record.peer) asked to pair: refused (pairing is not supported yet)")
+                    logger.notice("\(record.peer) asked to pair: refused (this adapter's configuration does not pair)")
                     try? send(command.encoded, channel: .securityManager, on: record.handle)
                 case .ignored(let why):
                     logger.debug("SMP from \(record.peer): \(why)")

@@ -35,7 +35,9 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
     public static var timeout: Duration { .seconds(30) }
 
     public let role: Role
-    public let configuration: PairingConfiguration
+    /// What this side offers; a change takes effect at the next pairing (e.g. MITM protection
+    /// required because a read needs an authenticated link).
+    public var configuration: PairingConfiguration
     /// This side's and the peer's address as the link uses them (f5, f6 and c1 take them).
     public let localAddress: DeviceAddress
     public let peerAddress: DeviceAddress
@@ -120,6 +122,10 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         self.random = random
         self.suppliedKeyPair = keyPair
     }
+
+    /// Whether the pairing timed out (Part H 3.4): the connection takes no more SMP, and a new
+    /// pairing needs a new link.
+    public var hasTimedOut: Bool { timedOut }
 
     /// Whether a pairing is under way (from the Pairing Request to its end).
     public var isPairing: Bool {

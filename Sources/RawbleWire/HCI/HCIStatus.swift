@@ -22,6 +22,8 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let hardwareFailure = HCIStatus(0x03)
     public static let pageTimeout = HCIStatus(0x04)
     public static let authenticationFailure = HCIStatus(0x05)
+    /// The peer has no key for the link (LE: it rejected the LTK a central encrypted with).
+    public static let pinOrKeyMissing = HCIStatus(0x06)
     public static let memoryCapacityExceeded = HCIStatus(0x07)
     public static let connectionTimeout = HCIStatus(0x08)
     public static let commandDisallowed = HCIStatus(0x0C)
@@ -37,6 +39,8 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unacceptableConnectionParameters = HCIStatus(0x3B)
     /// An advertising set's duration ran out, or directed advertising ended unanswered.
     public static let advertisingTimeout = HCIStatus(0x3C)
+    /// The peers' keys differ: a packet failed its integrity check, and the link ended.
+    public static let connectionTerminatedDueToMICFailure = HCIStatus(0x3D)
     public static let connectionFailedToBeEstablished = HCIStatus(0x3E)
     public static let unknownAdvertisingIdentifier = HCIStatus(0x42)
     /// An advertising set sent its maximum number of events.

@@ -183,14 +183,13 @@ struct PeerSession {
         if !normalEnd { throw CLIError.interrupted }
     }
 
-    /// What to do about a peer that wants a more secure link: the kernel transport raises the
-    /// link's security (it pairs) and retries once, so there the refusal stands after pairing;
-    /// rawble's own host does not pair (it answers Pairing Not Supported).
+    /// What to do about a peer that wants a more secure link: both transports raise the link's
+    /// security (pair, or encrypt with a bond) and retry once, so the refusal stands after that.
     static func pairingAdvice(_ transport: TransportAddress) -> String {
         if case .kernel = transport {
             return "rawble asked the kernel to pair (Just Works only: no passkey or comparison) and the peer still refuses; -v logs why"
         }
-        return "rawble does not pair on \(transport); the kernel transport (--transport hciN) can pair"
+        return "rawble paired or encrypted (Just Works unless told otherwise) and the peer still refuses: it may want an authenticated key; -v logs why"
     }
 
     /// The characteristic a command-line target names: a UUID (found by discovery) or a handle

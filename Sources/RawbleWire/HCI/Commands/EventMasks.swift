@@ -125,8 +125,9 @@ public struct LEEventMask: OptionSet, Hashable, Sendable, CustomStringConvertibl
     ]
 
     /// What a host in both roles handles: ``leCentralDefault`` and, for the peripheral role,
-    /// LE Advertising Set Terminated (an extended advertising set stopped, e.g. on a connection).
-    public static let leHostDefault: LEEventMask = leCentralDefault.union(.advertisingSetTerminated)
+    /// LE Advertising Set Terminated (an extended advertising set stopped, e.g. on a connection)
+    /// and LE Long Term Key Request (a central encrypts the link: the host gives the key).
+    public static let leHostDefault: LEEventMask = leCentralDefault.union([.advertisingSetTerminated, .longTermKeyRequest])
 
     static let names: [(UInt64, String)] = [
         (1 << 0, "Connection Complete"), (1 << 1, "Advertising Report"),

@@ -1,0 +1,452 @@
+// Pairing and encryption on rawble's own host: each link's SMP engine (RawbleSMP's
+// `SMPPairing`, sans I/O) fed with what arrives on the Security Manager channel, the
+// controller's encryption events and the clock; what it asks for carried out here (SMP PDUs,
+// LE Enable Encryption, the user's answers through the pairing agent); bonds kept in and
+// looked up from the configuration's store.
+
+import RawbleBearer
+import RawbleHostCore
+import RawbleSMP
+import RawbleWire
+
+extension Adapter {
+    /// A new link's pairing engine, or `nil` when the configuration does not pair.
+    func makePairingEngine(isCentral: Bool, peer: DeviceAddress) -> SMPPairing<HostClock.Instant>? {
+        guard let pairing = configuration.pairing else { return nil }
+        return SMPPairing(role: isCentral ? .initiator : .responder, configuration: pairing,
+                          localAddress: controller.ownAddress, peerAddress: peer)
+    }
+
+    // MARK: Making a link secure
+
+    /// See ``Connection/secure(_:timeout:)`` and ``Connection/pair(authenticated:timeout:)``.
+    @discardableResult
+    func secure(_ lifetime: LinkLifetime, level: LinkSecurity, forcePairing: Bool,
+                timeout: Duration) async throws(HostError) -> LinkSecurity {
+        if let failure { throw failure }
+        guard var record = links.record(lifetime) else { throw lifetime.ending ?? .disconnected(.unknownConnectionIdentifier) }
+        if !forcePairing, lifetime.security >= level { return lifetime.security }
+        guard record.pairing != nil else { throw .pairingDisabled }
+        if !record.securityPending {
+            if record.isCentral {
+                var bond: Bond?
+                if !forcePairing {
+                    bond = await storedBond(for: record.peer)
+                    // The link may have ended, or a pairing started, while the store answered.
+                    guard let current = links.record(lifetime) else { throw lifetime.ending ?? .disconnected(.unknownConnectionIdentifier) }
+                    record = current
+                    if lifetime.security >= level { return lifetime.security }
+                }
+                if !record.securityPending {
+                    if let bond, let key = bond.centralKey, level <= bond.level {
+                        encrypt(record, with: key, level: bond.level)
+                    } else {
+                        try startPairing(on: record, authenticated: level == .authenticated)
+                    }
+                }
+            } else {
+                try requestSecurity(on: record, authenticated: level == .authenticated)
+            }
+        }
+        let reached = try await waitForSecurity(on: record, timeout: timeout)
+        guard reached >= level else { throw .insufficientSecurity(record.peer, reached: reached, required: level) }
+        return reached
+    }
+
+    /// See ``L2CAPATTBearer/raiseSecurity(after:)``: BlueZ's steps (encrypt first; after
+    /// Insufficient Authentication on an encrypted link, pair for an authenticated key).
+    func raiseSecurity(on lifetime: LinkLifetime, after refusal: SecurityRefusal) async -> Bool {
+        let before = lifetime.security
+        let target: LinkSecurity
+        switch refusal {
+        case .insufficientEncryption, .encryptionKeySizeTooShort:
+            target = .encrypted
+        case .insufficientAuthentication:
+            target = before >= .encrypted ? .authenticated : .encrypted
+        }
+        guard before < target else {
+            logger.debug("the peer answered \(refusal) with the link already \(HostError.name(before)): nothing to raise")
+            return false
+        }
+        do {
+            let reached = try await secure(lifetime, level: target, forcePairing: false, timeout: Self.securityRaiseTimeout)
+            logger.debug("the peer answered \(refusal): the link is now \(HostError.name(reached))")
+            return reached > before
+        } catch {
+            if case .insufficientSecurity(_, let reached, _) = error { return reached > before }
+            logger.notice("the peer answered \(refusal), and the link could not be made more secure: \(error)")
+            return false
+        }
+    }
+
+    /// Bound on a security raise for a refused ATT request (the ATT client's own transaction
+    /// timeout usually ends it first, by cancelling).
+    static let securityRaiseTimeout: Duration = .seconds(40)
+
+    /// The bond kept for `peer` (its identity address, or an address its IRK resolves); `nil`
+    /// when none is or the store failed (logged: the link goes on without it).
+    private func storedBond(for peer: DeviceAddress) async -> Bond? {
+        do {
+            return try await configuration.bonds.bond(for: peer)
+        } catch {
+            logger.warning("the bond store could not be read (\(error)): going on as if \(peer) had no bond")
+            return nil
+        }
+    }
+
+    /// Central: starts a pairing (the Pairing Request), asking for MITM protection when
+    /// `authenticated`, else as the configuration says.
+    private func startPairing(on record: ConnectionRecord, authenticated: Bool) throws(HostError) {
+        guard var engine = record.pairing, let base = configuration.pairing else { throw .pairingDisabled }
+        if engine.hasTimedOut { throw .pairingFailed(record.peer, .timedOut) }
+        engine.configuration.mitm = base.mitm || authenticated
+        record.pairing = engine
+        record.pairingGeneration += 1
+        logger.debug("pairing with \(record.peer)\(authenticated ? " (an authenticated key is needed)" : "")")
+        runPairing(on: record) { engine, now in engine.start(now: now) }
+    }
+
+    /// Peripheral: asks the central to encrypt or pair (Security Request).
+    private func requestSecurity(on record: ConnectionRecord, authenticated: Bool) throws(HostError) {
+        guard var engine = record.pairing, let base = configuration.pairing else { throw .pairingDisabled }
+        if engine.hasTimedOut { throw .pairingFailed(record.peer, .timedOut) }
+        engine.configuration.mitm = base.mitm || authenticated
+        record.pairing = engine
+        runPairing(on: record) { engine, now in engine.requestSecurity(now: now) }
+    }
+
+    /// Waits, bounded by `timeout` and by the caller's cancellation, until the link's pairing or
+    /// encryption settles; returns the level reached.
+    private func waitForSecurity(on record: ConnectionRecord, timeout: Duration) async throws(HostError) -> LinkSecurity {
+        nextSessionID += 1
+        let id = nextSessionID
+        let lifetime = record.lifetime
+        let peer = record.peer
+        let timer = Task {
+            do { try await self.clock.sleep(for: timeout) } catch { return }
+            self.settleSecurityWaiter(id, on: lifetime, with: .failure(HostError.securityTimedOut(peer, seconds: timeout.seconds)))
+        }
+        defer { timer.cancel() }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<LinkSecurity, HostError>, Never>) in
+                if let ending = lifetime.ending {
+                    continuation.resume(returning: .failure(ending))
+                } else {
+                    record.securityWaiters[id] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.settleSecurityWaiter(id, on: lifetime, with: .failure(.cancelled)) }
+        }
+        return try result.get()
+    }
+
+    private func settleSecurityWaiter(_ id: UInt64, on lifetime: LinkLifetime, with result: Result<LinkSecurity, HostError>) {
+        links.record(lifetime)?.securityWaiters.removeValue(forKey: id)?.resume(returning: result)
+    }
+
+    // MARK: The engine
+
+    /// One SMP command from the peer, for the link's engine.
+    func receiveSecurityManager(_ payload: ArraySlice<UInt8>, on record: ConnectionRecord) {
+        let wasPairing = record.pairing?.isPairing ?? false
+        runPairing(on: record) { engine, now in engine.receive(payload, now: now) }
+        if !wasPairing, record.pairing?.isPairing == true { record.pairingGeneration += 1 }
+    }
+
+    /// Gives the engine one input (with the time) and carries out what it returns; then
+    /// moves the timeout to the engine's new deadline.
+    func runPairing(on record: ConnectionRecord,
+                    _ input: (inout SMPPairing<HostClock.Instant>, HostClock.Instant) -> [PairingAction]) {
+        guard var engine = record.pairing else { return }
+        let actions = input(&engine, clock.now)
+        record.pairing = engine
+        carryOut(actions, on: record)
+        schedulePairingTimeout(for: record)
+    }
+
+    private func carryOut(_ actions: [PairingAction], on record: ConnectionRecord) {
+        for action in actions {
+            switch action {
+            case .send(let pdu):
+                do {
+                    try links.send(pdu.encoded, channel: .securityManager, on: record.handle)
+                } catch {
+                    logger.warning("SMP \(pdu.code) to \(record.peer) not sent: \(error)")
+                }
+            case .displayPasskey(let passkey):
+                display(passkey, on: record)
+            case .requestPasskey:
+                askForPasskey(on: record)
+            case .confirmNumericComparison(let number):
+                askToConfirm(number, on: record)
+            case let .startEncryption(key, diversifier, random):
+                encrypt(record, with: Bond.LongTermKey(value: key, encryptedDiversifier: diversifier, random: random), level: nil)
+            case .securityRequested(let requirements):
+                securityRequested(requirements, on: record)
+            case .completed(let outcome):
+                pairingCompleted(outcome, on: record)
+            case .failed(let failure):
+                record.pairingGeneration += 1
+                logger.notice("pairing with \(record.peer) failed: \(failure)")
+                record.settleSecurity(.failure(.pairingFailed(record.peer, failure)))
+            case .ignored(let why):
+                logger.debug("SMP with \(record.peer): \(why)")
+            }
+        }
+    }
+
+    private func schedulePairingTimeout(for record: ConnectionRecord) {
+        record.pairingTimer?.cancel()
+        record.pairingTimer = nil
+        guard let deadline = record.pairing?.deadline else { return }
+        let lifetime = record.lifetime
+        let clock = self.clock
+        record.pairingTimer = Task {
+            do { try await clock.sleep(until: deadline) } catch { return }
+            self.pairingTimeoutFired(on: lifetime)
+        }
+    }
+
+    private func pairingTimeoutFired(on lifetime: LinkLifetime) {
+        guard let record = links.record(lifetime) else { return }
+        runPairing(on: record) { engine, now in engine.expire(now: now) }
+    }
+
+    // MARK: The user
+
+    private func display(_ passkey: UInt32, on record: ConnectionRecord) {
+        logger.debug("pairing with \(record.peer): showing the passkey")
+        guard let agent = configuration.pairingAgent else {
+            logger.notice("pairing with \(record.peer) shows a passkey, and there is no pairing agent to show it")
+            return
+        }
+        let peer = record.peer
+        Task { await agent.displayPasskey(passkey, for: peer) }
+    }
+
+    private func askForPasskey(on record: ConnectionRecord) {
+        guard let agent = configuration.pairingAgent else {
+            logger.notice("pairing with \(record.peer) needs the passkey it shows, and there is no pairing agent to ask: declined")
+            runPairing(on: record) { engine, now in engine.cancel(now: now) }
+            return
+        }
+        let peer = record.peer
+        let lifetime = record.lifetime
+        let generation = record.pairingGeneration
+        Task {
+            let passkey = await agent.passkey(for: peer)
+            self.answer(on: lifetime, generation: generation) { engine, now in
+                guard let passkey else { return engine.cancel(now: now) }
+                return engine.enterPasskey(passkey, now: now)
+            }
+        }
+    }
+
+    private func askToConfirm(_ number: UInt32, on record: ConnectionRecord) {
+        guard let agent = configuration.pairingAgent else {
+            logger.notice("pairing with \(record.peer) needs a numeric comparison, and there is no pairing agent to ask: declined")
+            runPairing(on: record) { engine, now in engine.confirmNumericComparison(false, now: now) }
+            return
+        }
+        let peer = record.peer
+        let lifetime = record.lifetime
+        let generation = record.pairingGeneration
+        Task {
+            let accepted = await agent.confirm(number, for: peer)
+            self.answer(on: lifetime, generation: generation) { engine, now in
+                engine.confirmNumericComparison(accepted, now: now)
+            }
+        }
+    }
+
+    /// The user's answer, for the pairing that asked (dropped when it has ended since).
+    private func answer(on lifetime: LinkLifetime, generation: UInt64,
+                        _ input: (inout SMPPairing<HostClock.Instant>, HostClock.Instant) -> [PairingAction]) {
+        guard let record = links.record(lifetime), record.pairingGeneration == generation,
+              record.pairing?.isPairing == true else {
+            logger.debug("an answer for a pairing that has ended: dropped")
+            return
+        }
+        runPairing(on: record, input)
+    }
+
+    // MARK: Outcomes
+
+    private func pairingCompleted(_ outcome: PairingOutcome, on record: ConnectionRecord) {
+        record.pairingGeneration += 1
+        let level: LinkSecurity = outcome.isAuthenticated ? .authenticated : .encrypted
+        let lifetime = record.lifetime
+        lifetime.security = level
+        lifetime.lastPairing = outcome
+        logger.notice("paired with \(record.peer): \(outcome.method), \(outcome.secureConnections ? "LE Secure Connections" : "LE legacy pairing"), \(outcome.bonded ? "bonded" : "not bonded")")
+        guard let bond = Bond(outcome, peerAddress: record.peer) else {
+            record.settleSecurity(.success(level))
+            return
+        }
+        // The waiters learn of the pairing once its bond is kept: a caller that ends the
+        // process right after finds it in the store.
+        let bonds = configuration.bonds
+        let peer = record.peer
+        Task {
+            do {
+                try await bonds.save(bond)
+            } catch {
+                self.logger.warning("the bond with \(peer) could not be kept (\(error)): the next link will pair again")
+            }
+            self.links.record(lifetime)?.settleSecurity(.success(level))
+        }
+    }
+
+    /// Central, not pairing: the peripheral asked for security. Encrypts with its bond or
+    /// pairs, as ``Connection/secure(_:timeout:)`` does.
+    private func securityRequested(_ requirements: SMPAuthenticationRequirements, on record: ConnectionRecord) {
+        let level: LinkSecurity = requirements.contains(.mitm) ? .authenticated : .encrypted
+        logger.debug("\(record.peer) asked for security (\(requirements.contains(.mitm) ? "authenticated" : "encrypted"))")
+        let lifetime = record.lifetime
+        let peer = record.peer
+        Task {
+            do {
+                try await self.secure(lifetime, level: level, forcePairing: false, timeout: Self.securityRaiseTimeout)
+            } catch {
+                self.logger.notice("\(peer) asked for security: \(error)")
+            }
+        }
+    }
+
+    // MARK: Encryption
+
+    /// Central: LE Enable Encryption with `key`. `level`: how good a bond's key is (outside a
+    /// pairing, bounded by the encryption timeout); `nil` during a pairing, whose engine takes
+    /// the Encryption Change (and whose 30 s timeout bounds it).
+    private func encrypt(_ record: ConnectionRecord, with key: Bond.LongTermKey, level: LinkSecurity?) {
+        let lifetime = record.lifetime
+        if let level {
+            record.bondEncryption = (level, encryptionTimer(for: lifetime))
+            logger.debug("encrypting the link to \(record.peer) with its bond")
+        }
+        let command = HCICommand.leEnableEncryption(handle: lifetime.handle, random: key.random,
+                                                    encryptedDiversifier: key.encryptedDiversifier, longTermKey: key.value)
+        Task {
+            if let error = await self.failure(starting: command) {
+                self.encryptionCommandFailed(on: lifetime, error)
+            }
+        }
+    }
+
+    /// Runs a command answered with Command Status; its error, or `nil` once accepted.
+    private func failure(starting command: HCICommand) async -> HostError? {
+        do {
+            try await start(command)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private func encryptionTimer(for lifetime: LinkLifetime) -> Task<Void, Never> {
+        let timeout = configuration.encryptionTimeout
+        return Task {
+            do { try await self.clock.sleep(for: timeout) } catch { return }
+            self.encryptionTimedOut(on: lifetime, after: timeout)
+        }
+    }
+
+    private func encryptionTimedOut(on lifetime: LinkLifetime, after timeout: Duration) {
+        guard let record = links.record(lifetime), record.bondEncryption != nil else { return }
+        record.bondEncryption = nil
+        logger.notice("no Encryption Change from the controller for \(record.peer) within \(formatSeconds(timeout.seconds)) s")
+        record.settleSecurity(.failure(.securityTimedOut(record.peer, seconds: timeout.seconds)))
+    }
+
+    /// LE Enable Encryption was refused (or never answered): as an Encryption Change with that
+    /// status, so a pairing or a waiter ends with it.
+    private func encryptionCommandFailed(on lifetime: LinkLifetime, _ error: HostError) {
+        guard let record = links.record(lifetime) else { return }
+        let status: HCIStatus
+        if case .commandFailed(_, let refused) = error { status = refused } else { status = .unspecifiedError }
+        logger.notice("encrypting the link to \(record.peer): \(error)")
+        encryptionChanged(handle: record.handle, status: status, enabled: false, keySize: nil)
+    }
+
+    /// The controller's Encryption Change or Encryption Key Refresh Complete.
+    func encryptionChanged(handle: UInt16, status: HCIStatus, enabled: Bool, keySize: UInt8?) {
+        guard let record = links[handle] else {
+            logger.debug("encryption change for unknown handle 0x\(String(handle, radix: 16)): ignored")
+            return
+        }
+        let lifetime = record.lifetime
+        let pending = record.bondEncryption
+        if let pending {
+            pending.timer.cancel()
+            record.bondEncryption = nil
+        }
+        let encrypted = status.isSuccess && enabled
+        if status.isSuccess {
+            // During a pairing the key's worth is known at its end; a bond's is kept with it;
+            // a refresh keeps what the link had.
+            lifetime.security = enabled ? pending?.level ?? max(lifetime.security, .encrypted) : .none
+        }
+        if record.pairing?.isPairing == true {
+            let reported: UInt8 = encrypted ? 0 : (status.isSuccess ? HCIStatus.unspecifiedError.rawValue : status.rawValue)
+            runPairing(on: record) { engine, now in engine.encryptionChanged(status: reported, now: now) }
+            return
+        }
+        if encrypted {
+            logger.debug("the link to \(record.peer) is \(HostError.name(lifetime.security))\(keySize.map { " (\($0)-octet key)" } ?? "")")
+            record.settleSecurity(.success(lifetime.security))
+        } else if pending != nil || !record.securityWaiters.isEmpty {
+            record.settleSecurity(.failure(.encryptionFailed(record.peer, status.isSuccess ? .unspecifiedError : status)))
+        } else if !status.isSuccess {
+            logger.notice("encrypting the link to \(record.peer) failed: \(status)")
+        }
+    }
+
+    /// Peripheral: the controller asks for the key a central encrypts with: the pairing's
+    /// (STK or LE Secure Connections' LTK), else the bond's when its EDIV and Rand match, else
+    /// a negative reply.
+    func longTermKeyRequested(_ request: LEMetaEvent.LongTermKeyRequest) {
+        let handle = request.connectionHandle
+        guard let record = links[handle] else {
+            logger.notice("Long Term Key Request for unknown handle 0x\(String(handle, radix: 16)): refused")
+            replyToLongTermKeyRequest(handle: handle, key: nil)
+            return
+        }
+        if let key = record.pairing?.longTermKey(encryptedDiversifier: request.encryptedDiversifier, random: request.random) {
+            replyToLongTermKeyRequest(handle: handle, key: key)
+            return
+        }
+        let lifetime = record.lifetime
+        let peer = record.peer
+        Task {
+            let bond = await self.storedBond(for: peer)
+            guard let record = self.links.record(lifetime) else { return }
+            guard let bond, let key = bond.peripheralKey, key.encryptedDiversifier == request.encryptedDiversifier,
+                  key.random == request.random else {
+                self.logger.notice("\(peer) encrypts with a key this adapter has no bond for: refused (pair again)")
+                self.replyToLongTermKeyRequest(handle: handle, key: nil)
+                return
+            }
+            record.bondEncryption?.timer.cancel()
+            record.bondEncryption = (bond.level, self.encryptionTimer(for: lifetime))
+            self.replyToLongTermKeyRequest(handle: handle, key: key.value)
+        }
+    }
+
+    private func replyToLongTermKeyRequest(handle: UInt16, key: UInt128?) {
+        let command: HCICommand = key.map { .leLongTermKeyRequestReply(handle: handle, longTermKey: $0) }
+            ?? .leLongTermKeyRequestNegativeReply(handle: handle)
+        Task {
+            do {
+                try await self.execute(command)
+            } catch {
+                self.logger.notice("\(command.opcode): \(error)")
+            }
+        }
+    }
+}
+
+extension Bond {
+    /// How secure a link encrypted with this bond's key is.
+    var level: LinkSecurity { authenticated ? .authenticated : .encrypted }
+}

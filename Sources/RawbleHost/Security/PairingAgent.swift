@@ -1,0 +1,37 @@
+import RawbleWire
+
+/// Who answers a pairing's questions for the user: shows a passkey to type on the peer, asks
+/// for the passkey the peer shows, asks whether the peer shows the same six digits (Numeric
+/// Comparison). A terminal prompt in the CLI; a test's fixed answers; an embedder's UI.
+///
+/// Each question belongs to one pairing: when the pairing ends first (the peer gave up, the
+/// link went, SMP's 30 s timeout) the answer is dropped. The host waits for an answer no longer
+/// than the pairing's own timeout allows.
+public protocol PairingAgent: Sendable {
+    /// Show `passkey` (six digits, leading zeros kept) for the user to type on `peer`.
+    func displayPasskey(_ passkey: UInt32, for peer: DeviceAddress) async
+    /// The passkey `peer` shows, as the user typed it (0–999 999); `nil`: the user declined,
+    /// and the pairing fails with Passkey Entry Failed.
+    func passkey(for peer: DeviceAddress) async -> UInt32?
+    /// Whether `peer` shows the same six digits as `number`; `false` fails the pairing with
+    /// Numeric Comparison Failed.
+    func confirm(_ number: UInt32, for peer: DeviceAddress) async -> Bool
+}
+
+/// Answers for scripts and tests: a fixed passkey (typed when asked, shown as-is when shown)
+/// and a fixed answer to comparisons. Without a passkey, passkey entry is declined.
+public struct FixedPairingAgent: PairingAgent {
+    public var passkey: UInt32?
+    public var acceptsComparison: Bool
+
+    public init(passkey: UInt32? = nil, acceptsComparison: Bool = true) {
+        self.passkey = passkey
+        self.acceptsComparison = acceptsComparison
+    }
+
+    public func displayPasskey(_ passkey: UInt32, for peer: DeviceAddress) async {}
+
+    public func passkey(for peer: DeviceAddress) async -> UInt32? { passkey }
+
+    public func confirm(_ number: UInt32, for peer: DeviceAddress) async -> Bool { acceptsComparison }
+}
