@@ -144,8 +144,11 @@ from bumble_fixture.devices import (BEACON_COMPANY, BEACON_DATA, BEACON_TX_POWER
                                     THERMO_SERVICE_128, THERMO_SERVICE_DATA, ad, describe, make_device,
                                     start_peripheral, static_address)
 from bumble_fixture.lab import LAB_SERVICE_128, Lab, describe_gatt
-from bumble_fixture.strap import (DEFAULT_SCRIPT, ENCRYPTED_READ_CHARACTERISTIC, ENCRYPTED_READ_VALUE,
-                                  RealisticScript, Strap, encode_hrm, realistic_summary)
+from bumble_fixture.pairing import add_options as add_pairing_options
+from bumble_fixture.pairing import options_from
+from bumble_fixture.strap import (AUTHENTICATED_READ_CHARACTERISTIC, AUTHENTICATED_READ_VALUE, DEFAULT_SCRIPT,
+                                  ENCRYPTED_READ_CHARACTERISTIC, ENCRYPTED_READ_VALUE, RealisticScript, Strap,
+                                  encode_hrm, realistic_summary)
 
 log = logging.getLogger("bumble-peer")
 
@@ -173,15 +176,28 @@ async def run(args, finish, holder):
         strap_device = make_device(link, "rawble-strap", static_address(1))
         strap = Strap(strap_device, args)
         keep.append(strap)
+        if args.strap_privacy:
+            # Bumble makes the first resolvable private address from the IRK at power-on; its
+            # own rotation stays off (le_rpa_timeout 0): Strap.rotate_addresses does it.
+            strap_device.le_privacy_enabled = True
+            strap_device.le_rpa_timeout = 0
         await strap_device.power_on()
-        await strap_device.start_advertising(
-            advertising_data=strap_ad, advertising_interval_min=50, advertising_interval_max=50,
-            auto_restart=True,
-        )
+
+        async def advertise_strap():
+            await strap_device.start_advertising(
+                advertising_data=strap_ad, advertising_interval_min=50, advertising_interval_max=50,
+                auto_restart=True,
+            )
+
+        await advertise_strap()
+        if args.strap_privacy:
+            strap.log_security("rpa", address=str(strap_device.random_address).split("/")[0])
+            if args.strap_rpa_period > 0:
+                keep.append(asyncio.ensure_future(strap.rotate_addresses(advertise_strap)))
         described.append(describe(strap_device, True, True, name="rawble-strap", advertisedName="rawble-strap",
                                   completeName=True, services=["180D", "180F"], flags=6,
                                   advertisingData=strap_ad.hex(), scanResponseData="",
-                                  heartRate=strap.settings()))
+                                  heartRate=strap.settings(), pairing=strap.pairing_settings()))
         devices.append(strap_device)
 
     if not args.no_standard and not args.strap_only:
@@ -344,6 +360,19 @@ def main(argv=None):
     parser.add_argument("--strap-encrypted-read", action="store_true",
                         help=f"strap: a last service with {ENCRYPTED_READ_CHARACTERISTIC}, readable only when encrypted "
                              f"(value {ENCRYPTED_READ_VALUE!r}; Just Works pairing accepted)")
+    pairing = parser.add_argument_group("strap pairing (the strap's Security Manager; see bumble_fixture/pairing.py)")
+    add_pairing_options(pairing, "strap", "strap")
+    pairing.add_argument("--strap-security-request", action="store_true",
+                         help="strap: send an SMP Security Request as soon as a central connects")
+    pairing.add_argument("--strap-authenticated-read", action="store_true",
+                         help=f"strap: a characteristic {AUTHENTICATED_READ_CHARACTERISTIC} (after --strap-encrypted-read's, "
+                              f"same service) readable only on a link encrypted with an authenticated key "
+                              f"(value {AUTHENTICATED_READ_VALUE!r}; Insufficient Authentication 0x05 before)")
+    pairing.add_argument("--strap-privacy", action="store_true",
+                         help="strap: advertise from a resolvable private address made with its IRK")
+    pairing.add_argument("--strap-rpa-period", type=float, default=0.0, metavar="S",
+                         help="strap with --strap-privacy: a new resolvable private address every S s while no "
+                              "central is connected (0 = keep the first)")
     parser.add_argument("--strap-only", action="store_true", help="of the standard devices, only the strap")
     parser.add_argument("--ignore-stdin", action="store_true",
                         help="keep running at stdin EOF (stop with a signal or --lifetime)")
@@ -367,6 +396,12 @@ def main(argv=None):
     bumble_central.add_arguments(parser)
     args = parser.parse_args(argv)
     bumble_central.check_arguments(parser, args)
+    try:
+        options_from(args, "strap")
+    except ValueError as error:
+        parser.error(f"strap pairing: {error}")
+    if args.strap_rpa_period < 0 or (args.strap_rpa_period and not args.strap_privacy):
+        parser.error("--strap-rpa-period needs --strap-privacy and cannot be negative")
     if args.hr_disconnect_after is not None and args.hr_disconnect_after < 1:
         parser.error("--hr-disconnect-after must be at least 1")
     if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
