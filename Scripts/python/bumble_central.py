@@ -8,8 +8,15 @@ mode of bumble-peer: `bumble-peer --central TARGET ...`, or this file run as a p
 
   1. scans (active) for TARGET: an address (AA:BB:CC:DD:EE:FF, public or random) or a local
      name (complete or shortened, advertising data or scan response);
-  2. connects (own random static address `--central-address`), exchanges MTU (`--central-mtu`,
-     0 = not);
+  2. connects (own random static address `--central-address`); with `--central-pair` pairs
+     at once (or, with `--central-expect-security-request`, waits for the peripheral's SMP
+     Security Request and then pairs, or encrypts with a bond it already has); with
+     `--central-reconnect-encrypt`, once paired and bonded: disconnects (event "reconnecting"),
+     scans again for TARGET (or an address the bond resolves: a new RPA of the peer),
+     reconnects ("found", "connected" again) and encrypts with the bond's key, no pairing
+     (LE Enable Encryption: LE Secure Connections: the LTK, EDIV 0, Rand 0; legacy: the LTK the
+     peripheral distributed, with its EDIV and Rand); a pairing that fails is reported and
+     the run goes on; then exchanges MTU (`--central-mtu`, 0 = not);
   3. discovers every primary service, the secondary services they include, and every include,
      characteristic and descriptor (includes by its own Read By Type, so a 128-bit included
      service, whose UUID is read from its declaration, works: Bumble's own client fails there);
@@ -31,6 +38,15 @@ Several centrals (`--centrals N`): each on its own controller (addresses `--cent
 then its last byte + 1 ...), all for TARGET, the next one scanning once the previous has
 connected; a stdin request names its central ("central": k, default 1).
 
+Pairing options (all off by default; bumble_fixture/pairing.py, as the strap's --strap-*):
+`--central-io none|display|keyboard|yesno|keyboard-display`, `--central-legacy` (no LE Secure
+Connections), `--central-mitm`, `--central-no-bonding` (no keys distributed, no bond kept),
+`--central-passkey N` (1-999999: displayed when it displays, entered when it types; without it
+a random one is displayed and none entered: Pairing Failed 0x01), `--central-reject-comparison`
+(Pairing Failed 0x0C).  The central distributes EncKey (legacy: its LTK, random EDIV and Rand)
+and IdKey: its IRK ("bumble-central-" and the byte k, as a big-endian number: central 1's is
+62756d626c652d63656e7472616c2d01) and its identity address (its random static address).
+
 Every step is one JSON line on stdout after the ready line (bumble-peer's logs go to stderr),
 each with "central": k (1 to N) besides the fields below:
   {"event": "scanning", "target": T}
@@ -48,6 +64,19 @@ each with "central": k (1 to N) besides the fields below:
   {"event": "error", "during": "scan"|"connect"|"mtu"|"discover"|"read"|"subscribe"|"write"|"request",
    "message": M, "attError": code (ATT errors only), "uuid", "handle" (when known)}
   {"event": "disconnected", "reason": code}
+  Pairing (the strap's log kinds, bumble_peer.py's docstring, byte order included; each with
+  "time"): {"event": "pairing", "role": "central", "method", "secureConnections",
+  "authenticated", "bonding", "keySize", "ltk", "ediv", "rand", ["stk", "centralLtk",
+  "centralEdiv", "centralRand"], ["peerIrk"], "peerAddress", "peerAddressType",
+  "peerConnectionAddress", "keysSent", "keysReceived", ["passkey"]}, {"event": "pairing-failed",
+  "reason": n}, {"event": "encryption", "enabled", "authenticated", "keySize", "key":
+  "pairing"|"bond"}, {"event": "encryption-failed", "status": n|null, "message"},
+  {"event": "passkey-displayed", "passkey"}, {"event": "passkey-entered", "passkey": n|null},
+  {"event": "comparison", "number", "accepted"}, {"event": "security-request", "authReq": n}
+  (received), {"event": "ltk-request", ...} (only if the central is ever asked for an LTK);
+  {"event": "reconnecting", "reason": code} (--central-reconnect-encrypt's own disconnection:
+  not "disconnected", the run goes on).
+  {"event": "error", "during": "pair"|"reconnect", ...} as for the other steps.
   {"event": "done", "reason": "count"|"complete"|"timeout"|"disconnected"|"error", "values": n}
 """
 

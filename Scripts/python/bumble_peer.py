@@ -27,7 +27,88 @@ static address and its own Bumble host and controller:
                    --hr-silent: the subscription is accepted, nothing is ever notified.
                    --strap-encrypted-read: a last service 72617762-6C65-5345-4300-000000000000
                      whose characteristic ...0001 (value "sealed") is readable only on an
-                     encrypted link (Insufficient Encryption before); Just Works pairing accepted.
+                     encrypted link (Insufficient Encryption 0x0F before); any pairing accepted.
+                   --strap-authenticated-read: in that service, after ...0001 (or alone in it),
+                     a characteristic ...0002 (value "attested") readable only on a link
+                     encrypted with an AUTHENTICATED key (Passkey Entry or Numeric Comparison,
+                     at pairing or from such a bond): Insufficient Authentication 0x05 before
+                     encryption and with a Just Works key.  Handles: ready line, heartRate.handles
+                     "encryptedRead" / "authenticatedRead" (earlier handles never move).
+                 Strap pairing (issue 24; bumble_fixture/pairing.py).  The strap is always a
+                 Bumble SMP responder; the options shape its answers (all off by default):
+                   --strap-io none|display|keyboard|yesno|keyboard-display: IO capability
+                     (default none = NoInputNoOutput: Just Works whatever the central has).
+                   --strap-legacy: no LE Secure Connections bit (LE legacy pairing).
+                   --strap-mitm: the MITM bit (before this option the strap always set it, as
+                     Bumble does by default; with NoInputNoOutput it never changed the method).
+                   --strap-no-bonding: the Bonding bit clear, NO keys distributed either way
+                     (Initiator/Responder Key Distribution 0) and no bond kept.
+                   --strap-passkey N (1-999999): the passkey it displays when it displays, and
+                     enters when it must type.  Without it: a random one displayed, and nothing
+                     entered (Pairing Failed 0x01, Passkey Entry Failed).  0 is refused: Bumble
+                     cannot run LE Secure Connections Passkey Entry with passkey 0.
+                   --strap-reject-comparison: numeric comparison answered no (Pairing Failed
+                     0x0C, Numeric Comparison Failed; stock Bumble would send 0x04).
+                   --strap-security-request: an SMP Security Request (AuthReq from the options:
+                     bonding, MITM, SC bits) as soon as a central connects.
+                   --strap-privacy: advertises from a resolvable private address made from its
+                     IRK (the ready line's "address" is the first one; identityAddress stays
+                     C0:B1:E0:00:00:01); --strap-rpa-period S: a new one every S s while no
+                     central is connected (logged as {"kind": "rpa", "address"}, the first one
+                     too).  Bumble 0.0.236's own rotation (le_rpa_timeout) never rotates a device
+                     that advertises, and sets the old address again: the strap rotates itself
+                     (stop advertising, LE Set Random Address, advertise again).
+                 Keys the strap distributes (when both sides bond; the intersection with what the
+                 central asks): EncKey (legacy only: its LTK with a RANDOM EDIV and Rand; with LE
+                 Secure Connections the bit sends nothing) and IdKey: its IRK (fixed, the 16 ASCII
+                 bytes "rawble-strap-irk" as a big-endian number: 726177626c652d73747261702d69726b)
+                 and its identity address C0:B1:E0:00:00:01 (random static).  It takes EncKey
+                 and IdKey from the central when offered; SignKey neither way.
+                 Bonds: in memory for the process's life.  A central that bonded reconnects and
+                 encrypts without pairing: the strap answers the LTK request with its key of the
+                 bond, found by EDIV and Rand (legacy) or by the central's identity address, the
+                 address it paired from, or its IRK resolving the address it connects from (LE
+                 Secure Connections: EDIV = Rand = 0); else a negative reply (the central's
+                 encryption then fails with 0x06).  A wrong key drops the link with reason 0x3D
+                 (MIC failure; Bumble's virtual link compares the two LTKs).
+                 Security log lines (in --log, with "kind" and "time"):
+                   {"kind": "pairing", "role": "peripheral", "method": "just-works"|"passkey"|
+                    "numeric-comparison"|"oob", "secureConnections": B, "authenticated": B (not
+                    Just Works), "bonding": B (both asked), "keySize": n (the smaller Maximum
+                    Encryption Key Size of the two pairing PDUs; Bumble does not negotiate, it
+                    always offers 16), "ltk": HEX|null, "ediv": n, "rand": n, "peerIrk": HEX
+                    (only if the central distributed one), "peerAddress": its identity address
+                    (else the address it paired from), "peerAddressType": "public"|"random",
+                    "peerConnectionAddress": the address it paired from, "keysSent": n,
+                    "keysReceived": n (the negotiated Key Distribution bits: 1 EncKey, 2 IdKey,
+                    4 SignKey, 8 LinkKey), "passkey": n (Passkey Entry only); legacy also
+                    "stk": HEX, "centralLtk": HEX|null, "centralEdiv": n, "centralRand": n}
+                     "ltk"/"ediv"/"rand" name the key that encrypts a later link with the SAME
+                     roles (central encrypts, peripheral answers): LE Secure Connections: the
+                     pairing's LTK, EDIV 0, Rand 0; legacy: the LTK the PERIPHERAL distributed
+                     (null if it sent none).  "centralLtk"...: the LTK the central distributed
+                     (legacy; for links with the roles reversed).  The same record comes from
+                     bumble_central.py (as {"event": "pairing", "role": "central", ...}).
+                   {"kind": "pairing-failed", "reason": n}  (SMP reason, sent or received)
+                   {"kind": "encryption", "enabled": B, "authenticated": B, "keySize": n,
+                    "key": "pairing"|"bond", "refresh": true (a key refresh only)}
+                   {"kind": "encryption-failed", "status": n}
+                   {"kind": "ltk-request", "ediv": n, "rand": n, "answer": "pairing"|"bond"|"none"}
+                   {"kind": "passkey-displayed", "passkey": n}, {"kind": "passkey-entered",
+                    "passkey": n|null}, {"kind": "comparison", "number": n, "accepted": B}
+                   {"kind": "security-request-sent", "authReq": n}
+                   {"kind": "disconnection", "reason": n}  (only links where SMP or encryption
+                    happened: e.g. 61 = 0x3D MIC failure)
+                   {"kind": "rpa", "address": A}  (--strap-privacy)
+                 BYTE ORDER: every 128-bit value (ltk, stk, centralLtk, peerIrk, the ready line's
+                 irk) is 32 lower-case hex digits of the key as ONE BIG-ENDIAN NUMBER (most
+                 significant byte first, as the specification prints keys and as Swift prints a
+                 UInt128 with radix 16): the reverse of the bytes on the air and in HCI.  "rand" is
+                 the 64-bit Rand as a number (the air's 8 bytes read little-endian), "ediv" the
+                 16-bit EDIV as a number.  The ready line's strap entry has "pairing": the options
+                 ("io", "secureConnections", "mitm", "bonding", "passkey", "rejectComparison",
+                 "securityRequest", "privacy", "rpaPeriod") and its identity ("irk",
+                 "identityAddress", "identityAddressType").
                    --hr-script realistic (`--hr-seed`): a seeded workout instead of the test
                      script (see RealisticScript: RR intervals with respiratory sinus arrhythmia,
                      a Mayer wave and noise, RMSSD ~50 ms at rest and ~9 ms at 140+ bpm);
@@ -81,7 +162,12 @@ scanners as what it is, scan response data included.
 Bumble's own GATT client on the link (`--central TARGET`, or Scripts/bumble-central TARGET):
 after the ready line a Bumble central on its own controller finds TARGET, connects, discovers,
 reads, subscribes and writes, each step one JSON line on stdout, then the process exits; see
-bumble_central.py for its options and events.
+bumble_central.py for its options and events (pairing: --central-pair, --central-io ...,
+--central-reconnect-encrypt, --central-expect-security-request).
+
+Scripts/python/check_pairing_peers.py proves the pairing options of the strap and the central
+against an independent Bumble host on a served controller (no rawble needed): run it after
+changing bumble_fixture/pairing.py, strap.py or bumble_central.py.
 
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
 "transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
@@ -110,7 +196,7 @@ the host's side would record it (sent = host to controller); wireshark, tshark a
 The code: this file is the entry point (options, the ready line, setting up the link);
 bumble_fixture/ holds the parts: controller.py (the served controllers, ScannerLink, --snoop),
 devices.py (advertisers and their descriptions), strap.py (rawble-strap, its scripts),
-lab.py (rawble-lab).  Scripts/bumble-peer and rawble's tests run this file; its options stay.
+lab.py (rawble-lab), pairing.py (the strap's and the central's Security Manager, their bonds).  Scripts/bumble-peer and rawble's tests run this file; its options stay.
 
 Run it by hand (from the repository root):
 
