@@ -214,6 +214,10 @@ class CompletingSession(smp.Session):
     the end of a pairing, storing the bond included, when the link drops: a central that
     disconnects as soon as its last key is sent left this host without a bond)."""
 
+    def __init__(self, manager, connection, pairing_config, is_initiator):
+        super().__init__(manager, connection, pairing_config, is_initiator)
+        connection.check_session = self  # Bumble forgets its sessions at disconnection
+
     def on_peer_key_distribution_complete(self):
         if self.is_initiator:
             self.distribute_keys()
@@ -370,8 +374,7 @@ async def pair_with_strap(peer, host, expect_failure=None):
         return connection, None, None
     expect(keys is not None, f"pairing failed, reason {reason}; strap log {peer.security_log()}")
     record = await peer.wait_log(lambda e: e.get("kind") == "pairing", what="pairing record")
-    session = host.device.smp_manager.sessions.get(connection.handle)
-    record_matches_keys(record, keys, session, host_is_central=True)
+    record_matches_keys(record, keys, connection.check_session, host_is_central=True)
     expect(record["role"] == "peripheral", f"role {record['role']}")
     expect(record["peerAddress"] == HOST_ADDRESS and record["peerConnectionAddress"] == HOST_ADDRESS,
            f"peer address {record['peerAddress']} / {record['peerConnectionAddress']}")
@@ -667,8 +670,7 @@ async def central_pairing(peer, host, pairing):
     record = await peer.wait_event(lambda e: e["event"] in ("pairing", "pairing-failed"), what="pairing")
     expect(record["event"] == "pairing", f"the central's pairing failed: {record}")
     connection, keys = await asyncio.wait_for(pairing, 10)
-    session = host.device.smp_manager.sessions.get(connection.handle)
-    record_matches_keys(record, keys, session, host_is_central=False)
+    record_matches_keys(record, keys, connection.check_session, host_is_central=False)
     expect(record["role"] == "central" and record["peerAddress"] == HOST_ADDRESS
            and record.get("peerIrk") == HOST_IRK_BE, f"record {record}")
     expect(keys.irk is not None and be(keys.irk.value) == CENTRAL_IRK_BE,

@@ -335,7 +335,7 @@ class Security:
         link.secured = True
         session = self.session(connection)
         if session is None:
-            self.emit("pairing", error="no SMP session for the connection")
+            self.emit("pairing-unrecorded", message="no SMP session for the connection")
             return
         initiator = session.is_initiator
         sc = bool(session.sc)
