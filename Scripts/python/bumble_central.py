@@ -70,7 +70,8 @@ each with "central": k (1 to N) besides the fields below:
   "centralEdiv", "centralRand"], ["peerIrk"], "peerAddress", "peerAddressType",
   "peerConnectionAddress", "keysSent", "keysReceived", ["passkey"]}, {"event": "pairing-failed",
   "reason": n}, {"event": "encryption", "enabled", "authenticated", "keySize", "key":
-  "pairing"|"bond"}, {"event": "encryption-failed", "status": n|null, "message"},
+  "pairing"|"bond"}, {"event": "encryption-failed", "status": n|null, "message", "reason": n
+  (the link dropped while encrypting with the bond: 61 = 0x3D MIC failure, the keys differ)},
   {"event": "passkey-displayed", "passkey"}, {"event": "passkey-entered", "passkey": n|null},
   {"event": "comparison", "number", "accepted"}, {"event": "security-request", "authReq": n}
   (received), {"event": "ltk-request", ...} (only if the central is ever asked for an LTK);

@@ -19,9 +19,18 @@ and entered, the comparison number, the failure reasons.
 
 Prints one line per case ("ok  NAME: what was seen" or "FAIL NAME: why") and exits 0 only when
 every case behaved as documented (1 otherwise, 3 when Bumble is missing).  Every wait is
-bounded; every process it starts is stopped by its PID.  Run it from anywhere:
+bounded; every process it starts is stopped by its PID.  Run it with the project's Python
+(the peers it starts use the same interpreter), from anywhere; ~25 s on 2 cores:
 
-    /work/venv-deb/bin/python Scripts/python/check_pairing_peers.py [-k SUBSTRING] [-v]
+    Scripts/venv-python Scripts/python/check_pairing_peers.py [-k SUBSTRING] [-v]
+    RAWBLE_VENV=/path/to/venv Scripts/venv-python Scripts/python/check_pairing_peers.py
+
+What Bumble itself gets wrong on the checking host's side is worked around here, not in the
+fixture: CompletingSession (the end of a pairing survives a disconnection right after the last
+key) and Host.encrypt (a disconnection before Bumble's Device.encrypt waits is seen).  The
+central re-encrypting a LEGACY bond is checked only as a failure: a stock Bumble peripheral
+answers a legacy LTK request with the wrong key (bumble_fixture/pairing.py's docstring), and
+the central must report that drop (encryption-failed, reason 0x3D).
 """
 
 import argparse
@@ -231,7 +240,6 @@ class Host:
     def __init__(self, delegate, sc=True, mitm=False, bonding=True):
         self.delegate, self.sc, self.mitm, self.bonding = delegate, sc, mitm, bonding
         self.transport = self.device = None
-        self.connections = asyncio.Queue()
 
     async def open(self, port):
         self.transport = await asyncio.wait_for(open_transport(f"tcp-client:127.0.0.1:{port}"), 10)
@@ -242,7 +250,6 @@ class Host:
             sc=self.sc, mitm=self.mitm, bonding=self.bonding, delegate=self.delegate,
             identity_address_type=PairingConfig.AddressType.RANDOM)
         self.device.smp_session_proxy = CompletingSession
-        self.device.on("connection", self.connections.put_nowait)
         await asyncio.wait_for(self.device.power_on(), 10)
         return self
 
@@ -311,7 +318,7 @@ class Host:
 # MARK: comparisons
 
 
-def record_matches_keys(record, keys, session, host_is_central):
+def record_matches_keys(record, keys, session):
     """The fixture's pairing record against the host's PairingKeys and SMP session."""
     if record["secureConnections"]:
         expect(keys.ltk is not None, "the host has no LTK")
@@ -374,7 +381,7 @@ async def pair_with_strap(peer, host, expect_failure=None):
         return connection, None, None
     expect(keys is not None, f"pairing failed, reason {reason}; strap log {peer.security_log()}")
     record = await peer.wait_log(lambda e: e.get("kind") == "pairing", what="pairing record")
-    record_matches_keys(record, keys, connection.check_session, host_is_central=True)
+    record_matches_keys(record, keys, connection.check_session)
     expect(record["role"] == "peripheral", f"role {record['role']}")
     expect(record["peerAddress"] == HOST_ADDRESS and record["peerConnectionAddress"] == HOST_ADDRESS,
            f"peer address {record['peerAddress']} / {record['peerConnectionAddress']}")
@@ -397,7 +404,7 @@ async def case_lesc_just_works():
         keys, reason = await host.pair(connection)
         expect(keys is not None, f"pairing failed 0x{reason or 0:02X}")
         record = await peer.wait_log(lambda e: e.get("kind") == "pairing", what="pairing record")
-        record_matches_keys(record, keys, None, True)
+        record_matches_keys(record, keys, None)
         strap_keys_reached_host(keys)
         expect(record["method"] == "just-works" and record["secureConnections"] and not record["authenticated"],
                f"record {record}")
@@ -592,7 +599,7 @@ async def case_security_request():
         keys, reason = await host.pair(connection)
         expect(keys is not None, f"pairing after the Security Request failed 0x{reason or 0:02X}")
         record = await peer.wait_log(lambda e: e.get("kind") == "pairing", what="pairing record")
-        record_matches_keys(record, keys, None, True)
+        record_matches_keys(record, keys, None)
         return f"Security Request AuthReq {auth_req:#04x} (bonding, MITM, SC bits) reached the host; it paired; LTK equal"
     return await strap_case(["--strap-security-request", "--strap-mitm"], Host(HostDelegate("none")), body)
 
@@ -607,7 +614,7 @@ async def case_privacy():
         keys, reason = await host.pair(connection)
         expect(keys is not None, f"pairing failed 0x{reason or 0:02X}")
         record = await peer.wait_log(lambda e: e.get("kind") == "pairing", what="pairing record")
-        record_matches_keys(record, keys, None, True)
+        record_matches_keys(record, keys, None)
         strap_keys_reached_host(keys)
         expect(str(connection.peer_address).split("/")[0] == STRAP_IDENTITY,
                f"the host resolved the strap to {connection.peer_address}")
@@ -670,7 +677,7 @@ async def central_pairing(peer, host, pairing):
     record = await peer.wait_event(lambda e: e["event"] in ("pairing", "pairing-failed"), what="pairing")
     expect(record["event"] == "pairing", f"the central's pairing failed: {record}")
     connection, keys = await asyncio.wait_for(pairing, 10)
-    record_matches_keys(record, keys, connection.check_session, host_is_central=False)
+    record_matches_keys(record, keys, connection.check_session)
     expect(record["role"] == "central" and record["peerAddress"] == HOST_ADDRESS
            and record.get("peerIrk") == HOST_IRK_BE, f"record {record}")
     expect(keys.irk is not None and be(keys.irk.value) == CENTRAL_IRK_BE,
@@ -760,6 +767,20 @@ async def case_central_reconnect_encrypt():
     return await central_case(["--central-pair", "--central-reconnect-encrypt"], Host(HostDelegate("none")), body)
 
 
+async def case_central_wrong_key():
+    async def body(peer, host, pairing, failure):
+        record, keys = await central_pairing(peer, host, pairing)
+        failed = await peer.wait_event(lambda e: e["event"] == "encryption-failed", what="encryption-failed")
+        gone = await peer.wait_event(lambda e: e["event"] == "disconnected", what="disconnected")
+        expect(failed["reason"] == 0x3D and gone["reason"] == 0x3D, f"failed {failed}, disconnected {gone}")
+        done = await peer.wait_event(lambda e: e["event"] == "done", what="done")
+        expect(done["reason"] == "disconnected", f"done {done}")
+        return ("legacy bond, stock Bumble peripheral (answers with the wrong key): the central's re-encryption "
+                "is reported as encryption-failed, reason 0x3D, and the run ends 'disconnected'")
+    return await central_case(["--central-pair", "--central-legacy", "--central-reconnect-encrypt"],
+                              Host(HostDelegate("none")), body)
+
+
 async def case_central_security_request():
     async def body(peer, host, pairing, failure):
         request = await peer.wait_event(lambda e: e["event"] == "security-request", what="security-request")
@@ -794,6 +815,7 @@ CASES = [
     ("central legacy Just Works", case_central_legacy),
     ("central reconnect + encrypt", case_central_reconnect_encrypt),
     ("central security request", case_central_security_request),
+    ("central re-encryption with a key the peer lacks", case_central_wrong_key),
 ]
 
 

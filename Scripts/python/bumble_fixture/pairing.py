@@ -40,7 +40,6 @@ What Bumble 0.0.236 gets wrong here, and what this module does instead:
 
 import asyncio
 import secrets
-import time
 
 from bumble import hci, smp
 from bumble.pairing import PairingConfig, PairingDelegate
@@ -432,9 +431,16 @@ class Security:
             if not done.done():
                 done.set_result(result)
 
+        def dropped(reason):
+            if not done.done():
+                self.emit("encryption-failed", status=None, reason=int(reason),
+                          message=f"the link dropped, reason 0x{int(reason):02X}"
+                                  + (" (MIC failure: the two keys differ)" if int(reason) == 0x3D else ""))
+            settle(False)
+
         handlers = [("connection_encryption_change", lambda: settle(bool(connection.is_encrypted))),
                     ("connection_encryption_failure", lambda status: settle(False)),
-                    ("disconnection", lambda reason: settle(False))]
+                    ("disconnection", dropped)]
         for name, handler in handlers:
             connection.on(name, handler)
         try:
@@ -477,7 +483,3 @@ def options_from(args, prefix):
                    mitm=getattr(args, f"{p}_mitm"), bonding=not getattr(args, f"{p}_no_bonding"),
                    passkey=getattr(args, f"{p}_passkey"),
                    reject_comparison=getattr(args, f"{p}_reject_comparison"))
-
-
-def now():
-    return time.time()
