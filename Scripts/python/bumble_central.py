@@ -27,7 +27,8 @@ mode of bumble-peer: `bumble-peer --central TARGET ...`, or this file run as a p
      TARGET=HEX` (without), in order, TARGET a UUID (4 hex digits or the 36-character form)
      or a handle (0x0012); more requests come on stdin as JSON lines at any time after
      discovery: {"write": TARGET, "value": HEX, "withResponse": true}, {"read": TARGET},
-     {"unsubscribe": TARGET}, {"disconnect": true}, {"end": true} (ends the run);
+     {"unsubscribe": TARGET}, {"disconnect": true}, {"end": true} (ends the run); and at any
+     time {"passkey": N} (the passkey it types in a Passkey Entry, see below);
   7. ends once `--central-count` values were received (0: right after step 6 and the stdin
      requests already queued; with `--central-wait`, only at {"end": true}), the link dropped,
      or `--central-timeout` s passed since it started scanning; then it unsubscribes from everything
@@ -41,9 +42,10 @@ connected; a stdin request names its central ("central": k, default 1).
 Pairing options (all off by default; bumble_fixture/pairing.py, as the strap's --strap-*):
 `--central-io none|display|keyboard|yesno|keyboard-display`, `--central-legacy` (no LE Secure
 Connections), `--central-mitm`, `--central-no-bonding` (no keys distributed, no bond kept),
-`--central-passkey N` (1-999999: displayed when it displays, entered when it types; without it
-a random one is displayed and none entered: Pairing Failed 0x01), `--central-reject-comparison`
-(Pairing Failed 0x0C).  The central distributes EncKey (legacy: its LTK, random EDIV and Rand)
+`--central-passkey N` (0-999999: displayed when it displays, entered when it types; without it
+a random one is displayed, and when it types it logs "passkey-requested" and waits up to 30 s
+for the stdin request {"passkey": N} (or null: refuses), then fails with 0x01),
+`--central-reject-comparison` (Pairing Failed 0x0C).  The central distributes EncKey (legacy: its LTK, random EDIV and Rand)
 and IdKey: its IRK ("bumble-central-" and the byte k, as a big-endian number: central 1's is
 62756d626c652d63656e7472616c2d01) and its identity address (its random static address).
 
@@ -72,7 +74,8 @@ each with "central": k (1 to N) besides the fields below:
   "reason": n}, {"event": "encryption", "enabled", "authenticated", "keySize", "key":
   "pairing"|"bond"}, {"event": "encryption-failed", "status": n|null, "message", "reason": n
   (the link dropped while encrypting with the bond: 61 = 0x3D MIC failure, the keys differ)},
-  {"event": "passkey-displayed", "passkey"}, {"event": "passkey-entered", "passkey": n|null},
+  {"event": "passkey-displayed", "passkey"}, {"event": "passkey-requested", "timeout": s},
+  {"event": "passkey-entered", "passkey": n|null},
   {"event": "comparison", "number", "accepted"}, {"event": "security-request", "authReq": n}
   (received), {"event": "ltk-request", ...} (only if the central is ever asked for an LTK);
   {"event": "reconnecting", "reason": code} (--central-reconnect-encrypt's own disconnection:
@@ -219,7 +222,14 @@ class Central:
             self.ended.set_result(reason)
 
     def request(self, request):
-        """A request (a JSON object from stdin), handled in order once discovery is done."""
+        """A request (a JSON object from stdin), handled in order once discovery is done; a
+        passkey ({"passkey": N}) at once: the Passkey Entry the central waits in."""
+        if "passkey" in request:
+            try:
+                self.security.type_passkey(request["passkey"])
+            except ValueError as error:
+                self.error("request", error)
+            return
         self.requests.put_nowait(request)
 
     async def run(self):

@@ -43,10 +43,14 @@ static address and its own Bumble host and controller:
                      Bumble does by default; with NoInputNoOutput it never changed the method).
                    --strap-no-bonding: the Bonding bit clear, NO keys distributed either way
                      (Initiator/Responder Key Distribution 0) and no bond kept.
-                   --strap-passkey N (1-999999): the passkey it displays when it displays, and
-                     enters when it must type.  Without it: a random one displayed, and nothing
-                     entered (Pairing Failed 0x01, Passkey Entry Failed).  0 is refused: Bumble
-                     cannot run LE Secure Connections Passkey Entry with passkey 0.
+                   --strap-passkey N (0-999999): the passkey it displays when it displays, and
+                     enters when it must type (000000 works: the fixture's SMP session replaces
+                     the Bumble code that stalled on it).  Without it: a random one displayed;
+                     when it must type, it logs {"kind": "passkey-requested", "timeout": 30} and
+                     waits up to 30 s for the test to type one on stdin: the line
+                     {"strap": {"passkey": N}} (null: refuses); none typed: Pairing Failed 0x01
+                     (Passkey Entry Failed).  A strap line it cannot read is logged as
+                     {"kind": "request-refused", "line", "message"}.
                    --strap-reject-comparison: numeric comparison answered no (Pairing Failed
                      0x0C, Numeric Comparison Failed; stock Bumble would send 0x04).
                    --strap-security-request: an SMP Security Request (AuthReq from the options:
@@ -92,10 +96,12 @@ static address and its own Bumble host and controller:
                    {"kind": "pairing-failed", "reason": n}  (SMP reason, sent or received)
                    {"kind": "encryption", "enabled": B, "authenticated": B, "keySize": n,
                     "key": "pairing"|"bond", "refresh": true (a key refresh only)}
-                   {"kind": "encryption-failed", "status": n}
+                   {"kind": "encryption-failed", "status": n}  (the central side; the strap's own
+                    controller reports nothing after it answers an LTK request negatively)
                    {"kind": "ltk-request", "ediv": n, "rand": n, "answer": "pairing"|"bond"|"none"}
-                   {"kind": "passkey-displayed", "passkey": n}, {"kind": "passkey-entered",
-                    "passkey": n|null}, {"kind": "comparison", "number": n, "accepted": B}
+                   {"kind": "passkey-displayed", "passkey": n}, {"kind": "passkey-requested",
+                    "timeout": s}, {"kind": "passkey-entered", "passkey": n|null},
+                   {"kind": "comparison", "number": n, "accepted": B}
                    {"kind": "security-request-sent", "authReq": n}
                    {"kind": "disconnection", "reason": n}  (only links where SMP or encryption
                     happened: e.g. 61 = 0x3D MIC failure)
@@ -173,7 +179,8 @@ When everything advertises it prints ONE JSON line on stdout ({"ready": true, "t
 "transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
 "devices": [...]}: what each device advertises); logs go to stderr.  It exits after
 `--lifetime` s, when stdin reaches EOF (its parent died; with --central, when the central's run
-ends instead) and on SIGTERM/SIGINT.
+ends instead) and on SIGTERM/SIGINT.  Lines on stdin are requests: {"strap": {...}} for the strap
+(a passkey), any other JSON object for the central (bumble_central.py).
 
 Reset and LE Create Connection Cancel on a served controller do what the specification says
 (stock Bumble 0.0.236 answered both with success and changed nothing): Reset stops advertising
@@ -262,6 +269,7 @@ async def run(args, finish, holder):
         strap_device = make_device(link, "rawble-strap", static_address(1))
         strap = Strap(strap_device, args)
         keep.append(strap)
+        holder["strap"] = strap
         if args.strap_privacy:
             # Bumble makes the first resolvable private address from the IRK at power-on; its
             # own rotation stays off (le_rpa_timeout 0): Strap.rotate_addresses does it.
@@ -527,7 +535,8 @@ def main(argv=None):
         # A launcher's blocked signals are inherited (a test runner's threads block most): the
         # peer started from one would never see the SIGTERM that `kill PID` sends.
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
-        holder = {"central": None}  # the running Central, once ready (gets stdin's request lines)
+        # The running Central and the strap, once ready: stdin's request lines go to them.
+        holder = {"central": None, "strap": None}
         pending = bytearray()
 
         def on_stdin():
@@ -540,14 +549,21 @@ def main(argv=None):
                     return
                 finish("stdin EOF")
                 return
-            if args.central is None:
-                return
             pending.extend(data)
             while b"\n" in pending:
                 line, _, rest = bytes(pending).partition(b"\n")
                 pending[:] = rest
-                if line.strip() and holder["central"] is not None:
-                    holder["central"].request(line.decode("utf-8", "replace"))
+                text = line.decode("utf-8", "replace")
+                if not text.strip():
+                    continue
+                try:
+                    request = json.loads(text)
+                except ValueError:
+                    request = None
+                if holder["strap"] is not None and isinstance(request, dict) and "strap" in request:
+                    holder["strap"].request(request["strap"], text)
+                elif holder["central"] is not None:
+                    holder["central"].request(text)
             del pending[65536:]  # a line without end is bounded
 
         try:

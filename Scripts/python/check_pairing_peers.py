@@ -27,7 +27,7 @@ bounded; every process it starts is stopped by its PID.  Run it with the project
 
 What Bumble itself gets wrong on the checking host's side is worked around here, not in the
 fixture: CompletingSession (the end of a pairing survives a disconnection right after the last
-key) and Host.encrypt (a disconnection before Bumble's Device.encrypt waits is seen).  The
+key; passkey 000000 works) and Host.encrypt (a disconnection before Bumble's Device.encrypt waits is seen).  The
 central re-encrypting a LEGACY bond is checked only as a failure: a stock Bumble peripheral
 answers a legacy LTK request with the wrong key (bumble_fixture/pairing.py's docstring), and
 the central must report that drop (encryption-failed, reason 0x3D).
@@ -37,6 +37,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import signal
 import sys
 import tempfile
@@ -130,6 +131,10 @@ class PeerProcess:
             except ValueError:
                 pass
 
+    def write_line(self, request):
+        """A JSON request on the peer's stdin (a passkey typed for the strap or the central)."""
+        self.process.stdin.write((json.dumps(request) + "\n").encode())
+
     @property
     def port(self):
         return int(self.ready["transport"].rsplit(":", 1)[1])
@@ -212,7 +217,7 @@ class HostDelegate(PairingDelegate):
         return self.passkey
 
     async def generate_passkey(self):
-        return self.passkey
+        return self.passkey if self.passkey is not None else secrets.randbelow(1000000)
 
     async def display_number(self, number, digits):
         self.displayed = number
@@ -221,7 +226,8 @@ class HostDelegate(PairingDelegate):
 class CompletingSession(smp.Session):
     """Bumble's session, finishing a pairing the peer disconnects right after (Bumble cancels
     the end of a pairing, storing the bond included, when the link drops: a central that
-    disconnects as soon as its last key is sent left this host without a bond)."""
+    disconnects as soon as its last key is sent left this host without a bond), and able to use
+    passkey 000000."""
 
     def __init__(self, manager, connection, pairing_config, is_initiator):
         super().__init__(manager, connection, pairing_config, is_initiator)
@@ -232,6 +238,21 @@ class CompletingSession(smp.Session):
             self.distribute_keys()
         task = asyncio.ensure_future(asyncio.wait_for(self.on_pairing(), 10))
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    def send_pairing_confirm_command(self):
+        """Bumble's, without its `assert self.passkey` (it stalls LE Secure Connections Passkey
+        Entry with passkey 000000)."""
+        if not self.sc or self.pairing_method != smp.PairingMethod.PASSKEY:
+            return super().send_pairing_confirm_command()
+        self.r = smp.crypto.r()
+
+        async def confirm():
+            await self.passkey_ready.wait()
+            z = bytes([0x80 + ((self.passkey >> self.passkey_step) & 1)])
+            ours, theirs = (self.pka, self.pkb) if self.is_initiator else (self.pkb, self.pka)
+            self.send_command(smp.SMP_Pairing_Confirm_Command(confirm_value=smp.crypto.f4(ours, theirs, self.r, z)))
+
+        self.connection.cancel_on_disconnection(confirm())
 
 
 class Host:
@@ -454,13 +475,42 @@ async def case_lesc_passkey_mismatch():
                             Host(HostDelegate("display", passkey=222222), mitm=True), body)
 
 
-async def case_passkey_none_to_enter():
+async def type_for_strap(peer, passkey_of):
+    """Waits for the strap to ask for a passkey, then types passkey_of() on its stdin."""
+    await peer.wait_log(lambda e: e.get("kind") == "passkey-requested", what="passkey-requested")
+    peer.write_line({"strap": {"passkey": passkey_of()}})
+
+
+async def case_passkey_typed_by_the_test():
     async def body(peer, host):
+        typing = asyncio.ensure_future(type_for_strap(peer, lambda: host.delegate.displayed))
+        connection, keys, record = await pair_with_strap(peer, host)
+        await typing
+        entered = await peer.wait_log(lambda e: e.get("kind") == "passkey-entered", what="passkey-entered")
+        expect(entered["passkey"] == host.delegate.displayed == record["passkey"], f"entered {entered}")
+        return (f"the host displayed a random {entered['passkey']:06d}, the check typed it on the strap's stdin; "
+                f"LTK {record['ltk']} equal")
+    return await strap_case(["--strap-io", "keyboard"], Host(HostDelegate("display"), mitm=True), body)
+
+
+async def case_passkey_refused_by_the_test():
+    async def body(peer, host):
+        typing = asyncio.ensure_future(type_for_strap(peer, lambda: None))
         await pair_with_strap(peer, host, expect_failure=0x01)
+        await typing
         entered = await peer.wait_log(lambda e: e.get("kind") == "passkey-entered", what="passkey-entered")
         expect(entered["passkey"] is None, f"entered {entered}")
-        return "keyboard strap without --strap-passkey: Pairing Failed 0x01 (Passkey Entry Failed)"
-    return await strap_case(["--strap-io", "keyboard"], Host(HostDelegate("display", passkey=222222), mitm=True), body)
+        return "keyboard strap, the check typed null: Pairing Failed 0x01 (Passkey Entry Failed)"
+    return await strap_case(["--strap-io", "keyboard"], Host(HostDelegate("display"), mitm=True), body)
+
+
+async def case_passkey_zero():
+    async def body(peer, host):
+        connection, keys, record = await pair_with_strap(peer, host)
+        expect(record["passkey"] == 0 and host.delegate.entered == 0, f"record {record}")
+        return f"passkey 000000 (stock Bumble stalls on it): strap displayed it, host entered it; LTK {record['ltk']} equal"
+    return await strap_case(["--strap-io", "display", "--strap-passkey", "0"],
+                            Host(HostDelegate("keyboard", passkey=0), mitm=True), body)
 
 
 async def case_numeric_comparison_accept():
@@ -711,6 +761,21 @@ async def case_central_passkey():
                                "--central-mitm"], Host(HostDelegate("display", passkey=246810), mitm=True), body)
 
 
+async def case_central_passkey_typed():
+    async def body(peer, host, pairing, failure):
+        await peer.wait_event(lambda e: e["event"] == "passkey-requested", what="passkey-requested")
+        deadline = time.monotonic() + 10
+        while host.delegate.displayed is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        peer.write_line({"passkey": host.delegate.displayed, "central": 1})
+        record, keys = await central_pairing(peer, host, pairing)
+        expect(record["passkey"] == host.delegate.displayed, f"record {record}")
+        await central_done(peer)
+        return f"the host displayed a random {record['passkey']:06d}, the check typed it on the central's stdin"
+    return await central_case(["--central-pair", "--central-io", "keyboard", "--central-mitm"],
+                              Host(HostDelegate("display"), mitm=True), body)
+
+
 async def case_central_passkey_display():
     async def body(peer, host, pairing, failure):
         record, keys = await central_pairing(peer, host, pairing)
@@ -796,7 +861,9 @@ CASES = [
     ("strap LESC passkey, strap displays", case_lesc_passkey_strap_displays),
     ("strap LESC passkey, strap enters", case_lesc_passkey_strap_enters),
     ("strap LESC passkey mismatch", case_lesc_passkey_mismatch),
-    ("strap keyboard without a passkey", case_passkey_none_to_enter),
+    ("strap passkey typed by the test", case_passkey_typed_by_the_test),
+    ("strap passkey refused by the test", case_passkey_refused_by_the_test),
+    ("strap passkey 000000", case_passkey_zero),
     ("strap numeric comparison accepted", case_numeric_comparison_accept),
     ("strap numeric comparison rejected", case_numeric_comparison_reject),
     ("strap legacy Just Works", case_legacy_just_works),
@@ -810,6 +877,7 @@ CASES = [
     ("central LESC Just Works", case_central_just_works),
     ("central passkey, central enters", case_central_passkey),
     ("central passkey, central displays", case_central_passkey_display),
+    ("central passkey typed by the test", case_central_passkey_typed),
     ("central numeric comparison accepted", lambda: case_central_numeric_comparison(False)),
     ("central numeric comparison rejected", lambda: case_central_numeric_comparison(True)),
     ("central legacy Just Works", case_central_legacy),

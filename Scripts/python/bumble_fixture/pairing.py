@@ -31,8 +31,8 @@ What Bumble 0.0.236 gets wrong here, and what this module does instead:
   - the end of a pairing (storing the keys, the "pairing" event) is cancelled when the link
     drops, so a central that disconnects as soon as it has sent its last key leaves the
     peripheral without a bond: FixtureSession finishes it whatever the link does;
-  - Bumble cannot do LE Secure Connections Passkey Entry with passkey 0 (an `assert passkey`):
-    passkeys here are 1 to 999999;
+  - Bumble cannot do LE Secure Connections Passkey Entry with passkey 0 (an `assert passkey`
+    stalls it): FixtureSession makes its confirm values itself, so 000000 works;
   - Bumble does not negotiate the encryption key size (it always offers 16 and never masks a
     key) and its virtual controller reports no key size: "keySize" is the smaller of the two
     Maximum Encryption Key Size fields of the Pairing Request and Response.
@@ -58,6 +58,9 @@ METHOD_NAMES = {
     smp.PairingMethod.PASSKEY: "passkey",
     smp.PairingMethod.OOB: "oob",
 }
+
+# How long a device without a fixed passkey waits for the test to type one (`type_passkey`).
+TYPING_TIMEOUT = 30.0
 
 # SMP key distribution bits (Core Vol 3 Part H 3.6.1), as "keysSent" / "keysReceived" carry them.
 ENC_KEY, ID_KEY, SIGN_KEY, LINK_KEY = 1, 2, 4, 8
@@ -95,15 +98,15 @@ def address_type(address):
 
 class Options:
     """A side's pairing options: IO capability name, legacy (no LE Secure Connections), MITM,
-    bonding, fixed passkey (None: random when displaying, refused when asked to enter one),
-    and whether it answers a numeric comparison no."""
+    bonding, fixed passkey (None: random when displaying; when typing, the one the test types,
+    Security.type_passkey), and whether it answers a numeric comparison no."""
 
     def __init__(self, io="none", legacy=False, mitm=False, bonding=True, passkey=None,
                  reject_comparison=False):
         if io not in IO_CAPABILITIES:
             raise ValueError(f"IO capability {io!r}: one of {', '.join(IO_CAPABILITIES)}")
-        if passkey is not None and not 1 <= passkey <= 999999:
-            raise ValueError("a passkey is 1 to 999999 (Bumble cannot use 0)")
+        if passkey is not None and not 0 <= passkey <= 999999:
+            raise ValueError("a passkey is 0 to 999999")
         self.io, self.legacy, self.mitm, self.bonding = io, legacy, mitm, bonding
         self.passkey, self.reject_comparison = passkey, reject_comparison
 
@@ -116,13 +119,13 @@ class Options:
 class FixtureDelegate(PairingDelegate):
     """Bumble's pairing delegate answering as the options say, each answer logged."""
 
-    def __init__(self, options, emit):
+    def __init__(self, options, emit, typed=None):
         distribution = (PairingDelegate.DEFAULT_KEY_DISTRIBUTION if options.bonding
                         else PairingDelegate.KeyDistribution(0))
         super().__init__(io_capability=IO_CAPABILITIES[options.io],
                          local_initiator_key_distribution=distribution,
                          local_responder_key_distribution=distribution)
-        self.options, self.emit = options, emit
+        self.options, self.emit, self.typed = options, emit, typed
 
     async def accept(self):
         return True
@@ -136,13 +139,22 @@ class FixtureDelegate(PairingDelegate):
         return accepted
 
     async def get_number(self):
-        self.emit("passkey-entered", passkey=self.options.passkey)
-        return self.options.passkey  # None: Pairing Failed, Passkey Entry Failed (0x01)
+        passkey = self.options.passkey
+        if passkey is None and self.typed is not None:
+            # No fixed passkey: the test types the one the other side shows (a stdin line), or
+            # nothing within TYPING_TIMEOUT s.
+            self.emit("passkey-requested", timeout=TYPING_TIMEOUT)
+            try:
+                passkey = await asyncio.wait_for(self.typed.get(), TYPING_TIMEOUT)
+            except asyncio.TimeoutError:
+                passkey = None
+        self.emit("passkey-entered", passkey=passkey)
+        return passkey  # None: Pairing Failed, Passkey Entry Failed (0x01)
 
     async def generate_passkey(self):
         if self.options.passkey is not None:
             return self.options.passkey
-        return secrets.randbelow(999999) + 1
+        return secrets.randbelow(1000000)
 
     async def display_number(self, number, digits):
         self.emit("passkey-displayed", passkey=int(number))
@@ -174,6 +186,26 @@ class FixtureSession(smp.Session):
             self.distribute_keys()
         self.pairing_task = asyncio.ensure_future(asyncio.wait_for(self.on_pairing(), 10))
         self.pairing_task.add_done_callback(lambda task: task.cancelled() or task.exception())
+
+    def send_pairing_confirm_command(self):
+        """Bumble's, but a passkey of 0 (000000) works: Bumble's `assert self.passkey` stalled
+        LE Secure Connections Passkey Entry there."""
+        if not self.sc or self.pairing_method != smp.PairingMethod.PASSKEY:
+            return super().send_pairing_confirm_command()
+        self.r = smp.crypto.r()
+
+        async def next_steps():
+            await self.passkey_ready.wait()
+            if self.passkey is None:
+                return
+            z = bytes([0x80 + ((self.passkey >> self.passkey_step) & 1)])
+            if self.is_initiator:
+                confirm_value = smp.crypto.f4(self.pka, self.pkb, self.r, z)
+            else:
+                confirm_value = smp.crypto.f4(self.pkb, self.pka, self.r, z)
+            self.send_command(smp.SMP_Pairing_Confirm_Command(confirm_value=confirm_value))
+
+        self.connection.cancel_on_disconnection(next_steps())
 
     def prompt_user_for_numeric_comparison(self, code, next_steps):
         async def prompt():
@@ -234,6 +266,7 @@ class Security:
         self.bonds = []
         self.links = {}  # Connection -> Link
         self.security_requests = asyncio.Queue()
+        self.typed = asyncio.Queue()  # passkeys the test typed (type_passkey), for the next Passkey Entry
         device.irk = le_bytes(irk)
         device.pairing_config_factory = self.pairing_config
         device.smp_session_proxy = FixtureSession
@@ -243,11 +276,20 @@ class Security:
     def pairing_config(self, connection):
         o = self.options
         return PairingConfig(sc=not o.legacy, mitm=o.mitm, bonding=o.bonding,
-                             delegate=FixtureDelegate(o, self.emit),
+                             delegate=FixtureDelegate(o, self.emit, self.typed),
                              identity_address_type=PairingConfig.AddressType.RANDOM)
 
     def link(self, connection):
         return self.links.setdefault(connection, Link())
+
+    def type_passkey(self, passkey):
+        """The test types `passkey` (0-999999; None: refuses to type one): the answer of the next
+        Passkey Entry in which this device types and has no fixed passkey (it waits for one,
+        logged as "passkey-requested")."""
+        if passkey is not None and (not isinstance(passkey, int) or isinstance(passkey, bool)
+                                    or not 0 <= passkey <= 999999):
+            raise ValueError(f"a passkey is 0 to 999999 (or null), not {passkey!r}")
+        self.typed.put_nowait(passkey)
 
     def link_authenticated(self, connection):
         """Whether `connection` is encrypted with an authenticated key (MITM-protected pairing)."""
@@ -471,8 +513,9 @@ def add_options(group, prefix, who):
     group.add_argument(f"--{prefix}-no-bonding", action="store_true",
                        help=f"{who}: no bonding: no keys distributed, no bond kept")
     group.add_argument(f"--{prefix}-passkey", type=int, metavar="N",
-                       help=f"{who}: the passkey (1-999999) it displays, or enters when it must type one "
-                            "(without it: a random one displayed, none entered: Passkey Entry Failed)")
+                       help=f"{who}: the passkey (0-999999) it displays, or enters when it must type one "
+                            "(without it: a random one displayed; when it must type, it waits for the test to "
+                            "type one on stdin, then fails with Passkey Entry Failed)")
     group.add_argument(f"--{prefix}-reject-comparison", action="store_true",
                        help=f"{who}: answer a numeric comparison no (Pairing Failed 0x0C)")
 

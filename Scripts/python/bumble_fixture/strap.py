@@ -314,6 +314,16 @@ class Strap:
     def log_security(self, kind, **fields):
         self.log.write({"kind": kind, "time": time.time(), **fields})
 
+    def request(self, request, line):
+        """A stdin line for the strap, {"strap": REQUEST}: {"passkey": N} types N in the Passkey
+        Entry the strap waits in (no --strap-passkey); logged as {"kind": "request-refused"} if
+        unreadable."""
+        try:
+            self.security.type_passkey(request["passkey"])
+        except (ValueError, KeyError, TypeError) as error:
+            self.log.write({"kind": "request-refused", "time": time.time(), "line": line[:200],
+                            "message": str(error)})
+
     def read_authenticated(self, connection):
         if not self.security.link_authenticated(connection):
             raise att.ATT_Error(att.ErrorCode.INSUFFICIENT_AUTHENTICATION)
