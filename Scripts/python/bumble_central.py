@@ -45,9 +45,10 @@ Connections), `--central-mitm`, `--central-no-bonding` (no keys distributed, no 
 `--central-passkey N` (0-999999: displayed when it displays, entered when it types; without it
 a random one is displayed, and when it types it logs "passkey-requested" and waits up to 30 s
 for the stdin request {"passkey": N} (or null: refuses), then fails with 0x01),
-`--central-reject-comparison` (Pairing Failed 0x0C).  The central distributes EncKey (legacy: its LTK, random EDIV and Rand)
-and IdKey: its IRK ("bumble-central-" and the byte k, as a big-endian number: central 1's is
-62756d626c652d63656e7472616c2d01) and its identity address (its random static address).
+`--central-reject-comparison` (Pairing Failed 0x0C).  The central distributes EncKey (legacy:
+its LTK, with a random EDIV and Rand) and IdKey: its IRK ("bumble-central-" and the byte k, as a
+big-endian number: central 1's is 62756d626c652d63656e7472616c2d01) and its identity address
+(its random static address).  Bonds live in memory for the run.
 
 Every step is one JSON line on stdout after the ready line (bumble-peer's logs go to stderr),
 each with "central": k (1 to N) besides the fields below:
