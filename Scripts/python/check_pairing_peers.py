@@ -38,6 +38,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import signal
 import sys
 import tempfile
@@ -195,6 +196,7 @@ class PeerProcess:
                 await asyncio.wait_for(self.reader, 2)
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 self.reader.cancel()
+        shutil.rmtree(self.directory, ignore_errors=True)  # a failure's message quotes what matters
 
 
 # MARK: the checking host
