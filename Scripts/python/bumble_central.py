@@ -8,8 +8,15 @@ mode of bumble-peer: `bumble-peer --central TARGET ...`, or this file run as a p
 
   1. scans (active) for TARGET: an address (AA:BB:CC:DD:EE:FF, public or random) or a local
      name (complete or shortened, advertising data or scan response);
-  2. connects (own random static address `--central-address`), exchanges MTU (`--central-mtu`,
-     0 = not);
+  2. connects (own random static address `--central-address`); with `--central-pair` pairs
+     at once (or, with `--central-expect-security-request`, waits for the peripheral's SMP
+     Security Request and then pairs, or encrypts with a bond it already has); with
+     `--central-reconnect-encrypt`, once paired and bonded: disconnects (event "reconnecting"),
+     scans again for TARGET (or an address the bond resolves: a new RPA of the peer),
+     reconnects ("found", "connected" again) and encrypts with the bond's key, no pairing
+     (LE Enable Encryption: LE Secure Connections: the LTK, EDIV 0, Rand 0; legacy: the LTK the
+     peripheral distributed, with its EDIV and Rand); a pairing that fails is reported and
+     the run goes on; then exchanges MTU (`--central-mtu`, 0 = not);
   3. discovers every primary service, the secondary services they include, and every include,
      characteristic and descriptor (includes by its own Read By Type, so a 128-bit included
      service, whose UUID is read from its declaration, works: Bumble's own client fails there);
@@ -20,7 +27,8 @@ mode of bumble-peer: `bumble-peer --central TARGET ...`, or this file run as a p
      TARGET=HEX` (without), in order, TARGET a UUID (4 hex digits or the 36-character form)
      or a handle (0x0012); more requests come on stdin as JSON lines at any time after
      discovery: {"write": TARGET, "value": HEX, "withResponse": true}, {"read": TARGET},
-     {"unsubscribe": TARGET}, {"disconnect": true}, {"end": true} (ends the run);
+     {"unsubscribe": TARGET}, {"disconnect": true}, {"end": true} (ends the run); and at any
+     time {"passkey": N} (the passkey it types in a Passkey Entry, see below);
   7. ends once `--central-count` values were received (0: right after step 6 and the stdin
      requests already queued; with `--central-wait`, only at {"end": true}), the link dropped,
      or `--central-timeout` s passed since it started scanning; then it unsubscribes from everything
@@ -30,6 +38,17 @@ mode of bumble-peer: `bumble-peer --central TARGET ...`, or this file run as a p
 Several centrals (`--centrals N`): each on its own controller (addresses `--central-address`,
 then its last byte + 1 ...), all for TARGET, the next one scanning once the previous has
 connected; a stdin request names its central ("central": k, default 1).
+
+Pairing options (all off by default; bumble_fixture/pairing.py, as the strap's --strap-*):
+`--central-io none|display|keyboard|yesno|keyboard-display`, `--central-legacy` (no LE Secure
+Connections), `--central-mitm`, `--central-no-bonding` (no keys distributed, no bond kept),
+`--central-passkey N` (0-999999: displayed when it displays, entered when it types; without it
+a random one is displayed, and when it types it logs "passkey-requested" and waits up to 30 s
+for the stdin request {"passkey": N} (or null: refuses), then fails with 0x01),
+`--central-reject-comparison` (Pairing Failed 0x0C).  The central distributes EncKey (legacy:
+its LTK, with a random EDIV and Rand) and IdKey: its IRK ("bumble-central-" and the byte k, as a
+big-endian number: central 1's is 62756d626c652d63656e7472616c2d01) and its identity address
+(its random static address).  Bonds live in memory for the run.
 
 Every step is one JSON line on stdout after the ready line (bumble-peer's logs go to stderr),
 each with "central": k (1 to N) besides the fields below:
@@ -48,6 +67,21 @@ each with "central": k (1 to N) besides the fields below:
   {"event": "error", "during": "scan"|"connect"|"mtu"|"discover"|"read"|"subscribe"|"write"|"request",
    "message": M, "attError": code (ATT errors only), "uuid", "handle" (when known)}
   {"event": "disconnected", "reason": code}
+  Pairing (the strap's log kinds, bumble_peer.py's docstring, byte order included; each with
+  "time"): {"event": "pairing", "role": "central", "method", "secureConnections",
+  "authenticated", "bonding", "keySize", "ltk", "ediv", "rand", ["stk", "centralLtk",
+  "centralEdiv", "centralRand"], ["peerIrk"], "peerAddress", "peerAddressType",
+  "peerConnectionAddress", "keysSent", "keysReceived", ["passkey"]}, {"event": "pairing-failed",
+  "reason": n}, {"event": "encryption", "enabled", "authenticated", "keySize", "key":
+  "pairing"|"bond"}, {"event": "encryption-failed", "status": n|null, "message", "reason": n
+  (the link dropped while encrypting with the bond: 61 = 0x3D MIC failure, the keys differ)},
+  {"event": "passkey-displayed", "passkey"}, {"event": "passkey-requested", "timeout": s},
+  {"event": "passkey-entered", "passkey": n|null},
+  {"event": "comparison", "number", "accepted"}, {"event": "security-request", "authReq": n}
+  (received), {"event": "ltk-request", ...} (only if the central is ever asked for an LTK);
+  {"event": "reconnecting", "reason": code} (--central-reconnect-encrypt's own disconnection:
+  not "disconnected", the run goes on).
+  {"event": "error", "during": "pair"|"reconnect", ...} as for the other steps.
   {"event": "done", "reason": "count"|"complete"|"timeout"|"disconnected"|"error", "values": n}
 """
 
@@ -62,6 +96,9 @@ from bumble.core import UUID, AdvertisingData
 from bumble.device import Peer
 from bumble.gatt import GATT_INCLUDE_ATTRIBUTE_TYPE, Characteristic
 from bumble.gatt_client import ServiceProxy
+
+from bumble_fixture.pairing import Security, central_irk, options_from
+from bumble_fixture.pairing import add_options as add_pairing_options
 
 DEFAULT_CENTRAL_ADDRESS = "F0:CE:17:4A:00:01"
 
@@ -91,6 +128,15 @@ def add_arguments(parser):
     group.add_argument("--central-mtu", type=int, default=517, metavar="MTU", help="Exchange MTU (0 = do not)")
     group.add_argument("--central-address", default=DEFAULT_CENTRAL_ADDRESS, metavar="XX:XX:XX:XX:XX:XX",
                        help="the central's random static address")
+    group.add_argument("--central-pair", action="store_true",
+                       help="pair right after connecting (before discovery), as the --central-* pairing options say")
+    group.add_argument("--central-expect-security-request", action="store_true",
+                       help="after connecting, wait for the peripheral's SMP Security Request, then pair (or "
+                            "encrypt, with a bond)")
+    group.add_argument("--central-reconnect-encrypt", action="store_true",
+                       help="after pairing: disconnect, find the peer again, reconnect and encrypt with the "
+                            "bond's key (no pairing), then go on with discovery")
+    add_pairing_options(group, "central", "central")
 
 
 def check_arguments(parser, args):
@@ -105,6 +151,13 @@ def check_arguments(parser, args):
         parser.error("--centrals must be between 1 and 8")
     if args.central_count < 0 or args.central_timeout <= 0:
         parser.error("--central-count cannot be negative and --central-timeout must be positive")
+    try:
+        options_from(args, "central")
+    except ValueError as error:
+        parser.error(f"central pairing: {error}")
+    if args.central_reconnect_encrypt and not (args.central_pair or args.central_expect_security_request):
+        parser.error("--central-reconnect-encrypt needs a pairing first: --central-pair or "
+                     "--central-expect-security-request")
 
 
 def parse_write(spec):
@@ -139,6 +192,12 @@ class Central:
         self.descriptors = []
         self.subscriptions = {}  # value handle -> (characteristic, subscriber)
         self.failed = False
+        self.reconnecting = False  # --central-reconnect-encrypt's own disconnection: the run goes on
+        self.security = Security(device, options_from(args, "central"), self.emit_security, central_irk(number),
+                                 log_disconnections=False)  # "disconnected" says it
+
+    def emit_security(self, kind, **fields):
+        self.emit(kind, time=time.time(), **fields)
 
     def emit(self, event, **fields):
         try:
@@ -164,7 +223,14 @@ class Central:
             self.ended.set_result(reason)
 
     def request(self, request):
-        """A request (a JSON object from stdin), handled in order once discovery is done."""
+        """A request (a JSON object from stdin), handled in order once discovery is done; a
+        passkey ({"passkey": N}) at once: the Passkey Entry the central waits in."""
+        if "passkey" in request:
+            try:
+                self.security.type_passkey(request["passkey"])
+            except ValueError as error:
+                self.error("request", error)
+            return
         self.requests.put_nowait(request)
 
     async def run(self):
@@ -199,9 +265,10 @@ class Central:
             self.started.set_result(None)
         self.finish("central done")
 
-    async def steps(self):
+    async def scan(self, bond_peer=False):
+        """Scans until TARGET advertises (with `bond_peer`, also a peer the bond matches: a new
+        resolvable private address); returns (advertisement, its local name)."""
         target = self.args.central
-        self.emit("scanning", target=target)
         found = asyncio.get_running_loop().create_future()
 
         def on_advertisement(advertisement):
@@ -210,28 +277,96 @@ class Central:
             address = address_text(advertisement.address)
             names = [advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME),
                      advertisement.data.get(AdvertisingData.SHORTENED_LOCAL_NAME)]
-            if target.upper() == address or target in names:
+            bonded = bond_peer and any(b.matches(advertisement.address) for b in self.security.bonds)
+            if target.upper() == address or target in names or bonded:
                 found.set_result((advertisement, next((n for n in names if n), None)))
 
         self.device.on("advertisement", on_advertisement)
-        await self.device.start_scanning(active=True, filter_duplicates=False)
-        advertisement, name = await found
-        self.device.remove_listener("advertisement", on_advertisement)
+        try:
+            await self.device.start_scanning(active=True, filter_duplicates=False)
+            advertisement, name = await found
+        finally:
+            self.device.remove_listener("advertisement", on_advertisement)
         await self.device.stop_scanning()
+        return advertisement, name
+
+    async def connect(self, bond_peer=False):
+        """Scans for TARGET and connects: the new connection, or None (reported)."""
+        advertisement, name = await self.scan(bond_peer)
         address = advertisement.address
         self.emit("found", address=address_text(address),
                   addressType="public" if address.is_public else "random", name=name)
-
         try:
-            self.connection = await self.device.connect(address, own_address_type=hci.OwnAddressType.RANDOM,
-                                                        timeout=self.args.central_timeout)
+            connection = await self.device.connect(address, own_address_type=hci.OwnAddressType.RANDOM,
+                                                   timeout=self.args.central_timeout)
         except Exception as error:
             self.error("connect", error)
+            return None
+        self.connection = connection
+        connection.on("disconnection", lambda reason: self.on_disconnection(connection, reason))
+        self.emit("connected", address=address_text(address), handle=connection.handle)
+        return connection
+
+    def on_disconnection(self, connection, reason):
+        if connection is not self.connection or self.reconnecting:
+            return
+        self.emit("disconnected", reason=int(reason))
+        self.end("disconnected")
+
+    async def secure(self):
+        """--central-pair / --central-expect-security-request: pairs (or, with a bond and a
+        Security Request, encrypts). A failure is logged ("pairing-failed") and the run goes on."""
+        connection = self.connection
+        if self.args.central_expect_security_request:
+            while True:
+                requester, _ = await self.security.security_requests.get()
+                if requester is connection:
+                    break
+            if self.security.bond_for(connection) is not None:
+                return await self.security.encrypt_with_bond(connection, self.args.central_timeout)
+        try:
+            await connection.pair()
+            return True
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # Pairing Failed (either side) or the link's end: logged already
+            if not self.ended.done():
+                self.error("pair", error)
+            return False
+
+    async def reconnect_encrypt(self):
+        """--central-reconnect-encrypt: drops the link, finds the bonded peer again, reconnects
+        and encrypts with the bond's key (no pairing)."""
+        if self.security.bond_for(self.connection) is None:
+            self.error("reconnect", "no bond to encrypt with (pairing failed or was not bonding)")
+            return False
+        old = self.connection
+        gone = asyncio.get_running_loop().create_future()
+        old.on("disconnection", lambda reason: gone.done() or gone.set_result(int(reason)))
+        self.reconnecting = True
+        try:
+            await old.disconnect()
+            reason = await asyncio.wait_for(gone, 10)
+            self.emit("reconnecting", reason=reason)
+            connection = await self.connect(bond_peer=True)
+        finally:
+            self.reconnecting = False
+        if connection is None:
+            return False
+        return await self.security.encrypt_with_bond(connection, self.args.central_timeout)
+
+    async def steps(self):
+        target = self.args.central
+        self.emit("scanning", target=target)
+        if await self.connect() is None:
             return "error"
-        self.connection.on("disconnection", lambda reason: (self.emit("disconnected", reason=int(reason)),
-                                                          self.end("disconnected")))
-        self.emit("connected", address=address_text(address), handle=self.connection.handle)
         self.started.set_result(None)
+        if self.args.central_pair or self.args.central_expect_security_request:
+            paired = await self.secure()
+            if paired and self.args.central_reconnect_encrypt and not self.ended.done():
+                await self.reconnect_encrypt()
+            if self.ended.done():
+                return await self.ended
         self.peer = Peer(self.connection)
 
         if self.args.central_mtu:

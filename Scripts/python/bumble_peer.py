@@ -27,7 +27,94 @@ static address and its own Bumble host and controller:
                    --hr-silent: the subscription is accepted, nothing is ever notified.
                    --strap-encrypted-read: a last service 72617762-6C65-5345-4300-000000000000
                      whose characteristic ...0001 (value "sealed") is readable only on an
-                     encrypted link (Insufficient Encryption before); Just Works pairing accepted.
+                     encrypted link (Insufficient Encryption 0x0F before); any pairing accepted.
+                   --strap-authenticated-read: in that service, after ...0001 (or alone in it),
+                     a characteristic ...0002 (value "attested") readable only on a link
+                     encrypted with an AUTHENTICATED key (Passkey Entry or Numeric Comparison,
+                     at pairing or from such a bond): Insufficient Authentication 0x05 before
+                     encryption and with a Just Works key.  Handles: ready line, heartRate.handles
+                     "encryptedRead" / "authenticatedRead" (earlier handles never move).
+                 Strap pairing (issue 24; bumble_fixture/pairing.py).  The strap is always a
+                 Bumble SMP responder; the options shape its answers (all off by default):
+                   --strap-io none|display|keyboard|yesno|keyboard-display: IO capability
+                     (default none = NoInputNoOutput: Just Works whatever the central has).
+                   --strap-legacy: no LE Secure Connections bit (LE legacy pairing).
+                   --strap-mitm: the MITM bit (before this option the strap always set it, as
+                     Bumble does by default; with NoInputNoOutput it never changed the method).
+                   --strap-no-bonding: the Bonding bit clear, NO keys distributed either way
+                     (Initiator/Responder Key Distribution 0) and no bond kept.
+                   --strap-passkey N (0-999999): the passkey it displays when it displays, and
+                     enters when it must type (000000 works: the fixture's SMP session replaces
+                     the Bumble code that stalled on it).  Without it: a random one displayed;
+                     when it must type, it logs {"kind": "passkey-requested", "timeout": 30} and
+                     waits up to 30 s for the test to type one on stdin: the line
+                     {"strap": {"passkey": N}} (null: refuses); none typed: Pairing Failed 0x01
+                     (Passkey Entry Failed).  A strap line it cannot read is logged as
+                     {"kind": "request-refused", "line", "message"}.
+                   --strap-reject-comparison: numeric comparison answered no (Pairing Failed
+                     0x0C, Numeric Comparison Failed; stock Bumble would send 0x04).
+                   --strap-security-request: an SMP Security Request (AuthReq from the options:
+                     bonding, MITM, SC bits) as soon as a central connects.
+                   --strap-privacy: advertises from a resolvable private address made from its
+                     IRK (the ready line's "address" is the first one; identityAddress stays
+                     C0:B1:E0:00:00:01); --strap-rpa-period S: a new one every S s while no
+                     central is connected (logged as {"kind": "rpa", "address"}, the first one
+                     too).  Bumble 0.0.236's own rotation (le_rpa_timeout) never rotates a device
+                     that advertises, and sets the old address again: the strap rotates itself
+                     (stop advertising, LE Set Random Address, advertise again).
+                 Keys the strap distributes (when both sides bond; the intersection with what the
+                 central asks): EncKey (legacy only: its LTK with a RANDOM EDIV and Rand; with LE
+                 Secure Connections the bit sends nothing) and IdKey: its IRK (fixed, the 16 ASCII
+                 bytes "rawble-strap-irk" as a big-endian number: 726177626c652d73747261702d69726b)
+                 and its identity address C0:B1:E0:00:00:01 (random static).  It takes EncKey
+                 and IdKey from the central when offered; SignKey neither way.
+                 Bonds: in memory for the process's life.  A central that bonded reconnects and
+                 encrypts without pairing: the strap answers the LTK request with its key of the
+                 bond, found by EDIV and Rand (legacy) or by the central's identity address, the
+                 address it paired from, or its IRK resolving the address it connects from (LE
+                 Secure Connections: EDIV = Rand = 0); else a negative reply (the central's
+                 encryption then fails with 0x06).  A wrong key drops the link with reason 0x3D
+                 (MIC failure; Bumble's virtual link compares the two LTKs).
+                 Security log lines (in --log, with "kind" and "time"):
+                   {"kind": "pairing", "role": "peripheral", "method": "just-works"|"passkey"|
+                    "numeric-comparison"|"oob", "secureConnections": B, "authenticated": B (not
+                    Just Works), "bonding": B (both asked), "keySize": n (the smaller Maximum
+                    Encryption Key Size of the two pairing PDUs; Bumble does not negotiate, it
+                    always offers 16), "ltk": HEX|null, "ediv": n, "rand": n, "peerIrk": HEX
+                    (only if the central distributed one), "peerAddress": its identity address
+                    (else the address it paired from), "peerAddressType": "public"|"random",
+                    "peerConnectionAddress": the address it paired from, "keysSent": n,
+                    "keysReceived": n (the negotiated Key Distribution bits: 1 EncKey, 2 IdKey,
+                    4 SignKey, 8 LinkKey), "passkey": n (Passkey Entry only); legacy also
+                    "stk": HEX, "centralLtk": HEX|null, "centralEdiv": n, "centralRand": n}
+                     "ltk"/"ediv"/"rand" name the key that encrypts a later link with the SAME
+                     roles (central encrypts, peripheral answers): LE Secure Connections: the
+                     pairing's LTK, EDIV 0, Rand 0; legacy: the LTK the PERIPHERAL distributed
+                     (null if it sent none).  "centralLtk"...: the LTK the central distributed
+                     (legacy; for links with the roles reversed).  The same record comes from
+                     bumble_central.py (as {"event": "pairing", "role": "central", ...}).
+                   {"kind": "pairing-failed", "reason": n}  (SMP reason, sent or received)
+                   {"kind": "encryption", "enabled": B, "authenticated": B, "keySize": n,
+                    "key": "pairing"|"bond", "refresh": true (a key refresh only)}
+                   {"kind": "encryption-failed", "status": n}  (the central side; the strap's own
+                    controller reports nothing after it answers an LTK request negatively)
+                   {"kind": "ltk-request", "ediv": n, "rand": n, "answer": "pairing"|"bond"|"none"}
+                   {"kind": "passkey-displayed", "passkey": n}, {"kind": "passkey-requested",
+                    "timeout": s}, {"kind": "passkey-entered", "passkey": n|null},
+                   {"kind": "comparison", "number": n, "accepted": B}
+                   {"kind": "security-request-sent", "authReq": n}
+                   {"kind": "disconnection", "reason": n}  (only links where SMP or encryption
+                    happened: e.g. 61 = 0x3D MIC failure)
+                   {"kind": "rpa", "address": A}  (--strap-privacy)
+                 BYTE ORDER: every 128-bit value (ltk, stk, centralLtk, peerIrk, the ready line's
+                 irk) is 32 lower-case hex digits of the key as ONE BIG-ENDIAN NUMBER (most
+                 significant byte first, as the specification prints keys and as Swift prints a
+                 UInt128 with radix 16): the reverse of the bytes on the air and in HCI.  "rand" is
+                 the 64-bit Rand as a number (the air's 8 bytes read little-endian), "ediv" the
+                 16-bit EDIV as a number.  The ready line's strap entry has "pairing": the options
+                 ("io", "secureConnections", "mitm", "bonding", "passkey", "rejectComparison",
+                 "securityRequest", "privacy", "rpaPeriod") and its identity ("irk",
+                 "identityAddress", "identityAddressType").
                    --hr-script realistic (`--hr-seed`): a seeded workout instead of the test
                      script (see RealisticScript: RR intervals with respiratory sinus arrhythmia,
                      a Mayer wave and noise, RMSSD ~50 ms at rest and ~9 ms at 140+ bpm);
@@ -81,13 +168,19 @@ scanners as what it is, scan response data included.
 Bumble's own GATT client on the link (`--central TARGET`, or Scripts/bumble-central TARGET):
 after the ready line a Bumble central on its own controller finds TARGET, connects, discovers,
 reads, subscribes and writes, each step one JSON line on stdout, then the process exits; see
-bumble_central.py for its options and events.
+bumble_central.py for its options and events (pairing: --central-pair, --central-io ...,
+--central-reconnect-encrypt, --central-expect-security-request).
+
+Scripts/python/check_pairing_peers.py proves the pairing options of the strap and the central
+against an independent Bumble host on a served controller (no rawble needed): run it after
+changing bumble_fixture/pairing.py, strap.py or bumble_central.py.
 
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
 "transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
 "devices": [...]}: what each device advertises); logs go to stderr.  It exits after
 `--lifetime` s, when stdin reaches EOF (its parent died; with --central, when the central's run
-ends instead) and on SIGTERM/SIGINT.
+ends instead) and on SIGTERM/SIGINT.  Lines on stdin are requests: {"strap": {...}} for the strap
+(a passkey), any other JSON object for the central (bumble_central.py).
 
 Reset and LE Create Connection Cancel on a served controller do what the specification says
 (stock Bumble 0.0.236 answered both with success and changed nothing): Reset stops advertising
@@ -110,7 +203,7 @@ the host's side would record it (sent = host to controller); wireshark, tshark a
 The code: this file is the entry point (options, the ready line, setting up the link);
 bumble_fixture/ holds the parts: controller.py (the served controllers, ScannerLink, --snoop),
 devices.py (advertisers and their descriptions), strap.py (rawble-strap, its scripts),
-lab.py (rawble-lab).  Scripts/bumble-peer and rawble's tests run this file; its options stay.
+lab.py (rawble-lab), pairing.py (the strap's and the central's Security Manager, their bonds).  Scripts/bumble-peer and rawble's tests run this file; its options stay.
 
 Run it by hand (from the repository root):
 
@@ -144,8 +237,11 @@ from bumble_fixture.devices import (BEACON_COMPANY, BEACON_DATA, BEACON_TX_POWER
                                     THERMO_SERVICE_128, THERMO_SERVICE_DATA, ad, describe, make_device,
                                     start_peripheral, static_address)
 from bumble_fixture.lab import LAB_SERVICE_128, Lab, describe_gatt
-from bumble_fixture.strap import (DEFAULT_SCRIPT, ENCRYPTED_READ_CHARACTERISTIC, ENCRYPTED_READ_VALUE,
-                                  RealisticScript, Strap, encode_hrm, realistic_summary)
+from bumble_fixture.pairing import add_options as add_pairing_options
+from bumble_fixture.pairing import options_from
+from bumble_fixture.strap import (AUTHENTICATED_READ_CHARACTERISTIC, AUTHENTICATED_READ_VALUE, DEFAULT_SCRIPT,
+                                  ENCRYPTED_READ_CHARACTERISTIC, ENCRYPTED_READ_VALUE, RealisticScript, Strap,
+                                  encode_hrm, realistic_summary)
 
 log = logging.getLogger("bumble-peer")
 
@@ -173,15 +269,29 @@ async def run(args, finish, holder):
         strap_device = make_device(link, "rawble-strap", static_address(1))
         strap = Strap(strap_device, args)
         keep.append(strap)
+        holder["strap"] = strap
+        if args.strap_privacy:
+            # Bumble makes the first resolvable private address from the IRK at power-on; its
+            # own rotation stays off (le_rpa_timeout 0): Strap.rotate_addresses does it.
+            strap_device.le_privacy_enabled = True
+            strap_device.le_rpa_timeout = 0
         await strap_device.power_on()
-        await strap_device.start_advertising(
-            advertising_data=strap_ad, advertising_interval_min=50, advertising_interval_max=50,
-            auto_restart=True,
-        )
+
+        async def advertise_strap():
+            await strap_device.start_advertising(
+                advertising_data=strap_ad, advertising_interval_min=50, advertising_interval_max=50,
+                auto_restart=True,
+            )
+
+        await advertise_strap()
+        if args.strap_privacy:
+            strap.log_security("rpa", address=str(strap_device.random_address).split("/")[0])
+            if args.strap_rpa_period > 0:
+                keep.append(asyncio.ensure_future(strap.rotate_addresses(advertise_strap)))
         described.append(describe(strap_device, True, True, name="rawble-strap", advertisedName="rawble-strap",
                                   completeName=True, services=["180D", "180F"], flags=6,
                                   advertisingData=strap_ad.hex(), scanResponseData="",
-                                  heartRate=strap.settings()))
+                                  heartRate=strap.settings(), pairing=strap.pairing_settings()))
         devices.append(strap_device)
 
     if not args.no_standard and not args.strap_only:
@@ -344,6 +454,19 @@ def main(argv=None):
     parser.add_argument("--strap-encrypted-read", action="store_true",
                         help=f"strap: a last service with {ENCRYPTED_READ_CHARACTERISTIC}, readable only when encrypted "
                              f"(value {ENCRYPTED_READ_VALUE!r}; Just Works pairing accepted)")
+    pairing = parser.add_argument_group("strap pairing (the strap's Security Manager; see bumble_fixture/pairing.py)")
+    add_pairing_options(pairing, "strap", "strap")
+    pairing.add_argument("--strap-security-request", action="store_true",
+                         help="strap: send an SMP Security Request as soon as a central connects")
+    pairing.add_argument("--strap-authenticated-read", action="store_true",
+                         help=f"strap: a characteristic {AUTHENTICATED_READ_CHARACTERISTIC} (after --strap-encrypted-read's, "
+                              f"same service) readable only on a link encrypted with an authenticated key "
+                              f"(value {AUTHENTICATED_READ_VALUE!r}; Insufficient Authentication 0x05 before)")
+    pairing.add_argument("--strap-privacy", action="store_true",
+                         help="strap: advertise from a resolvable private address made with its IRK")
+    pairing.add_argument("--strap-rpa-period", type=float, default=0.0, metavar="S",
+                         help="strap with --strap-privacy: a new resolvable private address every S s while no "
+                              "central is connected (0 = keep the first)")
     parser.add_argument("--strap-only", action="store_true", help="of the standard devices, only the strap")
     parser.add_argument("--ignore-stdin", action="store_true",
                         help="keep running at stdin EOF (stop with a signal or --lifetime)")
@@ -367,6 +490,12 @@ def main(argv=None):
     bumble_central.add_arguments(parser)
     args = parser.parse_args(argv)
     bumble_central.check_arguments(parser, args)
+    try:
+        options_from(args, "strap")
+    except ValueError as error:
+        parser.error(f"strap pairing: {error}")
+    if args.strap_rpa_period < 0 or (args.strap_rpa_period and not args.strap_privacy):
+        parser.error("--strap-rpa-period needs --strap-privacy and cannot be negative")
     if args.hr_disconnect_after is not None and args.hr_disconnect_after < 1:
         parser.error("--hr-disconnect-after must be at least 1")
     if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
@@ -406,7 +535,8 @@ def main(argv=None):
         # A launcher's blocked signals are inherited (a test runner's threads block most): the
         # peer started from one would never see the SIGTERM that `kill PID` sends.
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
-        holder = {"central": None}  # the running Central, once ready (gets stdin's request lines)
+        # The running Central and the strap, once ready: stdin's request lines go to them.
+        holder = {"central": None, "strap": None}
         pending = bytearray()
 
         def on_stdin():
@@ -419,14 +549,21 @@ def main(argv=None):
                     return
                 finish("stdin EOF")
                 return
-            if args.central is None:
-                return
             pending.extend(data)
             while b"\n" in pending:
                 line, _, rest = bytes(pending).partition(b"\n")
                 pending[:] = rest
-                if line.strip() and holder["central"] is not None:
-                    holder["central"].request(line.decode("utf-8", "replace"))
+                text = line.decode("utf-8", "replace")
+                if not text.strip():
+                    continue
+                try:
+                    request = json.loads(text)
+                except ValueError:
+                    request = None
+                if holder["strap"] is not None and isinstance(request, dict) and "strap" in request:
+                    holder["strap"].request(request["strap"], text)
+                elif holder["central"] is not None:
+                    holder["central"].request(text)
             del pending[65536:]  # a line without end is bounded
 
         try:

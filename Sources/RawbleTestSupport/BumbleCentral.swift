@@ -19,7 +19,9 @@ public final class BumbleCentral: Sendable {
     /// One line the central printed. Fields absent from a kind of event are nil.
     public struct Event: Hashable, Sendable, Decodable {
         /// `scanning`, `found`, `connected`, `mtu`, `discovered`, `read`, `subscribed`,
-        /// `notification`, `indication`, `unsubscribed`, `write`, `error`, `disconnected` or `done`.
+        /// `notification`, `indication`, `unsubscribed`, `write`, `error`, `disconnected` or `done`;
+        /// with pairing, also `reconnecting` (its own disconnection, ``disconnectReason``) and the
+        /// steps ``security`` types.
         public var event: String
         /// Which central printed it, 1 to `centrals` (nil from a script older than `--centrals`).
         public var central: Int?
@@ -59,6 +61,10 @@ public final class BumbleCentral: Sendable {
         public var reason: Reason?
         /// `done`: values received in all.
         public var values: Int?
+        /// A pairing, encryption or Security Request step (`pairing`, `pairing-failed`,
+        /// `encryption`, `encryption-failed`, `passkey-displayed`, `passkey-requested`,
+        /// `passkey-entered`, `comparison`, `security-request`), typed; nil for the other events.
+        public var security: BumblePeer.SecurityEvent?
 
         /// The bytes of ``value``, nil when absent or not hex.
         public var bytes: [UInt8]? { value.flatMap(BumblePeer.bytes(fromHex:)) }
@@ -104,6 +110,35 @@ public final class BumbleCentral: Sendable {
         var argument: String { "\(target)=\(value.map { String(format: "%02x", $0) }.joined())" }
     }
 
+    /// How the central pairs (`--central-pair` and the `--central-*` pairing options).
+    public struct Pairing: Hashable, Sendable {
+        public var options: BumblePeer.PairingOptions
+        /// Pair as soon as connected (before discovery).
+        public var pair: Bool
+        /// Wait for the peripheral's Security Request, then pair (or encrypt, with a bond).
+        public var expectSecurityRequest: Bool
+        /// Once paired and bonded: disconnect, reconnect, encrypt with the bond's key (no pairing),
+        /// then discover and read on that link.
+        public var reconnectEncrypt: Bool
+
+        public init(options: BumblePeer.PairingOptions = BumblePeer.PairingOptions(), pair: Bool = true,
+                    expectSecurityRequest: Bool = false, reconnectEncrypt: Bool = false) {
+            self.options = options
+            self.pair = pair
+            self.expectSecurityRequest = expectSecurityRequest
+            self.reconnectEncrypt = reconnectEncrypt
+        }
+
+        /// The `--central-*` options.
+        public var arguments: [String] {
+            var arguments = options.arguments(prefix: "central")
+            if pair { arguments.append("--central-pair") }
+            if expectSecurityRequest { arguments.append("--central-expect-security-request") }
+            if reconnectEncrypt { arguments.append("--central-reconnect-encrypt") }
+            return arguments
+        }
+    }
+
     private init(peer: BumblePeer) {
         self.peer = peer
     }
@@ -128,13 +163,17 @@ public final class BumbleCentral: Sendable {
     /// (its ready line read); the central is then scanning. `centrals` > 1 runs that many, each
     /// on its own controller (random static F0:CE:17:4A:00:01, :02 ...), central k+1 scanning
     /// once central k has connected (or ended); every count and timeout is per central.
+    /// `pairing` makes the central pair (every central, with the same options) and log each
+    /// step as an event (``Event/security``, ``pairings``).
     public static func start(
         target: String, arguments: [String] = [], ports: Int = 1, centrals: Int = 1, count: Int = 0,
         timeout: Double = 30,
         indicate: Bool = false, wait: Bool = false, unsubscribe: Bool = false, writes: [Write] = [], mtu: Int? = nil,
+        pairing: Pairing? = nil,
         environment: [String: String] = [:], readyTimeout: Duration = .seconds(30)
     ) async throws -> BumbleCentral {
         var options = [target] + arguments
+        if let pairing { options += pairing.arguments }
         if ports > 1 { options += ["--ports", "\(ports)"] }
         options += ["--central-count", "\(count)", "--central-timeout", "\(timeout)"]
         if centrals > 1 { options += ["--centrals", "\(centrals)"] }
@@ -173,6 +212,12 @@ public final class BumbleCentral: Sendable {
         try await event(within: seconds) { $0.event == "done" && ($0.central ?? 1) == central }
     }
 
+    /// The pairing, encryption and Security Request steps so far, in order.
+    public var securityEvents: [BumblePeer.SecurityEvent] { events.compactMap(\.security) }
+
+    /// The pairings the central completed so far (role `central`), in order.
+    public var pairings: [BumblePeer.PairingRecord] { securityEvents.compactMap(\.pairing) }
+
     /// The values received by notification and indication so far, in order.
     public var receivedValues: [Event] {
         events.filter { $0.event == "notification" || $0.event == "indication" }
@@ -201,6 +246,15 @@ public final class BumbleCentral: Sendable {
     @discardableResult
     public func disconnect(central: Int = 1) -> Bool { request(["disconnect": .bool(true)], central: central) }
 
+    /// Types `passkey` (0...999999) for `central`: its answer in the Passkey Entry it waits in
+    /// when it must type and has no fixed passkey (a `passkey-requested` event). `nil` refuses
+    /// (Pairing Failed 0x01).
+    @discardableResult
+    public func typePasskey(_ passkey: UInt32?, central: Int = 1) -> Bool {
+        let value: RequestValue = if let passkey { .int(Int(passkey)) } else { .null }
+        return request(["passkey": value], central: central)
+    }
+
     /// Ends `central`'s run started with `wait`: reason `complete`.
     @discardableResult
     public func end(central: Int = 1) -> Bool { request(["end": .bool(true)], central: central) }
@@ -212,6 +266,7 @@ public final class BumbleCentral: Sendable {
         case string(String)
         case bool(Bool)
         case int(Int)
+        case null
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
@@ -219,6 +274,7 @@ public final class BumbleCentral: Sendable {
             case .string(let text): try container.encode(text)
             case .bool(let flag): try container.encode(flag)
             case .int(let number): try container.encode(number)
+            case .null: try container.encodeNil()
             }
         }
     }
@@ -257,9 +313,17 @@ public final class BumbleCentral: Sendable {
 
     private func received(_ line: [UInt8]) {
         guard !line.isEmpty else { return }
-        guard let event = try? JSONDecoder().decode(Event.self, from: Data(line)) else {
+        let decoder = JSONDecoder()
+        guard var event = try? decoder.decode(Event.self, from: Data(line)) else {
             malformed.withLock { $0.append(String(decoding: line.prefix(300), as: UTF8.self)) }
             return
+        }
+        if BumblePeer.SecurityEvent.kinds.contains(event.event) {
+            guard let security = try? decoder.decode(BumblePeer.SecurityEvent.self, from: Data(line)) else {
+                malformed.withLock { $0.append(String(decoding: line.prefix(300), as: UTF8.self)) }
+                return
+            }
+            event.security = security
         }
         log.append(event)
     }

@@ -114,6 +114,8 @@ public final class BumblePeer: Sendable {
         public var stream: StreamSettings?
         /// The strap's heart-rate options (`rawble-strap` only).
         public var heartRate: HeartRateSettings?
+        /// The strap's pairing options and identity (`rawble-strap` only).
+        public var pairing: StrapPairingSettings?
 
         /// The first service with `uuid` (4 hex digits or the upper-case 36-character form).
         public func service(_ uuid: String) -> ServiceLayout? {
@@ -237,6 +239,10 @@ public final class BumblePeer: Sendable {
         public var measurementCCCD: UInt16
         public var bodySensorLocation: UInt16
         public var controlPoint: UInt16
+        /// `--strap-encrypted-read`'s characteristic value (readable once encrypted).
+        public var encryptedRead: UInt16?
+        /// `--strap-authenticated-read`'s characteristic value (readable once encrypted with an authenticated key).
+        public var authenticatedRead: UInt16?
     }
 
     /// One Heart Rate Measurement value the strap sent (valid or not), in sending order.
@@ -288,6 +294,8 @@ public final class BumblePeer: Sendable {
         case energyReset(time: Double, position: Int)
         /// Control Point write other than 0x01, answered with ATT error 0x80; the value written.
         case controlPointRefused(time: Double, value: [UInt8])
+        /// A pairing, encryption or address step of the strap (``securityLog()`` has them alone).
+        case security(SecurityEvent)
         /// A line of a kind this reader does not know (a newer script).
         case other(kind: String)
     }
@@ -595,6 +603,16 @@ public final class BumblePeer: Sendable {
         try heartRateLog().compactMap { if case .disconnect(let event) = $0 { event } else { nil } }
     }
 
+    /// The strap's pairing, encryption and address steps so far, in order.
+    public func securityLog() throws -> [SecurityEvent] {
+        try heartRateLog().compactMap { if case .security(let event) = $0 { event } else { nil } }
+    }
+
+    /// The pairings the strap completed so far, in order (its side: role `peripheral`).
+    public func pairings() throws -> [PairingRecord] {
+        try securityLog().compactMap(\.pairing)
+    }
+
     /// A strap log line with every field optional; `entry` types it by `kind`.
     private struct StrapLogLine: Decodable {
         var kind: String?
@@ -629,6 +647,8 @@ public final class BumblePeer: Sendable {
                 return .energyReset(time: time, position: position)
             case "control-point-refused":
                 return .controlPointRefused(time: time, value: try bytes())
+            case let other? where SecurityEvent.kinds.contains(other):
+                return .security(try decoder.decode(SecurityEvent.self, from: data))
             case let other?:
                 return .other(kind: other)
             }

@@ -6,7 +6,9 @@ import logging
 import struct
 import time
 
-from bumble import att, gatt, hci
+from bumble import att, gatt, hci, smp
+
+from bumble_fixture.pairing import STRAP_IRK, Security, address_text, be_hex, options_from
 
 log = logging.getLogger("bumble-peer")
 
@@ -232,10 +234,14 @@ def realistic_summary(seed, seconds, artifacts_per_hour):
             "longestValue": longest_value}
 
 
-# --strap-encrypted-read: the service and characteristic that need an encrypted link, and its value.
+# --strap-encrypted-read: the service and characteristic that need an encrypted link, and its value;
+# --strap-authenticated-read: the characteristic (same service, after it) that needs an
+# authenticated key (Passkey Entry or Numeric Comparison), and its value.
 ENCRYPTED_READ_SERVICE = "72617762-6C65-5345-4300-000000000000"
 ENCRYPTED_READ_CHARACTERISTIC = "72617762-6C65-5345-4300-000000000001"
 ENCRYPTED_READ_VALUE = b"sealed"
+AUTHENTICATED_READ_CHARACTERISTIC = "72617762-6C65-5345-4300-000000000002"
+AUTHENTICATED_READ_VALUE = b"attested"
 
 
 class Strap:
@@ -274,15 +280,91 @@ class Strap:
             gatt.Service("180A", [readable("2A29", b"rawble-sim"), readable("2A24", b"HRM-1")]),
             gatt.Service("180F", [readable("2A19", bytes([87]))]),
         ])
+        # Pairing (issue 24): Bumble's Security Manager set up from the --strap-* pairing options,
+        # every step logged, bonds kept in memory for the process's life (a central that bonded
+        # reconnects and encrypts without pairing again), the strap's fixed IRK.
+        self.security = Security(device, options_from(args, "strap"), self.log_security, STRAP_IRK)
+        if args.strap_security_request:
+            device.on("connection", self.on_connection)
         # --strap-encrypted-read (issue 11, raising security): one more service, last (the
         # handles above do not move), whose characteristic reads only on an encrypted link
-        # (Insufficient Encryption, 0x0F, before).  The strap accepts Just Works pairing: Bumble's
-        # default pairing config (no input, no output; the delegate accepts).
+        # (Insufficient Encryption, 0x0F, before).  --strap-authenticated-read: a characteristic
+        # after it (same service) that reads only on a link encrypted with an authenticated key
+        # (Insufficient Authentication, 0x05, before and with a Just Works key).
+        self.encrypted_read = self.authenticated_read = None
+        characteristics = []
         if args.strap_encrypted_read:
-            device.add_service(gatt.Service(ENCRYPTED_READ_SERVICE, [gatt.Characteristic(
+            self.encrypted_read = gatt.Characteristic(
                 ENCRYPTED_READ_CHARACTERISTIC, gatt.Characteristic.Properties.READ,
-                gatt.Characteristic.READ_REQUIRES_ENCRYPTION, ENCRYPTED_READ_VALUE)]))
+                gatt.Characteristic.READ_REQUIRES_ENCRYPTION, ENCRYPTED_READ_VALUE)
+            characteristics.append(self.encrypted_read)
+        if args.strap_authenticated_read:
+            # Bumble's own READ_REQUIRES_AUTHENTICATION check passes on any encrypted link (it
+            # counts Just Works as authenticated): the value's read checks the key itself.
+            self.authenticated_read = gatt.Characteristic(
+                AUTHENTICATED_READ_CHARACTERISTIC, gatt.Characteristic.Properties.READ,
+                gatt.Characteristic.READ_REQUIRES_AUTHENTICATION,
+                gatt.CharacteristicValue(read=self.read_authenticated))
+            characteristics.append(self.authenticated_read)
+        if characteristics:
+            device.add_service(gatt.Service(ENCRYPTED_READ_SERVICE, characteristics))
+        self.rotation = None
         device.on("characteristic_subscription", self.on_subscription)
+
+    def log_security(self, kind, **fields):
+        self.log.write({"kind": kind, "time": time.time(), **fields})
+
+    def request(self, request, line):
+        """A stdin line for the strap, {"strap": REQUEST}: {"passkey": N} types N in the Passkey
+        Entry the strap waits in (no --strap-passkey); logged as {"kind": "request-refused"} if
+        unreadable."""
+        try:
+            self.security.type_passkey(request["passkey"])
+        except (ValueError, KeyError, TypeError) as error:
+            self.log.write({"kind": "request-refused", "time": time.time(), "line": line[:200],
+                            "message": str(error)})
+
+    def read_authenticated(self, connection):
+        if not self.security.link_authenticated(connection):
+            raise att.ATT_Error(att.ErrorCode.INSUFFICIENT_AUTHENTICATION)
+        return AUTHENTICATED_READ_VALUE
+
+    def on_connection(self, connection):
+        """--strap-security-request: an SMP Security Request as soon as a central connects."""
+        if connection.role != hci.Role.PERIPHERAL:
+            return
+        config = self.security.pairing_config(connection)
+        auth_req = int(smp.AuthReq.from_booleans(bonding=config.bonding, sc=config.sc, mitm=config.mitm))
+        self.log_security("security-request-sent", authReq=auth_req)
+        self.device.request_pairing(connection)
+
+    def pairing_settings(self):
+        """The strap's pairing options and identity, for the ready line."""
+        d = self.device
+        return {**self.security.options.describe(), "securityRequest": self.args.strap_security_request,
+                "irk": be_hex(d.irk), "identityAddress": address_text(d.static_address),
+                "identityAddressType": "random", "privacy": self.args.strap_privacy,
+                "rpaPeriod": self.args.strap_rpa_period if self.args.strap_privacy else None}
+
+    async def rotate_addresses(self, advertise):
+        """--strap-privacy with --strap-rpa-period S: every S s, while no central is connected,
+        a new resolvable private address from the strap's IRK, advertised from then on (logged
+        as {"kind": "rpa", "address"}).  Bumble's own rotation (le_rpa_timeout) never rotates an
+        advertising device and sets the old address again: not used."""
+        period = self.args.strap_rpa_period
+        while True:
+            await asyncio.sleep(period)
+            if self.device.connections:
+                continue  # the link keeps its address; the next period rotates
+            try:
+                await self.device.stop_advertising()
+                address = hci.Address.generate_private_address(self.device.irk)
+                self.device.random_address = address
+                await self.device.send_sync_command(hci.HCI_LE_Set_Random_Address_Command(random_address=address))
+                await advertise()
+                self.log_security("rpa", address=address_text(address))
+            except Exception as error:  # a connection raced the rotation: the next period retries
+                log.info("strap: RPA rotation skipped: %s", error)
 
     @property
     def resumes(self):
@@ -292,13 +374,17 @@ class Strap:
     def settings(self):
         """The strap's heart-rate options, for the ready line."""
         a = self.args
+        handles = {"measurement": self.hrm.handle, "measurementCCCD": self.hrm.handle + 1,
+                   "bodySensorLocation": self.body_sensor_location.handle,
+                   "controlPoint": self.control_point.handle}
+        if self.encrypted_read is not None:
+            handles["encryptedRead"] = self.encrypted_read.handle
+        if self.authenticated_read is not None:
+            handles["authenticatedRead"] = self.authenticated_read.handle
         return {"script": a.hr_script, "count": a.hr_count, "interval": a.hr_interval,
                 "seed": a.hr_seed, "artifacts": a.hr_artifacts, "disconnectAfter": a.hr_disconnect_after,
                 "disconnects": a.hr_disconnects, "invalid": a.hr_invalid,
-                "refuseCCCD": a.hr_refuse_cccd, "silent": a.hr_silent,
-                "handles": {"measurement": self.hrm.handle, "measurementCCCD": self.hrm.handle + 1,
-                            "bodySensorLocation": self.body_sensor_location.handle,
-                            "controlPoint": self.control_point.handle}}
+                "refuseCCCD": a.hr_refuse_cccd, "silent": a.hr_silent, "handles": handles}
 
     def refusing_cccd(self):
         def write(connection, value):
