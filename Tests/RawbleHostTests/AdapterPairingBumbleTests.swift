@@ -1,0 +1,247 @@
+import Foundation
+import RawbleBearer
+import RawbleHost
+import RawbleHostCore
+import RawbleSMP
+import RawbleTestSupport
+import RawbleTransport
+import RawbleWire
+import Synchronization
+import Testing
+
+// rawble's Security Manager against Bumble's, over H4 on 127.0.0.1 (Scripts/bumble-peer and
+// Scripts/bumble-central, issue 24): each method in both roles, the keys both sides computed
+// compared (the fixture logs Bumble's), the bond kept and a later link encrypted with it
+// without pairing again.
+
+/// The strap's address (random static) and identity.
+private let strap = DeviceAddress(BluetoothAddress(0xC0_B1_E0_00_00_01), type: .random)
+
+/// Remembers the passkeys rawble displayed and answers as told.
+private final class RecordingAgent: PairingAgent {
+    let typed: UInt32?
+    let accepts: Bool
+    private let shown = Mutex<[UInt32]>([])
+    private let compared = Mutex<[UInt32]>([])
+
+    init(types typed: UInt32? = nil, accepts: Bool = true) {
+        self.typed = typed
+        self.accepts = accepts
+    }
+
+    var displayed: [UInt32] { shown.withLock { $0 } }
+    var comparisons: [UInt32] { compared.withLock { $0 } }
+
+    func displayPasskey(_ passkey: UInt32, for peer: DeviceAddress) async { shown.withLock { $0.append(passkey) } }
+    func passkey(for peer: DeviceAddress) async -> UInt32? { typed }
+    func confirm(_ number: UInt32, for peer: DeviceAddress) async -> Bool {
+        compared.withLock { $0.append(number) }
+        return accepts
+    }
+}
+
+private func openAdapter(host: String, port: UInt16, pairing: PairingConfiguration, agent: (any PairingAgent)?,
+                         bonds: any BondStore) async throws -> Adapter {
+    var configuration = Adapter.Configuration()
+    configuration.logger.logLevel = .critical
+    configuration.commandTimeout = .seconds(10)
+    configuration.resetTimeout = .seconds(10)
+    configuration.pairing = pairing
+    configuration.pairingAgent = agent
+    configuration.bonds = bonds
+    return try await Adapter.open(try await H4StreamTransport.connect(tcp: host, port: port), configuration: configuration)
+}
+
+/// Waits (bounded) until `read` gives a value.
+private func eventually<T: Sendable>(_ what: String, _ read: @escaping @Sendable () throws -> T?) async throws -> T {
+    try await within(seconds: 60) {
+        while true {
+            if let value = try read() { return value }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+/// One way to pair: the strap's options, rawble's, what rawble's user answers, what comes out.
+struct PairingCase: Sendable, CustomTestStringConvertible {
+    let name: String
+    let bumble: BumblePeer.PairingOptions
+    let rawble: PairingConfiguration
+    /// The passkey rawble's user types (the one Bumble displays).
+    let types: UInt32?
+    let method: BumblePeer.PairingMethod
+    let authenticated: Bool
+    var testDescription: String { name }
+
+    static let passkey: UInt32 = 123_456
+
+    static func configuration(_ io: SMPIOCapability, mitm: Bool = false, legacy: Bool = false) -> PairingConfiguration {
+        var configuration = PairingConfiguration(ioCapability: io)
+        configuration.mitm = mitm
+        configuration.secureConnections = !legacy
+        return configuration
+    }
+
+    /// rawble as central, Bumble's strap as peripheral.
+    static let asCentral: [PairingCase] = [
+        PairingCase(name: "LE Secure Connections, Just Works", bumble: .init(), rawble: configuration(.noInputNoOutput),
+                    types: nil, method: .justWorks, authenticated: false),
+        PairingCase(name: "LE Secure Connections, Passkey Entry (Bumble displays, rawble types)",
+                    bumble: .init(io: .display, mitm: true, passkey: passkey), rawble: configuration(.keyboardOnly, mitm: true),
+                    types: passkey, method: .passkey, authenticated: true),
+        PairingCase(name: "LE Secure Connections, Numeric Comparison", bumble: .init(io: .yesNo, mitm: true),
+                    rawble: configuration(.displayYesNo, mitm: true), types: nil, method: .numericComparison, authenticated: true),
+        PairingCase(name: "LE legacy pairing, Just Works", bumble: .init(legacy: true), rawble: configuration(.noInputNoOutput),
+                    types: nil, method: .justWorks, authenticated: false),
+        PairingCase(name: "LE legacy pairing, Passkey Entry (Bumble displays, rawble types)",
+                    bumble: .init(io: .display, legacy: true, mitm: true, passkey: passkey),
+                    rawble: configuration(.keyboardOnly, mitm: true), types: passkey, method: .passkey, authenticated: true),
+    ]
+
+    /// rawble as peripheral, Bumble's central.
+    static let asPeripheral: [PairingCase] = [
+        PairingCase(name: "LE Secure Connections, Just Works", bumble: .init(), rawble: configuration(.noInputNoOutput),
+                    types: nil, method: .justWorks, authenticated: false),
+        PairingCase(name: "LE Secure Connections, Passkey Entry (Bumble displays, rawble types)",
+                    bumble: .init(io: .display, mitm: true, passkey: passkey), rawble: configuration(.keyboardOnly, mitm: true),
+                    types: passkey, method: .passkey, authenticated: true),
+        PairingCase(name: "LE Secure Connections, Numeric Comparison", bumble: .init(io: .yesNo, mitm: true),
+                    rawble: configuration(.displayYesNo, mitm: true), types: nil, method: .numericComparison, authenticated: true),
+        PairingCase(name: "LE legacy pairing, Just Works", bumble: .init(legacy: true), rawble: configuration(.noInputNoOutput),
+                    types: nil, method: .justWorks, authenticated: false),
+    ]
+}
+
+@Suite("Pairing with Bumble over H4: each method in both roles, the keys compared, a bonded link encrypted again",
+       .serialized, .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+struct AdapterPairingBumbleTests {
+    @Test("rawble central, Bumble's strap: paired, the same keys on both sides, the bond kept; the next link is encrypted with it before connect returns, with no pairing",
+          arguments: PairingCase.asCentral)
+    func centralPairsWithTheStrap(_ method: PairingCase) async throws {
+        let peer = try await BumblePeer.start(arguments: ["--strap-only"] + BumblePeer.StrapSecurity(pairing: method.bumble).arguments)
+        defer { peer.stop() }
+        let bonds = InMemoryBondStore()
+        let agent = RecordingAgent(types: method.types)
+        let adapter = try await openAdapter(host: "127.0.0.1", port: try #require(peer.port), pairing: method.rawble, agent: agent, bonds: bonds)
+        let connection = try await adapter.connect(to: strap, timeout: .seconds(20))
+        let outcome = try #require(try await connection.pair(timeout: .seconds(40)))
+        #expect(connection.security == (method.authenticated ? .authenticated : .encrypted))
+
+        let record = try await eventually("the strap's pairing") { try peer.pairings().first }
+        #expect(record.method == method.method)
+        #expect(record.secureConnections == outcome.secureConnections)
+        #expect(outcome.isAuthenticated == method.authenticated)
+        if outcome.secureConnections {
+            #expect(record.longTermKey == outcome.linkKey, "one LTK, computed on both sides")
+        } else {
+            #expect(record.shortTermKey == outcome.linkKey, "one STK, computed on both sides")
+            #expect(record.longTermKey == outcome.peer.longTermKey, "the LTK the strap distributed arrived")
+            #expect(record.encryptedDiversifier == outcome.peer.encryptedDiversifier && record.random == outcome.peer.random)
+        }
+        if method.method == .numericComparison {
+            let shown = try peer.securityLog().compactMap { if case .comparison(_, let number, _) = $0 { number } else { nil } }
+            #expect(shown == agent.comparisons && shown.count == 1, "both sides showed the same six digits")
+        }
+        let bond = try #require(try await bonds.bond(for: strap), "kept under the strap's identity")
+        #expect(bond.peerIdentityResolvingKey == peer.devices.first { $0.pairing != nil }?.pairing?.identityResolvingKey)
+        #expect(bond.authenticated == method.authenticated)
+
+        try await connection.disconnect()
+        let again = try await adapter.connect(to: strap, timeout: .seconds(20))
+        #expect(again.security == (method.authenticated ? .authenticated : .encrypted), "encrypted with the bond before connect returned")
+        let log = try peer.securityLog()
+        #expect(try peer.pairings().count == 1, "no second pairing")
+        #expect(log.contains { if case .encryption(let change) = $0 { change.key == "bond" && change.enabled } else { false } },
+                "the strap answered the LTK request from its bond: \(log)")
+        await adapter.close()
+    }
+
+    @Test("rawble central types a wrong passkey: both sides fail the pairing (Confirm Value Failed), in one line")
+    func wrongPasskey() async throws {
+        let options = BumblePeer.PairingOptions(io: .display, mitm: true, passkey: PairingCase.passkey)
+        let peer = try await BumblePeer.start(arguments: ["--strap-only"] + BumblePeer.StrapSecurity(pairing: options).arguments)
+        defer { peer.stop() }
+        let adapter = try await openAdapter(host: "127.0.0.1", port: try #require(peer.port),
+                                            pairing: PairingCase.configuration(.keyboardOnly, mitm: true),
+                                            agent: RecordingAgent(types: 111_111), bonds: InMemoryBondStore())
+        let connection = try await adapter.connect(to: strap, timeout: .seconds(20))
+        let error = await #expect(throws: HostError.self) { try await connection.pair(timeout: .seconds(40)) }
+        guard case .pairingFailed(_, let failure)? = error else {
+            Issue.record("not a pairing failure: \(String(describing: error))")
+            return
+        }
+        #expect(failure.reason == .confirmValueFailed, "\(failure)")
+        #expect(error?.description.contains("Confirm Value Failed") == true)
+        #expect(connection.security == .none)
+        await adapter.close()
+    }
+
+    @Test("the strap's Security Request: rawble's central pairs by itself (Just Works), without being asked to")
+    func securityRequest() async throws {
+        let security = BumblePeer.StrapSecurity(securityRequest: true, encryptedRead: true)
+        let peer = try await BumblePeer.start(arguments: ["--strap-only"] + security.arguments)
+        defer { peer.stop() }
+        let adapter = try await openAdapter(host: "127.0.0.1", port: try #require(peer.port), pairing: PairingConfiguration(),
+                                            agent: nil, bonds: InMemoryBondStore())
+        let connection = try await adapter.connect(to: strap, timeout: .seconds(20))
+        _ = try await eventually("encryption after the Security Request") { connection.security == .encrypted ? true : nil }
+        #expect(try peer.securityLog().contains { if case .securityRequestSent = $0 { true } else { false } })
+        #expect(try peer.pairings().count == 1)
+        await adapter.close()
+    }
+
+    @Test("rawble peripheral, Bumble's central: paired, the same keys on both sides, the bond kept under the central's identity; the central reconnects and encrypts with its bond, rawble answering the LTK request from its own",
+          arguments: PairingCase.asPeripheral)
+    func peripheralPairsWithBumblesCentral(_ method: PairingCase) async throws {
+        let name = "rawble-pairing"
+        let central = try await BumbleCentral.start(
+            target: name, arguments: ["--no-standard"], centrals: 1, timeout: 90,
+            pairing: BumbleCentral.Pairing(options: method.bumble, pair: true, reconnectEncrypt: true))
+        defer { central.stop() }
+        let served = try #require(central.peer.controllers.first)
+        let bonds = InMemoryBondStore()
+        let agent = RecordingAgent(types: method.types)
+        let adapter = try await openAdapter(host: try #require(served.host), port: try #require(served.port),
+                                            pairing: method.rawble, agent: agent, bonds: bonds)
+        _ = try await adapter.advertise(Advertisement(data: AdvertisingData(localName: name)))
+        let serving = Task { () -> [LinkSecurity] in
+            var levels: [LinkSecurity] = []
+            for await connection in adapter.incomingConnections {
+                do {
+                    for try await pdu in connection.att.pdus {
+                        if let answer = AdapterAdvertisingBumbleTests.answer(pdu) { try await connection.att.send(answer) }
+                    }
+                } catch {}
+                levels.append(connection.security)
+                if levels.count == 2 { break }
+            }
+            return levels
+        }
+        defer { serving.cancel() }
+
+        let done = try await central.finished(central: 1, within: 120)
+        let events = central.events.map(AdapterAdvertisingBumbleTests.summary)
+        #expect(done.doneReason == "complete", "\(events)")
+        let records = central.pairings
+        #expect(records.count == 1, "one pairing, then the bond: \(events)")
+        let record = try #require(records.first)
+        #expect(record.method == method.method)
+        let bond = try #require(await bonds.bonds().first, "rawble kept a bond")
+        #expect(bond.authenticated == method.authenticated)
+        if record.secureConnections {
+            #expect(bond.peripheralKey?.value == record.longTermKey, "one LTK on both sides")
+        } else {
+            // The LTK rawble distributed is the one Bumble's central encrypts with later.
+            #expect(bond.peripheralKey == Bond.LongTermKey(value: try #require(record.longTermKey),
+                                                           encryptedDiversifier: record.encryptedDiversifier, random: record.random))
+        }
+        #expect(bond.peer.address.description == record.peerAddress || bond.peerIdentityResolvingKey != nil,
+                "kept under the identity Bumble's central distributed")
+        let encryptions = central.securityEvents.compactMap { if case .encryption(let change) = $0 { change } else { nil } }
+        #expect(encryptions.contains { $0.key == "bond" && $0.enabled }, "the reconnection was encrypted with the bond: \(events)")
+        let levels = try await within(seconds: 30) { await serving.value }
+        let expected: LinkSecurity = method.authenticated ? .authenticated : .encrypted
+        #expect(levels == [expected, expected], "both links, as rawble saw them")
+        await adapter.close()
+    }
+}
