@@ -245,3 +245,46 @@ struct AdapterPairingBumbleTests {
         await adapter.close()
     }
 }
+
+/// The first device a scan reports that `matches`, bounded; the scan is stopped after it.
+private func scan(_ adapter: Adapter, for matches: @escaping @Sendable (DiscoveredDevice) -> Bool) async throws -> DiscoveredDevice {
+    let devices = try await adapter.scan(ScanOptions(active: true))
+    let found = try await within(seconds: 60) { () throws -> DiscoveredDevice in
+        for try await device in devices where matches(device) { return device }
+        throw TestTimeout()
+    }
+    try await adapter.stopScanning()
+    return found
+}
+
+@Suite("Privacy with Bumble over H4: a bonded peer's resolvable private addresses resolved with its IRK",
+       .serialized, .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+struct AdapterPrivacyBumbleTests {
+    @Test("the strap advertises from resolvable private addresses; once bonded, a scan names its identity at its next address, and connect by identity reaches it there, encrypted with the bond")
+    func resolvablePrivateAddresses() async throws {
+        let security = BumblePeer.StrapSecurity(privacy: true, addressPeriod: 1)
+        let peer = try await BumblePeer.start(arguments: ["--strap-only"] + security.arguments)
+        defer { peer.stop() }
+        let bonds = InMemoryBondStore()
+        let adapter = try await openAdapter(host: "127.0.0.1", port: try #require(peer.port), pairing: PairingConfiguration(),
+                                            agent: nil, bonds: bonds)
+        let heartRate = BluetoothUUID(UInt16(0x180D))
+        let first = try await scan(adapter) { $0.serviceUUIDs.contains(heartRate) && $0.isConnectable }
+        #expect(first.address.type == .random && first.address.address.randomKind == .resolvablePrivate, "\(first.address)")
+        #expect(first.identity == nil, "not bonded yet")
+
+        let connection = try await adapter.connect(to: first.address, timeout: .seconds(20))
+        try await connection.pair(timeout: .seconds(40))
+        #expect(await bonds.bonds().first?.peer == strap, "the bond is the strap's identity, with its IRK")
+        try await connection.disconnect()
+
+        let later = try await scan(adapter) { [first] in $0.serviceUUIDs.contains(heartRate) && $0.address != first.address }
+        #expect(later.address.address.randomKind == .resolvablePrivate)
+        #expect(later.identity == strap, "resolved with the strap's IRK")
+        let again = try await adapter.connect(to: strap, timeout: .seconds(20))
+        #expect(again.peer.address.randomKind == .resolvablePrivate, "connected at a private address, not the identity: \(again.peer)")
+        #expect(again.security == .encrypted, "encrypted with the bond")
+        #expect(try peer.pairings().count == 1)
+        await adapter.close()
+    }
+}
