@@ -178,6 +178,16 @@ private func encryptingController(_ peer: ScriptedSMPPeer) -> ScriptedController
 }
 
 private let hostAddress = BluetoothAddress(0xC3_11_22_33_44_55)
+/// LE legacy pairing only (no LE Secure Connections).
+private let legacyPairing = PairingConfiguration(secureConnections: false)
+
+/// The scripted controller playing `peer`'s side, running, and the adapter opened on it.
+private func open(against peer: ScriptedSMPPeer, _ configuration: Adapter.Configuration) async throws
+    -> (controller: ScriptedController, pump: Task<Void, Never>, adapter: Adapter) {
+    let controller = encryptingController(peer)
+    let pump = controller.run()
+    return (controller, pump, try await Adapter.open(controller.transport, configuration: configuration))
+}
 private let peerIdentity = PairingIdentity(identityResolvingKey: 0x0123_4567_89AB_CDEF_0011_2233_4455_6677,
                                            address: DeviceAddress(BluetoothAddress(0xC9_88_77_66_55_44), type: .random))
 
@@ -230,10 +240,8 @@ struct AdapterPairingTests {
         var peerConfiguration = PairingConfiguration()
         peerConfiguration.identity = peerIdentity
         let peer = ScriptedSMPPeer(isCentral: false, configuration: peerConfiguration, hostAddress: host)
-        let controller = encryptingController(peer)
-        let pump = controller.run()
         let bonds = InMemoryBondStore()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration(bonds: bonds))
+        let (controller, pump, adapter) = try await open(against: peer, configuration(bonds: bonds))
         let connection = try await adapter.connect(to: ScriptedController.peer)
         #expect(connection.security == .none)
         #expect(connection.att.linkSecurity() == LinkSecurity.none)
@@ -267,12 +275,8 @@ struct AdapterPairingTests {
 
     @Test("central, legacy pairing: the bond keeps the peer's LTK, EDIV and Rand; the next link to the peer is encrypted with them before connect returns, with no SMP")
     func centralReconnectsWithTheBond() async throws {
-        var legacy = PairingConfiguration()
-        legacy.secureConnections = false
-        let peer = ScriptedSMPPeer(isCentral: false, configuration: legacy, hostAddress: host)
-        let controller = encryptingController(peer)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration(pairing: legacy))
+        let peer = ScriptedSMPPeer(isCentral: false, configuration: legacyPairing, hostAddress: host)
+        let (controller, pump, adapter) = try await open(against: peer, configuration(pairing: legacyPairing))
         let first = try await adapter.connect(to: ScriptedController.peer)
         let outcome = try await within(seconds: 60) { try await first.pair() }
         #expect(outcome?.secureConnections == false)
@@ -298,9 +302,7 @@ struct AdapterPairingTests {
         let peer = ScriptedSMPPeer(isCentral: false, configuration: strict, hostAddress: host)
         var short = PairingConfiguration()
         short.maximumKeySize = 7
-        let controller = encryptingController(peer)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration(pairing: short))
+        let (controller, pump, adapter) = try await open(against: peer, configuration(pairing: short))
         let connection = try await adapter.connect(to: ScriptedController.peer)
         await #expect(throws: HostError.pairingFailed(ScriptedController.peer, .peerFailed(.encryptionKeySize))) {
             try await within(seconds: 60) { try await connection.secure() }
@@ -317,9 +319,7 @@ struct AdapterPairingTests {
         let peer = ScriptedSMPPeer(isCentral: false, configuration: PairingConfiguration(), hostAddress: host)
         let stale = Bond(peer: ScriptedController.peer, centralKey: Bond.LongTermKey(value: 0x42), peripheralKey: Bond.LongTermKey(value: 0x42),
                          authenticated: false, secureConnections: true, keySize: 16)
-        let controller = encryptingController(peer)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration(bonds: InMemoryBondStore([stale])))
+        let (controller, pump, adapter) = try await open(against: peer, configuration(bonds: InMemoryBondStore([stale])))
         let connection = try await adapter.connect(to: ScriptedController.peer)
         #expect(sent(controller, enableEncryption).map(\.key) == [0x42])
         #expect(connection.security == .none)
@@ -334,13 +334,9 @@ struct AdapterPairingTests {
 
     @Test("peripheral: a central's legacy pairing is answered; the LTK Request gets the STK; a later link's LTK Request gets the bond's key when EDIV and Rand name it, a negative reply when they do not")
     func peripheralPairsAndAnswersKeyRequests() async throws {
-        var legacy = PairingConfiguration()
-        legacy.secureConnections = false
-        let peer = ScriptedSMPPeer(isCentral: true, configuration: legacy, hostAddress: host)
-        let controller = encryptingController(peer)
-        let pump = controller.run()
+        let peer = ScriptedSMPPeer(isCentral: true, configuration: legacyPairing, hostAddress: host)
         let bonds = InMemoryBondStore()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration(pairing: legacy, bonds: bonds))
+        let (controller, pump, adapter) = try await open(against: peer, configuration(pairing: legacyPairing, bonds: bonds))
         let connection = try await acceptCentral(adapter, controller)
         for packet in peer.startPairing() { controller.transport.inject(packet) }
         try await within(seconds: 60) {
@@ -379,10 +375,7 @@ struct AdapterPairingTests {
         keyboard.mitm = true
 
         let peer = ScriptedSMPPeer(isCentral: false, configuration: display, hostAddress: host)
-        let controller = encryptingController(peer)
-        let pump = controller.run()
-        let adapter = try await Adapter.open(controller.transport,
-                                             configuration: configuration(pairing: keyboard, agent: ReadsThePeersPasskey(peer: peer)))
+        let (_, pump, adapter) = try await open(against: peer, configuration(pairing: keyboard, agent: ReadsThePeersPasskey(peer: peer)))
         let connection = try await adapter.connect(to: ScriptedController.peer)
         #expect(try await within(seconds: 60) { try await connection.secure(.authenticated) } == .authenticated)
         #expect(connection.att.linkSecurity() == .authenticated)
@@ -391,9 +384,7 @@ struct AdapterPairingTests {
         pump.cancel()
 
         let refused = ScriptedSMPPeer(isCentral: false, configuration: display, hostAddress: host)
-        let controller2 = encryptingController(refused)
-        let pump2 = controller2.run()
-        let adapter2 = try await Adapter.open(controller2.transport, configuration: configuration(pairing: keyboard))
+        let (_, pump2, adapter2) = try await open(against: refused, configuration(pairing: keyboard))
         let connection2 = try await adapter2.connect(to: ScriptedController.peer)
         await #expect(throws: HostError.pairingFailed(ScriptedController.peer, .failed(.passkeyEntryFailed))) {
             try await within(seconds: 60) { try await connection2.secure(.authenticated) }
@@ -406,10 +397,8 @@ struct AdapterPairingTests {
     @Test("a peer that stops answering SMP: secure() fails with SMP's timeout after 30 s of virtual time, not before; the link takes no more pairing")
     func pairingTimesOut() async throws {
         let peer = ScriptedSMPPeer(isCentral: false, configuration: PairingConfiguration(), hostAddress: host, silent: true)
-        let controller = encryptingController(peer)
-        let pump = controller.run()
         let clock = ManualClock()
-        let adapter = try await Adapter.open(controller.transport, configuration: configuration(clock: clock))
+        let (_, pump, adapter) = try await open(against: peer, configuration(clock: clock))
         let connection = try await adapter.connect(to: ScriptedController.peer)
         let securing = Task { try await connection.secure(timeout: .seconds(60)) }
         try await within(seconds: 60) { while peer.received.isEmpty { try await Task.sleep(for: .milliseconds(2)) } }

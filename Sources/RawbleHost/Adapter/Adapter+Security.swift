@@ -160,9 +160,11 @@ extension Adapter {
 
     /// One SMP command from the peer, for the link's engine.
     func receiveSecurityManager(_ payload: ArraySlice<UInt8>, on record: ConnectionRecord) {
-        let wasPairing = record.pairing?.isPairing ?? false
+        // Outside a pairing, this PDU may start one (a Pairing Request) whose first question
+        // (legacy Passkey Entry asks at once) must belong to it: a new generation before the
+        // engine runs.
+        if record.pairing?.isPairing != true { record.pairingGeneration += 1 }
         runPairing(on: record) { engine, now in engine.receive(payload, now: now) }
-        if !wasPairing, record.pairing?.isPairing == true { record.pairingGeneration += 1 }
     }
 
     /// Gives the engine one input (with the time) and carries out what it returns; then
