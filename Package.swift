@@ -36,7 +36,7 @@ let package = Package(
         /// The kernel's central (`hciN`): scanning on the raw HCI channel, links through L2CAP sockets.
         .library(name: "RawbleKernelHost", targets: ["RawbleKernelHost"]),
         /// The stack composed, and the one umbrella module: a transport string (`hci0`, `user:hci0`, `tcp:HOST:PORT`, `unix:PATH`,
-        /// `serial:PATH[:BAUD]`) parsed and opened as a `Central` in one call.
+        /// `serial:PATH[:BAUD]`) parsed and opened as a `Central` in one call; bonds kept in files (`FileBondStore`).
         .library(name: "RawbleStack", targets: ["RawbleStack"]),
         /// Session files (`rawble hr --csv/--jsonl`) written and read line by line, and the session's SVG plots.
         .library(name: "RawbleReport", targets: ["RawbleReport"]),
@@ -153,6 +153,8 @@ let package = Package(
                 "RawbleGATTCore",
                 "RawbleGATT",
                 "RawbleHeartRate",
+                "RawbleSMP",
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -358,10 +360,12 @@ let package = Package(
                 "RawbleHostCore",
                 "RawbleKernel",
                 "RawbleKernelHost",
+                "RawbleSMP",
                 "RawbleStack",
                 "RawbleTestSupport",
                 "RawbleTransport",
                 "RawbleWire",
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .testTarget(

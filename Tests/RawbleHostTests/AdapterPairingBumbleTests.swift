@@ -245,3 +245,65 @@ struct AdapterPairingBumbleTests {
         await adapter.close()
     }
 }
+
+/// The first device a scan reports that `matches`, bounded; the scan is stopped after it.
+private func scan(_ adapter: Adapter, for matches: @escaping @Sendable (DiscoveredDevice) -> Bool) async throws -> DiscoveredDevice {
+    let devices = try await adapter.scan(ScanOptions(active: true))
+    let found = try await within(seconds: 60) { () throws -> DiscoveredDevice in
+        for try await device in devices where matches(device) { return device }
+        throw TestTimeout()
+    }
+    try await adapter.stopScanning()
+    return found
+}
+
+@Suite("Privacy with Bumble over H4: a bonded peer's resolvable private addresses resolved with its IRK",
+       .serialized, .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+struct AdapterPrivacyBumbleTests {
+    @Test("the strap advertises from resolvable private addresses; once bonded, a scan names its identity at its next address, and connect by identity reaches it there, encrypted with the bond")
+    func resolvablePrivateAddresses() async throws {
+        let security = BumblePeer.StrapSecurity(privacy: true, addressPeriod: 2)
+        let peer = try await BumblePeer.start(arguments: ["--strap-only"] + security.arguments)
+        defer { peer.stop() }
+        let bonds = InMemoryBondStore()
+        let adapter = try await openAdapter(host: "127.0.0.1", port: try #require(peer.port), pairing: PairingConfiguration(),
+                                            agent: nil, bonds: bonds)
+        let heartRate = BluetoothUUID(UInt16(0x180D))
+        // The strap moves to a new address every 2 s: one may pass between a scan and the
+        // connection (on a loaded machine), so a connection that finds nobody scans again, as a
+        // user's would. Three tries at most, each time.
+        var heard: DeviceAddress?
+        var connection: Connection?
+        for _ in 1...3 where connection == nil {
+            let found = try await scan(adapter) { $0.serviceUUIDs.contains(heartRate) && $0.isConnectable }
+            #expect(found.address.type == .random && found.address.address.randomKind == .resolvablePrivate, "\(found.address)")
+            #expect(found.identity == nil, "not bonded yet")
+            heard = found.address
+            connection = try? await adapter.connect(to: found.address, timeout: .seconds(5))
+        }
+        let first = try #require(heard)
+        let paired = try #require(connection, "no connection to the strap")
+        try await paired.pair(timeout: .seconds(40))
+        #expect(await bonds.bonds().first?.peer == strap, "the bond is the strap's identity, with its IRK")
+        try await paired.disconnect()
+
+        var again: Connection?
+        var addresses: [DeviceAddress] = []
+        for _ in 1...3 where again == nil {
+            let later = try await scan(adapter) { $0.serviceUUIDs.contains(heartRate) && $0.address != first }
+            #expect(later.address.address.randomKind == .resolvablePrivate)
+            #expect(later.identity == strap, "resolved with the strap's IRK")
+            addresses.append(later.address)
+            do {
+                again = try await adapter.connect(to: strap, timeout: .seconds(5))
+            } catch .connectionTimedOut {
+                continue
+            }
+        }
+        let link = try #require(again, "no connection to the strap's identity at \(addresses)")
+        #expect(link.peer == addresses.last, "connected at the private address last heard, not the identity: \(link.peer)")
+        #expect(link.security == .encrypted, "encrypted with the bond")
+        #expect(try peer.pairings().count == 1)
+        await adapter.close()
+    }
+}

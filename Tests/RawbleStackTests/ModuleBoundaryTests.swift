@@ -188,6 +188,18 @@ import Testing
         }
     }
 
+    /// The bond values and their file import the wire layer only, so Scripts/fuzz compiles them
+    /// with it (FuzzBondFile); what needs the cryptography stays in the files beside them.
+    @Test func theBondValuesAndTheirFileImportTheWireLayerOnly() throws {
+        let imports = try Self.imports(of: "RawbleSMP")
+        for file in ["Bond.swift", "BondFile.swift"] {
+            let found = try #require(imports[file], "no RawbleSMP/Bonds/\(file)")
+            #expect(found.map(\.module) == ["RawbleWire"], "RawbleSMP/Bonds/\(file) imports \(found.map(\.module))")
+        }
+        let script = try String(contentsOf: Self.root.appendingPathComponent("Scripts/fuzz"), encoding: .utf8)
+        #expect(script.contains("echo Sources/RawbleSMP/Bonds/Bond.swift") && script.contains("echo Sources/RawbleSMP/Bonds/BondFile.swift"))
+    }
+
     /// No I/O library, no Dispatch, no clock and no sleep in an engine: time comes in as a value.
     @Test(arguments: engines)
     func enginesReadNoClock(module: String) throws {

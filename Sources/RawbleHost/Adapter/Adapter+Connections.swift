@@ -53,14 +53,19 @@ extension Adapter {
     /// How long the host waits for the controller to confirm Create Connection Cancel.
     static let cancelGracePeriod: Duration = .seconds(2)
 
-    /// Connects to `peer` as central (LE Extended Create Connection when the controller has it,
-    /// else LE Create Connection). One attempt runs at a time; others wait their turn.
+    /// Connects to `address` as central (LE Extended Create Connection when the controller has
+    /// it, else LE Create Connection). One attempt runs at a time; others wait their turn. The
+    /// identity address of a bonded peer that uses resolvable private addresses connects to the
+    /// address a scan last heard it from (`DiscoveredDevice.identity`).
     /// - Throws: ``HostError/connectionTimedOut(_:seconds:)`` when no connection completes
     ///   within `timeout` (the attempt is cancelled), ``HostError/connectionFailed(_:_:)``;
     ///   ``HostError/cancelled`` when the task is cancelled: the attempt is called off with LE
     ///   Create Connection Cancel (and a link that completed in the race is disconnected).
-    public func connect(to peer: DeviceAddress, timeout: Duration = .seconds(10)) async throws(HostError) -> Connection {
+    public func connect(to address: DeviceAddress, timeout: Duration = .seconds(10)) async throws(HostError) -> Connection {
         if let failure { throw failure }
+        // A bonded peer's identity: the private address it was last heard from (it answers
+        // there, not at its identity address).
+        let peer = scanner.resolver.lastPrivateAddress[address] ?? address
         if configuration.owner == .kernel {
             throw .unsupported("connections on a kernel-owned controller (they go through the kernel's L2CAP socket)")
         }

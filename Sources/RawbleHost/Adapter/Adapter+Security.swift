@@ -145,6 +145,17 @@ extension Adapter {
         links.record(lifetime)?.securityWaiters.removeValue(forKey: id)?.resume(returning: result)
     }
 
+    /// Reads the bonds' IRKs for resolving private addresses in scans (a store that fails is
+    /// logged: nothing resolves until the next bond).
+    func loadResolvingKeys() async {
+        guard configuration.owner == .host else { return }
+        do {
+            scanner.resolver.use(try await configuration.bonds.bonds())
+        } catch {
+            logger.warning("the bond store could not be read (\(error)): bonded peers' private addresses are not resolved")
+        }
+    }
+
     // MARK: The engine
 
     /// One SMP command from the peer, for the link's engine.
@@ -288,6 +299,7 @@ extension Adapter {
         // process right after finds it in the store.
         let bonds = configuration.bonds
         let peer = record.peer
+        scanner.resolver.add(bond)
         Task {
             do {
                 try await bonds.save(bond)

@@ -164,6 +164,7 @@ public actor Adapter {
             await adapter.close()
             throw error
         }
+        await adapter.loadResolvingKeys()
         return adapter
     }
 

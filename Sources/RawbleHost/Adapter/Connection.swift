@@ -62,7 +62,7 @@ public final class Connection: Sendable, CustomStringConvertible {
     ///
     /// As central: encrypts with the bond kept for the peer when its key is good enough for
     /// `level`, else pairs (asking for MITM protection when `level` is
-    /// ``LinkSecurity/authenticated``) and keeps the bond when both sides bond. As peripheral:
+    /// `LinkSecurity.authenticated`) and keeps the bond when both sides bond. As peripheral:
     /// sends a Security Request and waits for the central to encrypt or pair. Returns at once
     /// when the link is already that secure; joins a pairing or encryption already under way.
     /// - Throws: ``HostError/pairingFailed(_:_:)`` (the SMP reason, either side's, or its 30 s

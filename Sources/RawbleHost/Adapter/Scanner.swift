@@ -54,9 +54,11 @@ final class ScanSession {
                                     maximumDevices: options.maximumDevices, waitsForScanResponses: options.active)
     }
 
-    func receive(_ reports: [AdvertisingReport]) {
+    func receive(_ reports: [AdvertisingReport], resolver: AddressResolver) {
         for report in reports {
-            if let device = aggregator.receive(report) { output.yield(device) }
+            guard var device = aggregator.receive(report) else { continue }
+            device.identity = resolver.identity(of: device.address)
+            output.yield(device)
         }
     }
 
@@ -86,9 +88,12 @@ final class Scanner {
         return running
     }
 
+    /// Resolves bonded peers' private addresses in what scans report.
+    let resolver = AddressResolver()
+
     /// Advertising reports from the controller: to the running scan, if any.
     func receive(_ reports: [AdvertisingReport]) {
-        current?.receive(reports)
+        current?.receive(reports, resolver: resolver)
     }
 
     /// The host stopped: the running scan's sequence throws `error`.

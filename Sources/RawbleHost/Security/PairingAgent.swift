@@ -18,8 +18,9 @@ public protocol PairingAgent: Sendable {
     func confirm(_ number: UInt32, for peer: DeviceAddress) async -> Bool
 }
 
-/// Answers for scripts and tests: a fixed passkey (typed when asked, shown as-is when shown)
-/// and a fixed answer to comparisons. Without a passkey, passkey entry is declined.
+/// Answers for scripts and tests: a fixed passkey typed when asked, and a fixed answer to
+/// comparisons. Without a passkey, passkey entry is declined. (The passkey this side shows is
+/// the pairing configuration's `displayedPasskey`, else a random one.)
 public struct FixedPairingAgent: PairingAgent {
     public var passkey: UInt32?
     public var acceptsComparison: Bool

@@ -25,6 +25,9 @@ public struct DiscoveredDevice: Hashable, Sendable {
     public var reportedTXPower: Int8?
     /// How many reports (reassembled advertisements) were merged into this device.
     public var reportCount: Int
+    /// The identity of a bonded peer whose resolvable private address ``address`` is (resolved
+    /// with the IRK it distributed when bonding); `nil` for every other advertiser.
+    public var identity: DeviceAddress?
 
     /// A device with no data yet.
     public init(address: DeviceAddress, rssi: Int8? = nil, isConnectable: Bool = false,

@@ -116,13 +116,18 @@ public struct PairingConfiguration: Hashable, Sendable {
     public var identity: PairingIdentity?
     /// Distribute a Connection Signature Resolving Key when bonding.
     public var distributesSigningKey: Bool
+    /// The passkey this side shows in Passkey Entry (0–999 999; larger values are taken modulo
+    /// 10⁶) instead of a new random one per pairing: for scripts and tests that must know it in
+    /// advance. A passkey known beforehand protects less than a fresh one. `nil` (the default):
+    /// random.
+    public var displayedPasskey: UInt32?
 
     /// Bonding with LE Secure Connections, Just Works unless `ioCapability` and the peer allow
     /// more, key sizes 7–16 (the minimum BlueZ and the specification allow).
     public init(ioCapability: SMPIOCapability = .noInputNoOutput, bonding: Bool = true, mitm: Bool = false,
                 secureConnections: Bool = true, secureConnectionsOnly: Bool = false,
                 maximumKeySize: UInt8 = 16, minimumKeySize: UInt8 = 7,
-                identity: PairingIdentity? = nil, distributesSigningKey: Bool = false) {
+                identity: PairingIdentity? = nil, distributesSigningKey: Bool = false, displayedPasskey: UInt32? = nil) {
         self.ioCapability = ioCapability
         self.bonding = bonding
         self.mitm = mitm
@@ -132,6 +137,7 @@ public struct PairingConfiguration: Hashable, Sendable {
         self.minimumKeySize = minimumKeySize
         self.identity = identity
         self.distributesSigningKey = distributesSigningKey
+        self.displayedPasskey = displayedPasskey
     }
 
     /// The AuthReq this side sends.

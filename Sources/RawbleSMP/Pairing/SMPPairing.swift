@@ -394,7 +394,7 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
     private mutating func preparePasskey() -> [PairingAction] {
         guard var current = pairing, case .passkeyEntry(let displays) = current.method, current.passkey == nil else { return [] }
         if displays {
-            let passkey = UInt32.random(in: 0...999_999, using: &random)
+            let passkey = configuration.displayedPasskey.map { $0 % 1_000_000 } ?? UInt32.random(in: 0...999_999, using: &random)
             current.passkey = passkey
             pairing = current
             return [.displayPasskey(passkey)]
