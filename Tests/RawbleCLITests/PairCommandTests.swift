@@ -88,6 +88,31 @@ struct PairCommandTests {
         ExitStatusTests.expectOneLine(result, status: 79, containing: "Passkey Entry Failed")
     }
 
+    @Test("the bond lasts: bonds --json lists the strap; a later read in a new process encrypts with it without pairing; bonds remove forgets it")
+    func bondLasts() async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let peer = try await Self.start(BumblePeer.StrapSecurity(encryptedRead: true))
+        defer { peer.stop() }
+        let pair = try await CLI.run(["pair", Self.strap, "--transport", peer.transport, "--timeout", "20"], environment: state.environment)
+        #expect(pair.status == 0, "\(pair.stderr)")
+        let list = try await CLI.run(["bonds", "--json"], environment: state.environment)
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdout.contains("\"address\":\"\(Self.strap)\"") && list.stdout.contains("\"secureConnections\":true")
+                && list.stdout.contains("\"authenticated\":false"), "\(list.stdout)")
+        #expect(!list.stdout.lowercased().contains("key\":\"") && list.stdout.split(separator: "\n").count == 1, "\(list.stdout)")
+        let read = try await CLI.run(["read", Self.strap, EncryptedRead.characteristic, "--transport", peer.transport,
+                                      "--timeout", "20", "--json"], environment: state.environment)
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout.contains(EncryptedRead.valueHex), "\(read.stdout)")
+        #expect(try peer.pairings().count == 1, "encrypted with the bond, not paired again")
+        let remove = try await CLI.run(["bonds", "remove", Self.strap], environment: state.environment)
+        #expect(remove.status == 0, "\(remove.stderr)")
+        #expect(remove.stdout.hasPrefix("removed the bond with \(Self.strap)"), "\(remove.stdout)")
+        let after = try await CLI.run(["bonds"], environment: state.environment)
+        #expect(after.status == 0 && after.stdout.isEmpty, "\(after.stdout)\(after.stderr)")
+    }
+
     @Test("read --security encrypted pairs before reading; --security authenticated with a Just Works strap: 79, one line")
     func securityOption() async throws {
         let state = try TemporaryState()

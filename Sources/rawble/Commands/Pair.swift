@@ -166,7 +166,7 @@ struct BondsCommand: AsyncParsableCommand {
             do {
                 try await store.removeBond(with: bond.peer)
             } catch {
-                throw CLIError(.cannotOpen, "cannot remove the bond with \(address): \(error)")
+                throw CLIError(.cannotOpen, "\(error)")
             }
             if output.json {
                 Output.json(.object([("removed", .string(address.description))]))
@@ -189,7 +189,7 @@ struct BondsCommand: AsyncParsableCommand {
         do {
             return try await store.bonds()
         } catch {
-            throw CLIError(.cannotOpen, "cannot read the bonds: \(error)")
+            throw CLIError(.cannotOpen, "\(error)")
         }
     }
 }

@@ -6,6 +6,7 @@ import Musl
 import FoundationEssentials
 import RawbleHost
 import RawbleSMP
+import RawbleStack
 import RawbleWire
 
 // What the CLI keeps between runs for rawble's own host (issue 24): the bonds, and the local
@@ -22,10 +23,11 @@ func stateDirectory(environment: [String: String]) -> String? {
 
 /// The bonds of `identity` (rawble's own host's identity address): the one place the CLI
 /// opens the bond store.
+/// Bonds are kept in RawbleStack's ``FileBondStore`` (in the state folder); for this run only
+/// when there is none (no HOME or XDG_STATE_HOME).
 func openBondStore(environment: [String: String], identity: DeviceAddress) throws -> any BondStore {
-    // FileBondStore once merged (branch `bonds`): FileBondStore(directory: stateDirectory(...),
-    // localIdentity: identity). Until then bonds last for one process only.
-    InMemoryBondStore()
+    guard let directory = FileBondStore.defaultDirectory(environment: environment) else { return InMemoryBondStore() }
+    return FileBondStore(directory: directory, localIdentity: identity)
 }
 
 /// rawble's own host's identity on air: a random static address and an Identity Resolving

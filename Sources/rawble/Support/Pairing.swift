@@ -46,7 +46,7 @@ struct PairingOptions: ParsableArguments {
     var io: IOArgument = .none
 
     @Option(name: .long, help: ArgumentHelp(
-        "The passkey to type when the peer displays one (for scripts; else asked on the terminal).", valueName: "digits"))
+        "The passkey to type when the peer displays one, or to display (for scripts; else asked on the terminal, or random).", valueName: "digits"))
     var passkey: UInt32?
 
     func validate() throws {
@@ -88,7 +88,7 @@ struct PairingSettings: Sendable {
     /// asked for when the user can take part (`--io` other than none).
     func configuration(identity: PairingIdentity?) -> PairingConfiguration {
         PairingConfiguration(ioCapability: io.capability, bonding: true, mitm: io != .none,
-                             secureConnections: !legacy, identity: identity)
+                             secureConnections: !legacy, identity: identity, displayedPasskey: passkey)
     }
 
     /// On `hciN` the kernel pairs: the one line saying so, when options asked for rawble's own.
