@@ -231,6 +231,7 @@ let package = Package(
                 "RawbleStack",
                 "RawbleAnalysis",
                 "RawbleReport",
+                "RawbleSMP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

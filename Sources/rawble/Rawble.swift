@@ -32,11 +32,12 @@ struct Rawble: AsyncParsableCommand {
             Shell completion: rawble --generate-completion-script bash (or zsh, fish).
 
             Exit statuses: 0 success, 64 usage, 65 malformed input, 66 cannot open file, \
-            69 unavailable (no adapter / not in this build), 70 internal error, 74 transport, \
-            75 timeout, 76 peer error, 77 permission, 78 interrupted.
+            67 no such bond, 69 unavailable (no adapter / not in this build), 70 internal error, \
+            74 transport, 75 timeout, 76 peer error, 77 permission, 78 interrupted, \
+            79 pairing failed.
             """,
         version: BuildStamp.versionText,
-        subcommands: [Adapters.self, Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, Shell.self, HeartRate.self, Report.self, PeripheralCommand.self]
+        subcommands: [Adapters.self, Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, Shell.self, HeartRate.self, Report.self, PeripheralCommand.self, Pair.self, BondsCommand.self]
     )
 }
 

@@ -8,7 +8,7 @@ struct CLIConventionTests {
     @Test func helpListsEveryCommand() async throws {
         let result = try await CLI.run(["--help"])
         #expect(result.status == 0)
-        for command in ["decode", "scan", "gatt", "read", "write", "notify", "shell", "hr"] {
+        for command in ["decode", "scan", "gatt", "read", "write", "notify", "shell", "hr", "pair", "bonds"] {
             #expect(result.stdout.contains(command), "help lacks \(command)")
         }
     }
@@ -22,7 +22,8 @@ struct CLIConventionTests {
             #expect(top.stdout.contains(text), "rawble --help lacks \(text)")
         }
         let commands: [[String]] = [["adapters"], ["decode"], ["decode", "value"], ["scan"], ["gatt"], ["read"], ["write"], ["notify"], ["shell"], ["hr"],
-                                    ["report"], ["peripheral"], ["peripheral", "hr"], ["peripheral", "echo"]]
+                                    ["report"], ["peripheral"], ["peripheral", "hr"], ["peripheral", "echo"], ["pair"], ["bonds"],
+                                    ["bonds", "list"], ["bonds", "remove"]]
         for command in commands {
             let help = try await CLI.run(command + ["--help"])
             #expect(help.status == 0)

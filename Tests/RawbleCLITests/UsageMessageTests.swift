@@ -92,7 +92,7 @@ struct UsageMessageTests {
         ExitStatusTests.expectOneLine(command, status: 64)
         #expect(command.stderr == "rawble: no command 'sacn': did you mean 'scan'? (rawble --help lists them)\n", "\(command.stderr)")
         try await Self.expectUsage(["notfiy", "C0:B1:E0:00:00:01", "2A37"], containing: "did you mean 'notify'?")
-        try await Self.expectUsage(["bogus"], containing: "no command 'bogus': name one of adapters, decode, scan")
+        try await Self.expectUsage(["xyzzy"], containing: "no command 'xyzzy': name one of adapters, decode, scan")
         try await Self.expectUsage(["decode", "hmr", "065a"], containing: "decode has no kind 'hmr': did you mean 'hrm'?")
     }
 }

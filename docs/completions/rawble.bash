@@ -173,13 +173,13 @@ _rawble() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    adapters|decode|scan|gatt|read|write|notify|shell|hr|report|peripheral|help)
+    adapters|decode|scan|gatt|read|write|notify|shell|hr|report|peripheral|pair|bonds|help)
         # Offer subcommand argument completions
         "_rawble_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'adapters decode scan gatt read write notify shell hr report peripheral help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'adapters decode scan gatt read write notify shell hr report peripheral pair bonds help' -- "${cur}"))
         ;;
     esac
 }
@@ -307,7 +307,7 @@ _rawble_gatt() {
     repeating_flags=(-v --verbose)
     non_repeating_flags=(--trace --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--address-type --transport --btsnoop --timeout)
+    non_repeating_options=(--address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 1
 
     # Offer option value completions
@@ -325,6 +325,17 @@ _rawble_gatt() {
     '--timeout')
         return
         ;;
+    '--io')
+        __rawble_add_completions -W 'display'$'\n''keyboard'$'\n''yesno'$'\n''keyboard-display'$'\n''none'
+        return
+        ;;
+    '--passkey')
+        return
+        ;;
+    '--security')
+        __rawble_add_completions -W 'encrypted'$'\n''authenticated'
+        return
+        ;;
     esac
 }
 
@@ -332,7 +343,7 @@ _rawble_read() {
     repeating_flags=(-v --verbose)
     non_repeating_flags=(--trace --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--as --address-type --transport --btsnoop --timeout)
+    non_repeating_options=(--as --address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 2
 
     # Offer option value completions
@@ -353,6 +364,17 @@ _rawble_read() {
     '--timeout')
         return
         ;;
+    '--io')
+        __rawble_add_completions -W 'display'$'\n''keyboard'$'\n''yesno'$'\n''keyboard-display'$'\n''none'
+        return
+        ;;
+    '--passkey')
+        return
+        ;;
+    '--security')
+        __rawble_add_completions -W 'encrypted'$'\n''authenticated'
+        return
+        ;;
     esac
 }
 
@@ -360,7 +382,7 @@ _rawble_write() {
     repeating_flags=(-v --verbose)
     non_repeating_flags=(--without-response --trace --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--as --address-type --transport --btsnoop --timeout)
+    non_repeating_options=(--as --address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 3
 
     # Offer option value completions
@@ -381,6 +403,17 @@ _rawble_write() {
     '--timeout')
         return
         ;;
+    '--io')
+        __rawble_add_completions -W 'display'$'\n''keyboard'$'\n''yesno'$'\n''keyboard-display'$'\n''none'
+        return
+        ;;
+    '--passkey')
+        return
+        ;;
+    '--security')
+        __rawble_add_completions -W 'encrypted'$'\n''authenticated'
+        return
+        ;;
     esac
 }
 
@@ -388,7 +421,7 @@ _rawble_notify() {
     repeating_flags=(-v --verbose)
     non_repeating_flags=(--indicate --trace --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--count --duration --as --address-type --transport --btsnoop --timeout)
+    non_repeating_options=(--count --duration --as --address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 2
 
     # Offer option value completions
@@ -413,6 +446,17 @@ _rawble_notify() {
         return
         ;;
     '--timeout')
+        return
+        ;;
+    '--io')
+        __rawble_add_completions -W 'display'$'\n''keyboard'$'\n''yesno'$'\n''keyboard-display'$'\n''none'
+        return
+        ;;
+    '--passkey')
+        return
+        ;;
+    '--security')
+        __rawble_add_completions -W 'encrypted'$'\n''authenticated'
         return
         ;;
     esac
@@ -590,6 +634,77 @@ _rawble_peripheral_echo() {
         return
         ;;
     esac
+}
+
+_rawble_pair() {
+    repeating_flags=(-v --verbose)
+    non_repeating_flags=(--legacy --trace --json --quiet --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--address-type --io --passkey --transport --btsnoop --timeout)
+    __rawble_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--address-type')
+        __rawble_add_completions -W 'public'$'\n''random'
+        return
+        ;;
+    '--io')
+        __rawble_add_completions -W 'display'$'\n''keyboard'$'\n''yesno'$'\n''keyboard-display'$'\n''none'
+        return
+        ;;
+    '--passkey')
+        return
+        ;;
+    '--transport')
+        return
+        ;;
+    '--btsnoop')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    esac
+}
+
+_rawble_bonds() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __rawble_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    list|remove)
+        # Offer subcommand argument completions
+        "_rawble_bonds_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'list remove' -- "${cur}"))
+        ;;
+    esac
+}
+
+_rawble_bonds_list() {
+    repeating_flags=(-v --verbose)
+    non_repeating_flags=(--json --quiet --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __rawble_offer_flags_options 0
+}
+
+_rawble_bonds_remove() {
+    repeating_flags=(-v --verbose)
+    non_repeating_flags=(--json --quiet --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __rawble_offer_flags_options 1
 }
 
 _rawble_help() {

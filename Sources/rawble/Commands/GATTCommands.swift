@@ -29,10 +29,12 @@ struct GATT: AsyncParsableCommand {
     @Option(name: .customLong("address-type"), help: "public or random (default: as seen while scanning, else random).")
     var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var security: SecurityOptions
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
+        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output,
+                                               pairing: security.settings)
         let json = output.json
         try await session.run { session in
             for line in try await session.describeDatabase(json: json) { Output.line(line) }
@@ -59,10 +61,12 @@ struct Read: AsyncParsableCommand {
     var format: ValueFormat?
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var security: SecurityOptions
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
+        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output,
+                                               pairing: security.settings)
         let (target, format, json) = (self.target, self.format, output.json)
         try await session.run { session in
             Output.line(try await session.readValue(of: target, as: format, json: json))
@@ -93,6 +97,7 @@ struct Write: AsyncParsableCommand {
     var withoutResponse = false
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var security: SecurityOptions
     @OptionGroup var output: OutputOptions
 
     /// The bytes to write: the value in hex, or in the `--as` type.
@@ -119,7 +124,7 @@ struct Write: AsyncParsableCommand {
         guard arguments.first == configuration.commandName, arguments.contains("--as"), !arguments.contains("--") else {
             return arguments
         }
-        let takesValue: Set<String> = ["--as", "--transport", "--btsnoop", "--timeout", "--address-type"]
+        let takesValue: Set<String> = ["--as", "--transport", "--btsnoop", "--timeout", "--address-type", "--io", "--passkey", "--security"]
         for index in arguments.indices.dropFirst() {
             let argument = arguments[index]
             guard argument.count > 1, argument.hasPrefix("-"), !takesValue.contains(arguments[index - 1]) else { continue }
@@ -134,7 +139,8 @@ struct Write: AsyncParsableCommand {
 
     func run() async throws {
         let bytes = try bytes()
-        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
+        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output,
+                                               pairing: security.settings)
         let (target, withoutResponse, json) = (self.target, self.withoutResponse, output.json)
         try await session.run { session in
             if let line = try await session.writeValue(bytes, to: target, withoutResponse: withoutResponse, json: json) {
@@ -168,6 +174,7 @@ struct Notify: AsyncParsableCommand {
     var format: ValueFormat?
     @Option(name: .customLong("address-type"), help: "public or random.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var security: SecurityOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -178,7 +185,8 @@ struct Notify: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output)
+        let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output,
+                                               pairing: security.settings)
         let (target, count, indicate, format, json) = (self.target, self.count, self.indicate, self.format, output.json)
         let deadline = duration.map { Duration.milliseconds(Int($0 * 1000)) }
         try await session.run(untilInterrupted: count == nil && duration == nil, deadline: deadline) { session in

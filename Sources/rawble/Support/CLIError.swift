@@ -10,6 +10,8 @@ enum ExitStatus: Int32, CaseIterable {
     case malformedInput = 65
     /// A file named on the command line cannot be opened.
     case cannotOpen = 66
+    /// No bond with the address given (`bonds remove`); sysexits' "addressee unknown".
+    case noBond = 67
     /// No adapter, or the requested capability is not available in this build.
     case unavailable = 69
     /// A bug in rawble.
@@ -24,6 +26,9 @@ enum ExitStatus: Int32, CaseIterable {
     case permission = 77
     /// Interrupted by Ctrl-C after a clean shutdown.
     case interrupted = 78
+    /// Pairing or encryption failed: the SMP reason (either side's), SMP's 30 s timeout, a
+    /// key the peer refused, a level the pairing could not reach.
+    case pairingFailed = 79
 }
 
 /// An expected failure: printed as one line on stderr (cause, then the fix), then a distinct

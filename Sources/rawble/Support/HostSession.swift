@@ -33,9 +33,23 @@ struct HostSession {
     /// On `hciN`: the adapter, to tell its removal (unplugged, rfkill) from other ends.
     var kernelAdapter: KernelAdapterInfo? { (central as? KernelCentral<KernelL2CAPOpener>)?.adapter }
 
-    static func open(_ connection: ConnectionOptions, output: OutputOptions) async throws -> HostSession {
+    /// `pairing`: on rawble's own host (not `hciN`), how the adapter pairs: the user's local
+    /// identity, the bond store and the terminal's agent; `nil` leaves the host's defaults
+    /// (Just Works, bonds for this run only). On `hciN` options other than the defaults are
+    /// refused in one line: the kernel pairs there.
+    static func open(_ connection: ConnectionOptions, output: OutputOptions,
+                     pairing: PairingSettings? = nil) async throws -> HostSession {
         Logs.setUp(output)
         let address = try connection.resolvedTransport(environment: environment())
+        var configuration = Adapter.Configuration()
+        configuration.logger = Logger(label: "rawble.host")
+        if let pairing {
+            if case .kernel = address {
+                if pairing.isCustom { throw PairingSettings.kernelRefusal(address, what: "pairing") }
+            } else {
+                try configurePairing(&configuration, pairing)
+            }
+        }
         // Started before the transport opens, so its times count from the session's start.
         let trace = connection.trace ? PacketTrace() : nil
         var opening = address
@@ -64,8 +78,6 @@ struct HostSession {
         }
         // With the monitor, it is the taps' only source: the raw channel's packets are on it already.
         if monitor != nil { taps = [] }
-        var configuration = Adapter.Configuration()
-        configuration.logger = Logger(label: "rawble.host")
         do {
             let central = try await opening.openCentral(configuration: configuration, observing: taps)
             return HostSession(central: central, transport: address, capture: capture, monitor: monitor)
@@ -74,6 +86,18 @@ struct HostSession {
             _ = capture?.close()
             throw cliError(error)
         }
+    }
+
+    /// rawble's own host pairs as `settings` say, as the user's identity (the same address and
+    /// IRK on every run, so peers' bonds keep matching), with the bonds kept for it.
+    private static func configurePairing(_ configuration: inout Adapter.Configuration, _ settings: PairingSettings) throws {
+        let env = environment()
+        let (identity, notKept) = try LocalIdentity.load(environment: env)
+        if let notKept { configuration.logger.notice("\(notKept)") }
+        configuration.ownAddress = .randomStatic(identity.address)
+        configuration.pairing = settings.configuration(identity: identity.pairingIdentity)
+        configuration.pairingAgent = TerminalPairingAgent(passkey: settings.passkey)
+        configuration.bonds = try openBondStore(environment: env, identity: identity.deviceAddress)
     }
 
     /// On `hciN` with a capture or a trace: the adapter's monitor channel, opened before the
@@ -197,6 +221,10 @@ struct HostSession {
             CLIError(.permission, error.description)
         case .cancelled:
             CLIError.interrupted
+        case .pairingFailed, .encryptionFailed, .insufficientSecurity, .securityTimedOut:
+            CLIError(.pairingFailed, error.description)
+        case .pairingDisabled:
+            CLIError(.unavailable, error.description)
         default:
             CLIError(.transport, error.description)
         }

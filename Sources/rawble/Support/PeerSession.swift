@@ -18,10 +18,15 @@ struct PeerSession {
     /// Opens the transport, finds the address type (the flag, else as seen in a short scan,
     /// else random), connects within `--timeout`, and exchanges the MTU. Ctrl-C meanwhile stops
     /// it cleanly (what was opened is closed) with ``CLIError/interrupted``.
+    /// `pairing`: how rawble's own host pairs (``HostSession/open(_:output:pairing:)``), and
+    /// the level the link must reach before the MTU exchange (`--security`).
     static func open(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
-                     connection options: ConnectionOptions, output: OutputOptions) async throws -> PeerSession {
+                     connection options: ConnectionOptions, output: OutputOptions,
+                     pairing: PairingSettings? = nil) async throws -> PeerSession {
         let interrupt = InterruptWatcher()
-        let work = Task { try await openUninterrupted(address, addressType: addressType, connection: options, output: output) }
+        let work = Task {
+            try await openUninterrupted(address, addressType: addressType, connection: options, output: output, pairing: pairing)
+        }
         interrupt.onInterrupt { work.cancel() }
         defer { withExtendedLifetime(interrupt) {} }
         let result = await work.result
@@ -35,11 +40,12 @@ struct PeerSession {
     }
 
     private static func openUninterrupted(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
-                                          connection options: ConnectionOptions, output: OutputOptions) async throws -> PeerSession {
-        let host = try await HostSession.open(options, output: output)
+                                          connection options: ConnectionOptions, output: OutputOptions,
+                                          pairing: PairingSettings?) async throws -> PeerSession {
+        let host = try await HostSession.open(options, output: output, pairing: pairing)
         do {
             return try await connect(on: host, to: address, addressType: addressType,
-                                     timeout: .milliseconds(Int(options.timeout * 1000)))
+                                     timeout: .milliseconds(Int(options.timeout * 1000)), security: pairing?.required)
         } catch {
             await host.close()
             throw error
@@ -49,8 +55,10 @@ struct PeerSession {
     /// Connects to `address` on an open host within `timeout` (finding its type as ``open``
     /// does) and exchanges the MTU; the host stays open whatever happens, so `rawble shell`
     /// connects again on it. Errors are one-line ``CLIError``s.
+    /// `security`: the level the link must reach first (pairing, or encrypting with the bond),
+    /// on rawble's own host.
     static func connect(on host: HostSession, to address: BluetoothAddress, addressType: AddressTypeArgument?,
-                        timeout: Duration) async throws -> PeerSession {
+                        timeout: Duration, security: LinkSecurity? = nil) async throws -> PeerSession {
         // One bound for finding the peer and connecting to it: the scan for its address type
         // takes part of `--timeout`, the connection what is left (they each took all of it).
         let clock = ContinuousClock()
@@ -73,6 +81,15 @@ struct PeerSession {
                                fix: "is it advertising and connectable? (rawble scan lists what is)")
             }
             throw host.cliError(error)
+        }
+        if let security, let link = connection as? Connection {
+            do {
+                // Bounded past SMP's own 30 s timeout, so its line is the one shown.
+                try await link.secure(security, timeout: max(timeout, Self.pairingBound))
+            } catch {
+                try? await connection.disconnect(timeout: .seconds(3))
+                throw host.cliError(error)
+            }
         }
         var configuration = ATTClient.Configuration()
         configuration.transactionTimeout = timeout
@@ -122,6 +139,9 @@ struct PeerSession {
         try? await central.stopScanning()
         return (type ?? .random, type != nil)
     }
+
+    /// The least time a pairing is given: past SMP's 30 s timeout (Part H 3.4).
+    static let pairingBound: Duration = .seconds(35)
 
     /// `5 s`, `2.5 s`: a `--timeout` as the user gave it.
     static func seconds(_ duration: Duration) -> String {

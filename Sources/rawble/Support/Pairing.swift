@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import ArgumentParser
+@preconcurrency import Dispatch
+import RawbleBearer
+import RawbleHost
+import RawbleSMP
+import RawbleStack
+import RawbleWire
+
+// Pairing on rawble's own host from the command line (issue 24): the options, the settings
+// the host session configures the adapter with, and the terminal's pairing agent.
+
+/// `--io`: what the user can do during a pairing.
+enum IOArgument: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case display, keyboard, yesno
+    case keyboardDisplay = "keyboard-display"
+    case none
+
+    var capability: SMPIOCapability {
+        switch self {
+        case .display: .displayOnly
+        case .keyboard: .keyboardOnly
+        case .yesno: .displayYesNo
+        case .keyboardDisplay: .keyboardDisplay
+        case .none: .noInputNoOutput
+        }
+    }
+}
+
+/// `--security`: the level a link must reach right after connecting.
+enum SecurityArgument: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case encrypted, authenticated
+
+    var level: LinkSecurity { self == .authenticated ? .authenticated : .encrypted }
+}
+
+/// `--io` and `--passkey`: how rawble's own host pairs.
+struct PairingOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "What you can do when pairing on rawble's own host: display, keyboard, yesno, keyboard-display, none (Just Works).",
+        valueName: "capability"))
+    var io: IOArgument = .none
+
+    @Option(name: .long, help: ArgumentHelp(
+        "The passkey to type when the peer displays one, or to display (for scripts; else asked on the terminal, or random).", valueName: "digits"))
+    var passkey: UInt32?
+
+    func validate() throws {
+        if let passkey, passkey > 999_999 { throw ValidationError("--passkey is six digits, 0 to 999999") }
+    }
+
+    var settings: PairingSettings { PairingSettings(io: io, passkey: passkey) }
+}
+
+/// `--io`, `--passkey` and `--security`, on the commands that connect.
+struct SecurityOptions: ParsableArguments {
+    @OptionGroup var pairing: PairingOptions
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Make the link encrypted or authenticated right after connecting (pair, or encrypt with the bond).",
+        valueName: "level"))
+    var security: SecurityArgument?
+
+    var settings: PairingSettings {
+        var settings = pairing.settings
+        settings.required = security?.level
+        return settings
+    }
+}
+
+/// How rawble's own host pairs in this run (from the options).
+struct PairingSettings: Sendable {
+    var io: IOArgument = .none
+    var passkey: UInt32?
+    /// LE legacy pairing only (`pair --legacy`).
+    var legacy = false
+    /// The level a link must reach right after connecting (`--security`).
+    var required: LinkSecurity?
+
+    /// Whether anything but the defaults was asked for (which the kernel path cannot do).
+    var isCustom: Bool { io != .none || passkey != nil || legacy || required != nil }
+
+    /// The adapter's pairing: bonding, LE Secure Connections unless legacy, MITM protection
+    /// asked for when the user can take part (`--io` other than none).
+    func configuration(identity: PairingIdentity?) -> PairingConfiguration {
+        PairingConfiguration(ioCapability: io.capability, bonding: true, mitm: io != .none,
+                             secureConnections: !legacy, identity: identity, displayedPasskey: passkey)
+    }
+
+    /// On `hciN` the kernel pairs: the one line saying so, when options asked for rawble's own.
+    static func kernelRefusal(_ transport: TransportAddress, what: String) -> CLIError {
+        let name = if case .kernel(let number?) = transport { "hci\(number)" } else { "hciN" }
+        return CLIError(.unavailable, "\(what) on \(name) is the kernel's (pair with bluetoothctl there)",
+                 fix: "own-host transports (user:hciN, serial:, tcp:, unix:) pair with rawble's own Security Manager")
+    }
+}
+
+/// The terminal's pairing agent: shows a passkey on stderr, asks for the peer's passkey or to
+/// confirm six digits on the terminal (/dev/tty), one line each. With `--passkey` the passkey
+/// is given; with no terminal the question is declined (the pairing then fails with Passkey
+/// Entry Failed or Numeric Comparison Failed).
+struct TerminalPairingAgent: PairingAgent {
+    var passkey: UInt32?
+
+    func displayPasskey(_ passkey: UInt32, for peer: DeviceAddress) async {
+        Output.error("rawble: type the passkey \(Self.digits(passkey)) on \(peer.address) to pair")
+    }
+
+    func passkey(for peer: DeviceAddress) async -> UInt32? {
+        if let passkey { return passkey }
+        guard let answer = await Self.ask("rawble: the passkey \(peer.address) shows: ") else { return nil }
+        guard let value = UInt32(answer), value <= 999_999 else { return nil }
+        return value
+    }
+
+    func confirm(_ number: UInt32, for peer: DeviceAddress) async -> Bool {
+        guard let answer = await Self.ask("rawble: does \(peer.address) show \(Self.digits(number))? [y/N] ") else { return false }
+        return answer.lowercased() == "y" || answer.lowercased() == "yes"
+    }
+
+    static func digits(_ number: UInt32) -> String {
+        let text = String(number)
+        return String(repeating: "0", count: max(0, 6 - text.count)) + text
+    }
+
+    /// Shows `prompt` on the terminal and reads one line from it (trimmed); `nil` when there is
+    /// no terminal (or it ends). The read blocks a thread of its own, not the host's.
+    static func ask(_ prompt: String) async -> String? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            DispatchQueue.global().async {
+                continuation.resume(returning: askBlocking(prompt))
+            }
+        }
+    }
+
+    private static func askBlocking(_ prompt: String) -> String? {
+        let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let bytes = Array(prompt.utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while line.count < 64 {
+            let count = read(descriptor, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { return nil }
+            if byte == UInt8(ascii: "\n") { break }
+            line.append(byte)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        return String(text.filter { !$0.isWhitespace })
+    }
+}
