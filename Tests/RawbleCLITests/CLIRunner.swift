@@ -80,6 +80,14 @@ enum CLI {
     }
 
     /// `launcher`: a command the binary is run through (its path appended, then `arguments`).
+    /// A new empty directory for one run's `XDG_STATE_HOME` (the caller removes it).
+    static func freshStateDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-state-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false,
+                                                attributes: [.posixPermissions: 0o700])
+        return directory
+    }
+
     static func runBlocking(_ arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
                             trigger: Trigger? = nil, limit: Duration = .seconds(120)) throws -> CLIResult {
         let process = Process()
@@ -94,6 +102,11 @@ enum CLI {
         env.removeValue(forKey: "RAWBLE_TRANSPORT")
         env.removeValue(forKey: "RAWBLE_LOG")
         env["SWIFT_BACKTRACE"] = "enable=no"
+        // rawble keeps an identity and bonds in its state directory: each run gets an empty one
+        // (a fresh machine's), unless the test gives its own, so no run sees another's bonds.
+        let state = try CLI.freshStateDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        env["XDG_STATE_HOME"] = state.path
         for (k, v) in environment { env[k] = v }
         process.environment = env
         let out = Pipe(), err = Pipe()

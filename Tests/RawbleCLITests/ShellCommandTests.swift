@@ -406,6 +406,7 @@ struct LineEditorTests {
 /// A `rawble` process whose stdin the test writes line by line, its output collected as it comes.
 final class ShellProcess: @unchecked Sendable {
     private let process = Process()
+    private let stateDirectory: URL
     private let input = Pipe()
     private let lock = NSLock()
     private var stdout = Data(), stderr = Data()
@@ -421,6 +422,9 @@ final class ShellProcess: @unchecked Sendable {
             process.arguments = arguments
         }
         var environment = ProcessInfo.processInfo.environment
+        // An empty state directory, as CLI.run gives each run (removed with the session).
+        stateDirectory = try CLI.freshStateDirectory()
+        environment["XDG_STATE_HOME"] = stateDirectory.path
         for (key, value) in extra { environment[key] = value }
         environment.removeValue(forKey: "RAWBLE_TRANSPORT")
         environment.removeValue(forKey: "RAWBLE_LOG")
@@ -514,6 +518,7 @@ final class ShellProcess: @unchecked Sendable {
             _ = done.wait(timeout: .now() + 5)
         }
         process.waitUntilExit()
+        try? FileManager.default.removeItem(at: stateDirectory)
         let (out, err) = output
         return CLIResult(status: process.terminationStatus, stdout: out, stderr: err,
                          killedBySignal: process.terminationReason == .uncaughtSignal)
