@@ -151,6 +151,24 @@ static address and its own Bumble host and controller:
                  the handles Bumble assigned.  `--service-changed-after S`: S s after a client
                  connects (first connection only), a service is appended at the end of the database
                  and Service Changed indicated for its range once the client enabled indications.
+  Polar H10      (only with `--h10`; bumble_fixture/polar.py, issue 26) a simulated Polar H10:
+                 advertises "Polar H10 <--h10-id>" (flags, 16-bit UUID 180D, complete name; its scan
+                 response lists the PMD service FB005C80-02E7-F387-1CAD-8ACD2D8DF0C8).  GATT: Heart
+                 Rate (Measurement notify, once a second, RR intervals of the ECG's own beats),
+                 Device Information, Battery, PMD (control point FB005C81: read 0F 05 00 + zeros,
+                 write, indicate; data FB005C82: notify).  The control point answers get settings,
+                 start and stop of ECG (130 Hz, int24 µV frames) and ACC (25-200 Hz, int16 mG frames;
+                 delta-compressed frames 0x81 with --h10-acc-delta) with the bytes of
+                 /work/shared/notes/polar-pmd.md §2, status 10 below ATT MTU 232, nothing without
+                 control point indications.  The ECG comes from a seeded RR series with an exact
+                 ground truth (--h10-truth PATH: JSON with the RR intervals, R-peak sample indices,
+                 every sample of the looped series and each ECG start's first frame timestamp).
+                 Logged (--h10-log, default --log; every line has a "kind" starting "h10-"): each
+                 control point exchange, start, stop, frame (hex) and Heart Rate value.  The ready
+                 line's entry has "gatt" and "h10": its settings and "handles".
+                 Options: --h10-id, --h10-seed, --h10-duration, --h10-truth, --h10-log,
+                 --h10-acc-delta, --h10-stop-after, --h10-max-mtu.  Checked by
+                 Scripts/python/check_h10_peer.py.
   rawble-broken  a valid shortened-name AD structure, then one whose length runs past the end.
   --extra N      N more connectable advertisers "rawble-adv-0001"... (scale benchmark).
   --strap-only   of the standard four, only the strap (Scripts/sim-strap uses it, with
@@ -237,6 +255,7 @@ from bumble_fixture.devices import (BEACON_COMPANY, BEACON_DATA, BEACON_TX_POWER
                                     THERMO_SERVICE_128, THERMO_SERVICE_DATA, ad, describe, make_device,
                                     start_peripheral, static_address)
 from bumble_fixture.lab import LAB_SERVICE_128, Lab, describe_gatt
+from bumble_fixture.polar import PMD_SERVICE, PolarH10
 from bumble_fixture.pairing import add_options as add_pairing_options
 from bumble_fixture.pairing import options_from
 from bumble_fixture.strap import (AUTHENTICATED_READ_CHARACTERISTIC, AUTHENTICATED_READ_VALUE, DEFAULT_SCRIPT,
@@ -356,6 +375,30 @@ async def run(args, finish, holder):
                                   stream={"count": args.stream_count, "rate": args.stream_rate,
                                           "size": max(4, args.stream_size)}))
         devices.append(lab_device)
+
+    if args.h10:
+        h10_name = f"Polar H10 {args.h10_id}"
+        h10_ad = ad(
+            (AdvertisingData.FLAGS, bytes([0x06])),
+            (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, struct.pack("<H", 0x180D)),
+            (AdvertisingData.COMPLETE_LOCAL_NAME, h10_name.encode()),
+        )
+        h10_rsp = ad((AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(PMD_SERVICE))))
+        h10_device = make_device(link, h10_name, static_address(6))
+        h10 = PolarH10(h10_device, args, h10_name)
+        keep.append(h10)
+        await h10_device.power_on()
+        h10.reset_clock()  # the device clock starts at power-on
+        await h10_device.start_advertising(
+            advertising_type=AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE,
+            advertising_data=h10_ad, scan_response_data=h10_rsp,
+            advertising_interval_min=20, advertising_interval_max=20, auto_restart=True,
+        )
+        described.append(describe(h10_device, True, True, name=h10_name, advertisedName=h10_name,
+                                  completeName=True, flags=6, services=["180D", PMD_SERVICE],
+                                  advertisingData=h10_ad.hex(), scanResponseData=h10_rsp.hex(),
+                                  gatt=describe_gatt(h10_device.gatt_server), h10=h10.settings()))
+        devices.append(h10_device)
 
     # Extra advertisers: interval grows with their number so the link carries ~1000 PDUs/s.
     extra_interval = max(100, args.extra)
@@ -487,8 +530,47 @@ def main(argv=None):
                         help="lab: log only the per-run summary line, not every stream value")
     parser.add_argument("--service-changed-after", type=float,
                         help="lab: S s after a connection, append a service and indicate Service Changed")
+    h10 = parser.add_argument_group("Polar H10 (--h10; see bumble_fixture/polar.py)")
+    h10.add_argument("--h10", action="store_true",
+                     help="also run a simulated Polar H10: Heart Rate with RR, PMD ECG and ACC streams")
+    h10.add_argument("--h10-id", metavar="HEX8",
+                     help="H10: the 8 hex digits of its name, \"Polar H10 HEX8\" (default 0A3B5C7D)")
+    h10.add_argument("--h10-seed", type=int, metavar="N",
+                     help="H10: seed of its RR series, ECG and acceleration (default 1)")
+    h10.add_argument("--h10-duration", type=float, metavar="SECONDS",
+                     help="H10: length of the ECG and RR series, which then loops (10-3600, default 300)")
+    h10.add_argument("--h10-truth", metavar="PATH",
+                     help="H10: write the ECG ground truth as JSON (RR, R-peak indices, samples), "
+                          "rewritten at each ECG start with its first frame's timestamp")
+    h10.add_argument("--h10-log", metavar="PATH",
+                     help="H10: append its control point exchanges, frames and Heart Rate values (default: --log)")
+    h10.add_argument("--h10-acc-delta", action="store_true",
+                     help="H10: ACC in delta-compressed frames (frame type 0x81) instead of raw 0x01")
+    h10.add_argument("--h10-stop-after", type=float, metavar="SECONDS",
+                     help="H10: SECONDS after a connection's first start, stop every stream and indicate 01 + their types")
+    h10.add_argument("--h10-max-mtu", type=int, metavar="N",
+                     help="H10: the largest ATT MTU it accepts in an MTU exchange (23-517, default 232)")
     bumble_central.add_arguments(parser)
     args = parser.parse_args(argv)
+    h10_options = ("h10_id", "h10_seed", "h10_duration", "h10_truth", "h10_log", "h10_acc_delta",
+                   "h10_stop_after", "h10_max_mtu")
+    h10_given = [name for name in h10_options if getattr(args, name) not in (None, False)]
+    if h10_given and not args.h10:
+        parser.error(f"--{h10_given[0].replace('_', '-')} needs --h10")
+    for name, default in (("h10_id", "0A3B5C7D"), ("h10_seed", 1), ("h10_duration", 300.0), ("h10_max_mtu", 232)):
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    if len(args.h10_id) != 8 or not all(c in "0123456789abcdefABCDEF" for c in args.h10_id):
+        parser.error(f"--h10-id {args.h10_id}: expected 8 hex digits, e.g. 0A3B5C7D")
+    args.h10_id = args.h10_id.upper()
+    if not 10 <= args.h10_duration <= 3600:
+        parser.error("--h10-duration must be between 10 and 3600 seconds")
+    if args.h10_stop_after is not None and not 0 < args.h10_stop_after < float("inf"):
+        parser.error("--h10-stop-after must be a number of seconds above 0")
+    if not 23 <= args.h10_max_mtu <= 517:
+        parser.error("--h10-max-mtu must be between 23 and 517")
+    if args.h10_truth and not os.path.isdir(os.path.dirname(os.path.abspath(args.h10_truth))):
+        parser.error(f"--h10-truth {args.h10_truth}: its directory does not exist")
     bumble_central.check_arguments(parser, args)
     try:
         options_from(args, "strap")
