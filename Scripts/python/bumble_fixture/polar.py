@@ -4,7 +4,7 @@ protocol.  Written from that note's facts only (no code from Polar's SDK or else
 
 GATT (handles in the ready line's "h10" entry):
   180D Heart Rate: 2A37 Measurement (notify): once a second, flags 0x16 (u8 rate, contact
-       detected, RR present), the rate, the RR intervals (1/1024 s) of the beats whose R-peak fell
+       detected, RR present; 0x06 in a second without a beat), the rate, the RR intervals (1/1024 s) of the beats whose R-peak fell
        in that second of the device's clock: the SAME beats as the ECG's (a real H10 derives both
        from one ECG).  2A38 Body Sensor Location 1 (chest).
   180A Device Information: "Polar Electro Oy", "H10", firmware "3.0.35".  180F Battery 100.
@@ -623,7 +623,9 @@ class PolarH10:
                 if rr_ms:
                     bpm = int(round(60000 * len(rr_ms) / sum(rr_ms)))
                 units = [int(round(v * 1.024)) for v in rr_ms]
-                value = bytes([0x16, min(255, bpm)]) + b"".join(struct.pack("<H", u) for u in units)
+                # Flags: u8 rate, contact detected (and supported), RR present only when some beat
+                # ended in this second (RR flag without RR values is invalid, HRS 3.1).
+                value = bytes([0x16 if units else 0x06, min(255, bpm)]) + b"".join(struct.pack("<H", u) for u in units)
                 await self.device.notify_subscriber(connection, self.hrm, value)
                 self.log.write({"kind": "h10-heart-rate", "time": time.time(), "second": second,
                                 "value": value.hex(), "beats": beats, "rrMs": rr_ms})
