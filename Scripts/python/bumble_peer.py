@@ -255,7 +255,6 @@ from bumble_fixture.devices import (BEACON_COMPANY, BEACON_DATA, BEACON_TX_POWER
                                     THERMO_SERVICE_128, THERMO_SERVICE_DATA, ad, describe, make_device,
                                     start_peripheral, static_address)
 from bumble_fixture.lab import LAB_SERVICE_128, Lab, describe_gatt
-from bumble_fixture.polar import PMD_SERVICE, PolarH10
 from bumble_fixture.pairing import add_options as add_pairing_options
 from bumble_fixture.pairing import options_from
 from bumble_fixture.strap import (AUTHENTICATED_READ_CHARACTERISTIC, AUTHENTICATED_READ_VALUE, DEFAULT_SCRIPT,
@@ -377,6 +376,8 @@ async def run(args, finish, holder):
         devices.append(lab_device)
 
     if args.h10:
+        # Imported only here: it needs numpy, and other runs keep their start-up time.
+        from bumble_fixture.polar import PMD_SERVICE, PolarH10
         h10_name = f"Polar H10 {args.h10_id}"
         h10_ad = ad(
             (AdvertisingData.FLAGS, bytes([0x06])),

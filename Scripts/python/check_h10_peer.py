@@ -372,6 +372,15 @@ async def case_worked_examples():
     frame = acc_delta_frame(0, [(-15, 20, 1008), (-20, 17, 1008), (300, -400, 1000), (301, -401, 999)], 200)
     expect(decode_delta(decode_frame(frame)[3]) == [(-15, 20, 1008), (-20, 17, 1008), (300, -400, 1000),
                                                      (301, -401, 999)], "fixture's delta frame round trip")
+    # The same vectors as a raw and as a delta frame decode alike (wide and narrow deltas, both ranges).
+    from bumble_fixture.polar import acc_raw_frame, acc_vectors
+    for rate, range_g, first in ((200, 8, 12345), (25, 2, 0)):
+        vectors = acc_vectors(3, rate, range_g, first, 36)
+        raw = decode_frame(acc_raw_frame(first, vectors, rate))
+        delta = decode_frame(acc_delta_frame(first, vectors, rate))
+        expect(raw[1] == delta[1] and raw[2] == 0x01 and delta[2] == 0x81, "raw/delta frame headers")
+        expect(decode_acc_raw(raw[3]) == decode_delta(delta[3]) == [tuple(v) for v in vectors.tolist()],
+               f"raw and delta frames of the same {rate} Hz vectors decode differently")
     expect(decode_ecg(decode_frame(ecg_frame(0, [-32766, 32770, 8388607, -8388608]))[3]) ==
            [-32766, 32770, 8388607, -8388608], "fixture's ECG frame round trip")
     return f"SPEC19/KT examples decode; delta block for (-15,20,1008)->(-20,17,1008) at width 6: {padding}"
