@@ -191,7 +191,8 @@ bumble_central.py for its options and events (pairing: --central-pair, --central
 
 Scripts/python/check_pairing_peers.py proves the pairing options of the strap and the central
 against an independent Bumble host on a served controller (no rawble needed): run it after
-changing bumble_fixture/pairing.py, strap.py or bumble_central.py.
+changing bumble_fixture/pairing.py, strap.py or bumble_central.py.  Scripts/python/check_h10_peer.py
+does the same for the simulated Polar H10 (--h10, bumble_fixture/polar.py).
 
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
 "transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
@@ -221,7 +222,7 @@ the host's side would record it (sent = host to controller); wireshark, tshark a
 The code: this file is the entry point (options, the ready line, setting up the link);
 bumble_fixture/ holds the parts: controller.py (the served controllers, ScannerLink, --snoop),
 devices.py (advertisers and their descriptions), strap.py (rawble-strap, its scripts),
-lab.py (rawble-lab), pairing.py (the strap's and the central's Security Manager, their bonds).  Scripts/bumble-peer and rawble's tests run this file; its options stay.
+lab.py (rawble-lab), polar.py (the simulated Polar H10, --h10), pairing.py (the strap's and the central's Security Manager, their bonds).  Scripts/bumble-peer and rawble's tests run this file; its options stay.
 
 Run it by hand (from the repository root):
 

@@ -34,7 +34,41 @@ here (its import costs seconds); check_h10_peer.py runs its ecg_peaks on the ser
 independent check.  The series loops with period T = a whole number of samples (the last RR is
 adjusted so T is a multiple of 100 ms = 13 samples): sample i = samples[i mod N], R-peaks at
 rPeakIndices + m * N.  The R-peak index is the sample nearest the R-peak time:
-(rPeakTimeMs * 13 + 50) // 100.
+(rPeakTimeMs * 13 + 50) // 100.  Every R-peak sample is the local maximum within ±1 sample (the
+S wave's pull and the noise move some by one); NeuroKit2's ecg_peaks finds ~98 % within ±1.
+
+Truth file (`--h10-truth PATH`, one JSON object, written at start and rewritten atomically at
+every ECG start):
+  device            "Polar H10 <id>"
+  seed              --h10-seed
+  samplingRate      130
+  loopSamples       N, the samples of one loop (the series repeats after them)
+  loopMs            N * 1000 / 130 = sum(rrMs), a multiple of 100 ms
+  rrMs              M RR intervals, integer ms: rrMs[k] = R-peak k -> R-peak k+1 (the last one
+                    closes the loop: R-peak M-1 -> R-peak 0 of the next loop)
+  rr1024            the same in 1/1024 s, round(ms * 1.024): what Heart Rate notifications carry
+                    (the RR ending at beat k, i.e. rr1024[(k-1) mod M], in the second beat k fell in)
+  rPeakTimesMs      M R-peak times (ms of device time within a loop; the first is 300)
+  rPeakIndices      M sample indices of the R-peaks: (rPeakTimesMs * 13 + 50) // 100
+  ecgMicrovolts     N samples (µV, integers): absolute sample i of any ECG stream is
+                    ecgMicrovolts[i mod N], and its R-peaks are rPeakIndices + m * N
+  timestampBase     599616000000000000 (2019-01-01T00:00:00Z in ns since 2000-01-01)
+  timestampOfSample "timestampBase + floor(i * 1e9 / 130)"
+  firstFrameTimestamp, firstSampleIndex: of the first ECG start (null before one): the first
+                    frame's timestamp (its LAST sample's) and its first sample's absolute index
+  ecgStarts         every ECG start: firstSampleIndex, firstFrameTimestamp, samplesPerFrame, mtu
+ACC has no truth file: its vectors are a pure function of (seed, rate, index) (`acc_vectors`) and
+every frame sent is logged with its vectors ("samples").
+
+Log lines (`--h10-log`, default `--log`; JSON lines, each with "kind" and "time"):
+  h10-subscription {characteristic: heartRate|controlPoint|data, notify, indicate}
+  h10-cp {value, reply} (hex) / h10-cp-ignored {value, why} (CP indications off)
+  h10-start {measurement, rate, firstSampleIndex, samplesPerFrame, mtu, firstFrameTimestamp (ECG) |
+             range, frameType (ACC)} / h10-stop {measurement, by: client|device|disconnection}
+  h10-device-stop {value: "010002"..., indicated}   (--h10-stop-after)
+  h10-frame {measurement, frameType, timestamp, firstSample, count, value (hex); ACC: rate, samples}
+  h10-heart-rate {second, value (hex), beats (absolute beat indices), rrMs}
+  h10-disconnection {reason}
 """
 
 import asyncio
