@@ -28,7 +28,6 @@ import time
 
 try:
     from bumble import hci
-    from bumble.core import UUID
     from bumble.device import Device, Peer
     from bumble.transport import open_transport
 except ImportError:
