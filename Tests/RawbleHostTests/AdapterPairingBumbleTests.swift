@@ -289,4 +289,48 @@ struct AdapterPrivacyBumbleTests {
         #expect(try peer.pairings().count == 1)
         await adapter.close()
     }
+
+    @Test("rawble's own resolvable private address: bonding gives the strap rawble's IRK and identity; after the address changed, the strap resolves the new one and the link is encrypted with the bond, without pairing again")
+    func ownResolvablePrivateAddress() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--strap-only"])
+        defer { peer.stop() }
+        let irk: UInt128 = 0x5A17_0C0F_FEE0_0D15_EA5E_0123_4567_89AB
+        let identityAddress = DeviceAddress(BluetoothAddress(0xC5_52_41_57_42_4C), type: .random)
+        var pairing = PairingConfiguration()
+        pairing.identity = PairingIdentity(identityResolvingKey: irk, address: identityAddress)
+        // Virtual time: the address changes when the test says, never between a connection
+        // and the check of the address it came from. Every wait below is bounded in real time.
+        let clock = ManualClock()
+        var configuration = Adapter.Configuration()
+        configuration.logger.logLevel = .critical
+        configuration.clock = clock
+        configuration.pairing = pairing
+        configuration.ownAddress = .resolvablePrivate(rotatingEvery: .seconds(900))
+        let transport = try await H4StreamTransport.connect(tcp: "127.0.0.1", port: try #require(peer.port))
+        let opening = configuration
+        let adapter = try await within(seconds: 30) { try await Adapter.open(transport, configuration: opening) }
+        let first = await adapter.controller.ownAddress
+        #expect(first.type == .random && first.address.randomKind == .resolvablePrivate && first.address.isResolvable(with: irk))
+
+        let connection = try await within(seconds: 60) { try await adapter.connect(to: strap) }
+        _ = try await within(seconds: 60) { try await connection.pair() }
+        #expect(await eventually { ((try? peer.pairings()) ?? []).isEmpty == false }, "the strap logs its pairing")
+        let record = try #require(try peer.pairings().first)
+        #expect(record.peerConnectionAddress == first.address.description, "paired from the private address")
+        #expect(record.peerIdentityResolvingKey == irk, "the strap received rawble's IRK")
+        #expect(record.peerAddress == identityAddress.address.description && record.peerAddressType == "random",
+                "and its identity address")
+        try await within(seconds: 30) { try await connection.disconnect() }
+
+        // The period ends: a new address, set while nothing scans or connects.
+        try await clock.advanceOnceArmed(by: .seconds(900))
+        try await within(seconds: 30) { while await adapter.ownAddressChanges < 1 { try await Task.sleep(for: .milliseconds(5)) } }
+        let second = await adapter.controller.ownAddress
+        #expect(second != first && second.address.isResolvable(with: irk))
+
+        let again = try await within(seconds: 60) { try await adapter.connect(to: strap) }
+        #expect(again.security == .encrypted, "encrypted with the bond: the strap found it from the new address")
+        #expect(try peer.pairings().count == 1, "no second pairing")
+        await adapter.close()
+    }
 }

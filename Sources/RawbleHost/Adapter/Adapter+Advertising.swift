@@ -35,6 +35,8 @@ extension Adapter {
     @discardableResult
     public func advertise(_ advertisement: Advertisement) async throws(HostError) -> AdvertisingSet {
         if let failure { throw failure }
+        if advertiser.running == nil { await changeOwnAddressIfDue() }
+        if let failure { throw failure }
         guard advertiser.running == nil else { throw .busy("an advertisement already runs on this adapter: stop it first") }
         advertiser.generation += 1
         let generation = advertiser.generation
@@ -267,6 +269,9 @@ extension Adapter {
     private func restartAdvertising() {
         let generation = advertiser.generation
         Task {
+            guard self.advertiser.generation == generation, self.advertiser.running?.isOn == false else { return }
+            // Advertising is off: a due change of the own address is made before it is back on.
+            await self.changeOwnAddressIfDue()
             guard self.advertiser.generation == generation, let running = self.advertiser.running,
                   !running.isOn, self.failure == nil else { return }
             let command: HCICommand = running.set.isExtended

@@ -70,6 +70,7 @@ extension Adapter {
             throw .unsupported("connections on a kernel-owned controller (they go through the kernel's L2CAP socket)")
         }
         if Task.isCancelled { throw .cancelled }
+        await changeOwnAddressIfDue()
         while connecting != nil {
             try await waitForConnectTurn()
             if let failure { throw failure }

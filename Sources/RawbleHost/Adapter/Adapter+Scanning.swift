@@ -13,6 +13,7 @@ extension Adapter {
         // answer busy. The previous Set Scan Enable (off) goes first, or it would stop this one.
         if scanner.current?.consumerEnded.isSet == true { try? await stopScanning() }
         if let stop = scanStop { _ = await stop.value }
+        await changeOwnAddressIfDue()
         if let failure { throw failure }
         guard !scanner.isRunning else { throw .busy("a scan is already running on this adapter") }
         nextSessionID += 1

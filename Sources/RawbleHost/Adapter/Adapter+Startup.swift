@@ -62,6 +62,17 @@ extension Adapter {
                 throw .unsupported("a public address (Read BD_ADDR gave none): use the random static own address")
             }
             info.ownAddress = DeviceAddress(address, type: .public)
+        case .resolvablePrivate(let period):
+            guard let identity = configuration.pairing?.identity else {
+                throw .unsupported("a resolvable private own address without an identity to distribute (set the pairing configuration's identity: its IRK makes the addresses)")
+            }
+            guard period >= .seconds(1) else {
+                throw .unsupported("a resolvable private address changed more often than once a second (\(period))")
+            }
+            let address = BluetoothAddress.resolvablePrivate(irk: identity.identityResolvingKey)
+            try await execute(.leSetRandomAddress(address))
+            info.ownAddress = DeviceAddress(address, type: .random)
+            ownAddressRotation = OwnAddressRotation(irk: identity.identityResolvingKey, period: period)
         }
 
         let extended = info.leFeatures?.contains(.extendedAdvertising) ?? false

@@ -126,9 +126,13 @@ public actor Adapter {
     var connectTurnWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     var nextSessionID: UInt64 = 0
 
+    /// rawble's own resolvable private address and its next change, when the configuration
+    /// asks for one (see Adapter+Privacy.swift).
+    var ownAddressRotation: OwnAddressRotation?
+
     /// Set once the transport ended or ``close()`` was called: every later operation throws it.
     var failure: HostError?
-    private var tasks: [Task<Void, Never>] = []
+    var tasks: [Task<Void, Never>] = []
 
     private init(transport: any HCITransport, configuration: Configuration) {
         self.transport = transport
@@ -165,6 +169,7 @@ public actor Adapter {
             throw error
         }
         await adapter.loadResolvingKeys()
+        await adapter.startOwnAddressRotation()
         return adapter
     }
 

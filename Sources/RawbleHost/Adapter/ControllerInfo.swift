@@ -47,6 +47,14 @@ public enum OwnAddressChoice: Hashable, Sendable {
     case randomStatic(BluetoothAddress?)
     /// The controller's public address.
     case `public`
+    /// A resolvable private address (Core Vol 6 Part B 1.3.2.2), made by the host with the IRK
+    /// of ``Adapter/Configuration/pairing``'s identity and changed every `rotatingEvery` (15
+    /// minutes is what BlueZ and phones use). Only bonded peers, which received that IRK and
+    /// the identity address with it, recognise the host across changes; to anyone else each
+    /// address is a new device. A change waits for scanning and connection attempts to end
+    /// (the controller refuses a new random address during them) and moves advertising to
+    /// the new address (switched off, then on again).
+    case resolvablePrivate(rotatingEvery: Duration)
 
     /// A fresh random static address: the two top bits set, the other 46 neither all 0 nor all 1.
     public static func generateRandomStatic() -> BluetoothAddress {

@@ -143,3 +143,28 @@ extension BluetoothAddress {
         return SMPCrypto.randomAddressHash(irk: irk, prand: prand) == hash
     }
 }
+
+extension BluetoothAddress {
+    /// A fresh resolvable private address made with `irk` (Core Vol 6 Part B 1.3.2.2): prand's
+    /// two most significant bits `01` and its 22 random bits neither all 0 nor all 1, in the
+    /// high 24 bits; ah(`irk`, prand) in the low 24. A peer holding the IRK (distributed when
+    /// bonding) resolves it with ``isResolvable(with:)``; to anyone else it is a random number
+    /// that changes with every rotation.
+    public static func resolvablePrivate<Generator: RandomNumberGenerator>(
+        irk: UInt128, using generator: inout Generator
+    ) -> BluetoothAddress {
+        while true {
+            let random = UInt32(truncatingIfNeeded: generator.next()) & 0x3F_FFFF
+            guard random != 0, random != 0x3F_FFFF else { continue }
+            let prand = 0x40_0000 | random
+            let hash = SMPCrypto.randomAddressHash(irk: irk, prand: prand)
+            return BluetoothAddress(UInt64(prand) << 24 | UInt64(hash))
+        }
+    }
+
+    /// ``resolvablePrivate(irk:using:)`` with the system's random number generator.
+    public static func resolvablePrivate(irk: UInt128) -> BluetoothAddress {
+        var generator = SystemRandomNumberGenerator()
+        return resolvablePrivate(irk: irk, using: &generator)
+    }
+}
