@@ -396,7 +396,9 @@ let package = Package(
                 "RawbleHostCore",
                 "RawbleKernel",
                 "RawbleReport",
+                "RawbleSMP",
                 "RawbleTestSupport",
+                "RawbleTransport",
                 "RawbleWire",
             ],
             // Read from the source tree by path (HCINameTests), not bundled.

@@ -53,11 +53,31 @@ struct KernelPathVMTests {
         }
     }
 
+    /// Boots the VM with the controllers at `transports` (a peer the caller started and stops:
+    /// e.g. one of its controllers in the guest as hci0, another driven by rawble's own host in
+    /// the test) and runs `script` as ``boot(_:controllers:peerArguments:ports:vmOptions:)`` does.
+    static func boot(_ script: String, transports: [String],
+                     vmOptions: [String] = []) async throws -> (steps: [String: Step], result: CLIResult) {
+        await VMQueue.shared.enter()
+        do {
+            let booted = try await bootNow(script, controllers: [], peerArguments: [], ports: 1, vmOptions: vmOptions,
+                                           transports: transports)
+            await VMQueue.shared.leave()
+            return booted
+        } catch {
+            await VMQueue.shared.leave()
+            throw error
+        }
+    }
+
     private static func bootNow(_ script: String, controllers: [String], peerArguments: [String],
-                                ports: Int, vmOptions: [String]) async throws -> (steps: [String: Step], result: CLIResult) {
+                                ports: Int, vmOptions: [String],
+                                transports given: [String]? = nil) async throws -> (steps: [String: Step], result: CLIResult) {
         var peers: [BumblePeer] = []
         defer { for peer in peers { peer.stop() } }
-        if ports > 1 {
+        if given != nil {
+            // The caller's peer.
+        } else if ports > 1 {
             peers.append(try await BumblePeer.start(
                 arguments: controllers.flatMap { ["--controller-address", $0] } + peerArguments, ports: ports))
         } else {
@@ -75,7 +95,8 @@ struct KernelPathVMTests {
               echo "@@@ $name $s"; cat /tmp/step.out; echo "@@@ stderr"; cat /tmp/step.err
             }
             """#
-        let launcher = [vmTest, "--timeout", "\(vmLimit)"] + vmOptions + peers.flatMap(\.transports).flatMap { ["--controller", $0] }
+        let launcher = [vmTest, "--timeout", "\(vmLimit)"] + vmOptions
+            + (given ?? peers.flatMap(\.transports)).flatMap { ["--controller", $0] }
             + ["--", "sh", "-c", prelude + "\n" + script, "sh"]
         // Bounded by vm-test's own --timeout (it kills the VM by PID); the runner's a bit above.
         let result = try await onOwnThread {

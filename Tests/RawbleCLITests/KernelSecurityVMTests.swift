@@ -1,4 +1,11 @@
 import Foundation
+import RawbleGATT
+import RawbleGATTCore
+import RawbleHost
+import RawbleHostCore
+import RawbleSMP
+import RawbleTransport
+import RawbleWire
 import RawbleTestSupport
 import Testing
 
@@ -74,4 +81,109 @@ struct KernelSecurityVMTests {
         #expect(KernelPathVMTests.objects(replugged.stdout).first?["value"] as? String == EncryptedRead.valueHex, "\(replugged.stdout)")
         #expect(!dmesg.contains("security requested but not available"), "\(dmesg)")
     }
+}
+
+/// The kernel as central, pairing with rawble's own host as peripheral (issue 24): one Bumble
+/// link with two controllers, the first the guest's hci0 (the kernel's), the second driven by
+/// rawble's host in this test process over H4, serving a GATT database whose characteristics
+/// need an encrypted or an authenticated link. rawble's CLI in the guest reads them on hci0:
+/// refused, the kernel raises BT_SECURITY (medium, then high), the kernel's Security Manager
+/// pairs with rawble's.
+@Suite("The kernel's Security Manager pairs with rawble's own peripheral (Scripts/vm-test)", .serialized,
+       .tags(.vm, .bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
+       .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
+                "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
+struct KernelPairsWithRawbleVMTests {
+    static let peripheral = "C0:52:41:57:42:50"
+    static let sealed = BluetoothUUID("72617762-6C65-5345-4300-000000000001")!
+    static let signed = BluetoothUUID("72617762-6C65-5345-4300-000000000002")!
+
+    @Test("hciN as central: a read needing encryption pairs the kernel with rawble's peripheral (LE Secure Connections, Just Works), rawble keeps the kernel's identity as a bond; a read needing authentication fails in one line, the kernel having no agent to take part in a pairing")
+    func kernelPairsWithRawblesPeripheral() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--no-standard", "--controller-address", KernelPathVMTests.controllerAddress,
+                                                          "--controller-address", "52:41:57:42:4C:02"], ports: 2)
+        defer { peer.stop() }
+        let bonds = CountingBondStore()
+        var configuration = Adapter.Configuration()
+        configuration.logger.logLevel = .critical
+        configuration.commandTimeout = .seconds(10)
+        configuration.resetTimeout = .seconds(10)
+        configuration.ownAddress = .randomStatic(BluetoothAddress(0xC0_52_41_57_42_50))
+        configuration.bonds = bonds
+        let served = peer.controllers[1]
+        let adapter = try await Adapter.open(try await H4StreamTransport.connect(tcp: try #require(served.host), port: try #require(served.port)),
+                                             configuration: configuration)
+        let database = try GATTServerDatabase(deviceName: "rawble", services: [
+            .primary(try #require(BluetoothUUID("72617762-6C65-5345-4300-000000000000")), characteristics: [
+                GATTCharacteristicDefinition(Self.sealed, properties: [.read], value: .fixed(Array("sealed".utf8)),
+                                             read: .encryptionRequired),
+                GATTCharacteristicDefinition(Self.signed, properties: [.read], value: .fixed(Array("signed".utf8)),
+                                             read: .authenticationRequired),
+            ]),
+        ])
+        let server = GATTServer(database: database)
+        var advertisement = Advertisement(data: AdvertisingData(localName: "rawble-peripheral"))
+        advertisement.restart = .afterConnection
+        _ = try await adapter.advertise(advertisement)
+        let serving = Task {
+            for await link in adapter.incomingConnections { _ = await server.serve(link.att) }
+        }
+        defer { serving.cancel() }
+
+        let (steps, result) = try await KernelPathVMTests.boot(#"""
+            # Bondable, as bluetoothd makes an adapter: the kernel then asks to bond when it pairs
+            # (without it, it pairs for the link only, and neither side keeps keys).
+            step bondable btmgmt --index 0 bondable on
+            step medium "$r" read \#(Self.peripheral) 72617762-6C65-5345-4300-000000000001 --address-type random --timeout 30 --json
+            # A new link: the kernel encrypts with the bond's key, rawble answers from its bond.
+            step again "$r" read \#(Self.peripheral) 72617762-6C65-5345-4300-000000000001 --address-type random --timeout 30 --json
+            # LE Secure Connections on (as bluetoothd sets it), the bond removed: a new pairing.
+            step sc sh -c 'btmgmt --index 0 sc on && btmgmt --index 0 unpair -t 2 \#(Self.peripheral)'
+            step lesc "$r" read \#(Self.peripheral) 72617762-6C65-5345-4300-000000000001 --address-type random --timeout 30 --json
+            step high "$r" read \#(Self.peripheral) 72617762-6C65-5345-4300-000000000002 --address-type random --timeout 30 --json
+            step dmesg sh -c 'dmesg | grep -i -E "bluetooth|smp" | tail -n 20'
+            """#, transports: [peer.controllers[0].transport])
+        await adapter.close()
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+        let dmesg = steps["dmesg"].map { ($0.stdout + $0.stderr).joined(separator: "\n") } ?? "(no dmesg step)"
+
+        for name in ["medium", "again", "lesc"] {
+            let read = try #require(steps[name], "\(name): \(result.stdout)\n\(result.stderr)")
+            #expect(read.status == 0, "\(name): \(read.stderr)\n\(dmesg)")
+            #expect(KernelPathVMTests.objects(read.stdout).first?["value"] as? String == "7365616c6564", "\(name): \(read.stdout)")
+        }
+        #expect(steps["sc"]?.status == 0, "btmgmt: \(steps["sc"].map { $0.stdout + $0.stderr } ?? [])")
+        // Two pairings: LE legacy first (the kernel's default without bluetoothd), then LE Secure
+        // Connections; the read between them encrypted with the first bond's key, no pairing.
+        let saved = await bonds.saved
+        #expect(saved.count == 2, "\(saved)")
+        for bond in saved {
+            #expect(bond.peer.address.description == KernelPathVMTests.controllerAddress && bond.peer.type == .public,
+                    "the kernel's identity (its public address): \(bond.peer)")
+            #expect(!bond.authenticated, "Just Works: not authenticated")
+        }
+        #expect(saved.map(\.secureConnections) == [false, true], "legacy, then LE Secure Connections")
+
+        // BT_SECURITY high needs MITM: Just Works cannot give it, and with no agent the kernel
+        // takes no passkey: one line naming the refusal and why.
+        let high = try #require(steps["high"])
+        #expect(high.status == 76, "\(high.stdout)")
+        #expect(high.stderr.count == 1 && high.stderr.first?.contains("Insufficient Authentication") == true
+                && high.stderr.first?.contains("Just Works only") == true, "\(high.stderr)\n\(dmesg)")
+    }
+}
+
+/// A bond store that remembers every bond saved, in order (a pairing saves one).
+private actor CountingBondStore: BondStore {
+    private(set) var saved: [Bond] = []
+    private let store = InMemoryBondStore()
+
+    func bonds() async throws -> [Bond] { await store.bonds() }
+
+    func save(_ bond: Bond) async throws {
+        saved.append(bond)
+        await store.save(bond)
+    }
+
+    func removeBond(with peer: DeviceAddress) async throws -> Bool { await store.removeBond(with: peer) }
 }
