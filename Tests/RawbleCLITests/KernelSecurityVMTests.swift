@@ -98,7 +98,7 @@ struct KernelPairsWithRawbleVMTests {
     static let sealed = BluetoothUUID("72617762-6C65-5345-4300-000000000001")!
     static let signed = BluetoothUUID("72617762-6C65-5345-4300-000000000002")!
 
-    @Test("hciN as central: a read needing encryption pairs the kernel with rawble's peripheral (LE Secure Connections, Just Works), rawble keeps the kernel's identity as a bond; a read needing authentication fails in one line, the kernel having no agent to take part in a pairing")
+    @Test("hciN as central: a read needing encryption pairs the kernel with rawble's peripheral (legacy Just Works, the kernel's default; LE Secure Connections once enabled), a later link encrypts with the bond both kept; a read needing authentication fails in one line (the kernel has no agent to take part)")
     func kernelPairsWithRawblesPeripheral() async throws {
         let peer = try await BumblePeer.start(arguments: ["--no-standard", "--controller-address", KernelPathVMTests.controllerAddress,
                                                           "--controller-address", "52:41:57:42:4C:02"], ports: 2)
