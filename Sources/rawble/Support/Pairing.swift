@@ -166,7 +166,8 @@ struct TerminalPairingAgent: PairingAgent {
             let count = read(descriptor, &byte, 1)
             if count < 0, errno == EINTR { continue }
             if count <= 0 { return nil }
-            if byte == UInt8(ascii: "\n") { break }
+            // A terminal in raw mode (`rawble shell`'s line editor) ends the line with a return.
+            if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
             line.append(byte)
         }
         let text = String(decoding: line, as: UTF8.self)
