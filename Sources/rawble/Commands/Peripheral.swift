@@ -158,8 +158,9 @@ enum PeripheralSession {
     ) async throws {
         let host = try await HostSession.open(connection, output: output, pairing: options.pairing.settings)
         if let required = options.require {
+            let database = await server.database
             do {
-                await server.updateDatabase(try await server.database.requiring(required.access))
+                await server.updateDatabase(try database.requiring(required.access))
             } catch {
                 await host.close()
                 throw CLIError(.internalError, "cannot protect the database: \(error)")
