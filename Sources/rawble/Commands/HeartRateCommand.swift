@@ -21,12 +21,12 @@ struct HeartRate: AsyncParsableCommand {
               rawble hr                                  (the first strap advertising Heart Rate)
               rawble hr "Polar H10" --csv session.csv --max-hr 185
               rawble hr --json --count 60 --transport tcp:127.0.0.1:9000
-              rawble hr C0:B1:E0:00:00:01 --security encrypted --transport tcp:127.0.0.1:9000
+              rawble hr C0:B1:E0:00:00:01 --security encrypted  (pair, or use the bond)
 
             On rawble's own host (user:hciN, serial:, tcp:, unix:) a strap bonded before
-            (rawble pair) is encrypted with its bond on every connection and reconnection,
-            without pairing again; --security makes each link encrypted (or authenticated)
-            before subscribing, pairing the first time.
+            (rawble pair) is encrypted with its bond on every connection and
+            reconnection, without pairing again; --security makes each link encrypted
+            (or authenticated) before subscribing, pairing the first time.
             """)
 
     @Argument(help: "A device address or name (default: the first strap advertising Heart Rate).")

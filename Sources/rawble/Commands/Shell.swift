@@ -38,10 +38,10 @@ struct Shell: AsyncParsableCommand {
             the script with 78.
 
             On rawble's own host (user:hciN, serial:, tcp:, unix:) a peer bonded before
-            (rawble pair) is encrypted with its bond when it asks; --security makes each link
-            `connect` makes encrypted (or authenticated) first, pairing when there is no bond;
-            --io, --passkey and --confirm say how to pair (a passkey or comparison is asked on
-            the terminal, Enter ending the answer).
+            (rawble pair) is encrypted with its bond when it asks; --security makes each
+            link `connect` makes encrypted (or authenticated) first, pairing when there
+            is no bond; --io, --passkey and --confirm say how to pair (a passkey or
+            comparison is asked on the terminal, Enter ending the answer).
 
             Examples:
               rawble shell C0:B1:E0:00:00:01
