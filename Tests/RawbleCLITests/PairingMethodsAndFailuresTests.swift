@@ -244,6 +244,37 @@ struct SecureHeartRateAndShellTests {
 
 @Suite("hr, shell and peripheral pairing options: what needs no peer")
 struct PairingOptionsLocalTests {
+    /// The statuses `rawble --help` lists ("Exit statuses: 0 success, 64 usage, ...").
+    static func helpStatuses(_ help: String) throws -> [Int] {
+        let start = try #require(help.range(of: "Exit statuses:"))
+        let text = help[start.upperBound...].prefix { $0 != "." }
+        return text.split(separator: ",").compactMap { part in
+            Int(part.split(whereSeparator: \.isWhitespace).first ?? "")
+        }
+    }
+
+    @Test("the exit statuses rawble --help lists are docs/cli.md's table and the README's list, each once")
+    func statusesAgree() async throws {
+        let help = try await CLI.run(["--help"])
+        #expect(help.status == 0)
+        let listed = try Self.helpStatuses(help.stdout.replacingOccurrences(of: "\n", with: " "))
+        #expect(listed.contains(79) && (80...85).allSatisfy(listed.contains), "\(listed)")
+        #expect(Set(listed).count == listed.count, "a status listed twice: \(listed)")
+        let documentation = try String(contentsOf: CLIReferenceTests.root.appendingPathComponent("docs/cli.md"), encoding: .utf8)
+        // The table under "| status | class | for example |", up to its last row.
+        let lines = documentation.split(separator: "\n", omittingEmptySubsequences: false)
+        let header = try #require(lines.firstIndex { $0.hasPrefix("| status | class |") })
+        let table = lines[(header + 2)...].prefix { $0.hasPrefix("| ") }.compactMap { line in
+            Int(line.dropFirst(2).prefix { $0.isNumber })
+        }
+        #expect(table == listed, "docs/cli.md's table: \(table); rawble --help: \(listed)")
+        let readme = try String(contentsOf: CLIReferenceTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+            .replacingOccurrences(of: "\n", with: " ")
+        for status in listed where status != 0 {
+            #expect(readme.contains(" \(status) "), "the README does not list \(status)")
+        }
+    }
+
     @Test("hr, shell and peripheral with --io on hciN: 69, one line saying the kernel pairs there",
           arguments: [["hr", "--io", "keyboard"], ["shell", "C0:B1:E0:00:00:01", "--security", "encrypted"],
                       ["peripheral", "hr", "--io", "display"]])
