@@ -208,6 +208,21 @@ struct SecureHeartRateAndShellTests {
         #expect(try Self.encryptions(peer) == ["pairing", "bond"])
     }
 
+    @Test("hr --security encrypted with a strap that disconnects: the reconnection encrypts with the bond the first connection made, no second pairing")
+    func heartRateReconnectEncrypts() async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let peer = try await BumblePeer.start(arguments: ["--strap-only", "--hr-interval", "0.02", "--hr-disconnect-after", "5"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", Self.strap, "--security", "encrypted", "--count", "8", "--json",
+                                        "--transport", peer.transport, "--timeout", "20"], environment: state.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.components(separatedBy: "\"event\":\"connected\"").count - 1 == 2, "\(result.stdout)")
+        #expect(result.stdout.components(separatedBy: "\"event\":\"measurement\"").count - 1 == 8, "\(result.stdout)")
+        #expect(try peer.pairings().count == 1)
+        #expect(try Self.encryptions(peer) == ["pairing", "bond"])
+    }
+
     @Test("hr uses the bond rawble pair made: --security encrypted encrypts with it, no pairing")
     func heartRateUsesPairsBond() async throws {
         let state = try TemporaryState()
