@@ -477,6 +477,36 @@ async def case_lesc_passkey_mismatch():
                             Host(HostDelegate("display", passkey=222222), mitm=True), body)
 
 
+async def case_fault(fault, reason, legacy=False):
+    """--strap-fault confirm|dhkey-check: the host's check of the strap's corrupted value fails
+    with `reason`, which the strap logs as the host's Pairing Failed."""
+    async def body(peer, host):
+        await pair_with_strap(peer, host, expect_failure=reason)
+        return f"strap sent a corrupted {fault} value: the host failed with 0x{reason:02X}, the strap logged it"
+    return await strap_case(["--strap-fault", fault] + (["--strap-legacy"] if legacy else []),
+                            Host(HostDelegate("none")), body)
+
+
+async def case_fault_silent():
+    """--strap-fault silent: after its Pairing Response the strap sends no SMP command (nor
+    Pairing Failed): 5 s into the pairing the host has received nothing, and the strap has
+    logged no pairing step (its peer's 30 s timeout, not waited for here, ends it)."""
+    async def body(peer, host):
+        connection = await host.connect(peer.strap()["address"])
+        received = []
+        connection.on("pairing", lambda keys: received.append("pairing"))
+        connection.on("pairing_failure", lambda reason: received.append(f"pairing-failed 0x{int(reason):02X}"))
+        pairing = asyncio.ensure_future(connection.pair())
+        await asyncio.sleep(5)
+        expect(not pairing.done() and not received, f"the pairing ended: {received} {pairing}")
+        logged = [e.get("kind") for e in peer.log() if e.get("kind") in ("pairing", "pairing-failed", "encryption")]
+        expect(not logged, f"the strap logged {logged}")
+        pairing.cancel()
+        await host.disconnect(connection)
+        return "5 s into the pairing: no SMP command from the strap, no outcome on either side"
+    return await strap_case(["--strap-fault", "silent"], Host(HostDelegate("none")), body)
+
+
 async def type_for_strap(peer, passkey_of):
     """Waits for the strap to ask for a passkey, then types passkey_of() on its stdin."""
     await peer.wait_log(lambda e: e.get("kind") == "passkey-requested", what="passkey-requested")
@@ -868,6 +898,10 @@ CASES = [
     ("strap passkey 000000", case_passkey_zero),
     ("strap numeric comparison accepted", case_numeric_comparison_accept),
     ("strap numeric comparison rejected", case_numeric_comparison_reject),
+    ("strap fault: corrupted confirm (LESC)", lambda: case_fault("confirm", 0x04)),
+    ("strap fault: corrupted confirm (legacy)", lambda: case_fault("confirm", 0x04, legacy=True)),
+    ("strap fault: corrupted DHKey check", lambda: case_fault("dhkey-check", 0x0B)),
+    ("strap fault: silent", case_fault_silent),
     ("strap legacy Just Works", case_legacy_just_works),
     ("strap legacy passkey", case_legacy_passkey),
     ("strap LESC reconnect + encrypt", lambda: case_reconnect_encrypt(False)),

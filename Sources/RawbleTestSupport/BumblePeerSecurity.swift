@@ -45,15 +45,28 @@ extension BumblePeer {
         public var passkey: UInt32?
         /// A numeric comparison answered no (Pairing Failed 0x0C).
         public var rejectComparison: Bool
+        /// Something the device does wrong in a pairing (`--PREFIX-fault`), for the other side's failures.
+        public var fault: Fault?
+
+        /// What `--PREFIX-fault` makes the device do wrong (bumble_fixture/pairing.py's FAULTS).
+        public enum Fault: String, Hashable, Sendable, CaseIterable {
+            /// Its Pairing Confirm values corrupted: the other side fails with Confirm Value Failed (0x04).
+            case confirm
+            /// Its DHKey Check corrupted (LE Secure Connections): the other side fails with DHKey Check Failed (0x0B).
+            case dhKeyCheck = "dhkey-check"
+            /// No SMP command after its Pairing Request or Response: the other side's 30 s SMP timeout.
+            case silent
+        }
 
         public init(io: IOCapability = .none, legacy: Bool = false, mitm: Bool = false, bonding: Bool = true,
-                    passkey: UInt32? = nil, rejectComparison: Bool = false) {
+                    passkey: UInt32? = nil, rejectComparison: Bool = false, fault: Fault? = nil) {
             self.io = io
             self.legacy = legacy
             self.mitm = mitm
             self.bonding = bonding
             self.passkey = passkey
             self.rejectComparison = rejectComparison
+            self.fault = fault
         }
 
         /// The command-line options for the device named by `prefix` (`strap` or `central`).
@@ -65,6 +78,7 @@ extension BumblePeer {
             if !bonding { options.append("--\(prefix)-no-bonding") }
             if let passkey { options += ["--\(prefix)-passkey", "\(passkey)"] }
             if rejectComparison { options.append("--\(prefix)-reject-comparison") }
+            if let fault { options += ["--\(prefix)-fault", fault.rawValue] }
             return options
         }
     }

@@ -34,7 +34,9 @@ struct Rawble: AsyncParsableCommand {
             Exit statuses: 0 success, 64 usage, 65 malformed input, 66 cannot open file, \
             67 no such bond, 69 unavailable (no adapter / not in this build), 70 internal error, \
             74 transport, 75 timeout, 76 peer error, 77 permission, 78 interrupted, \
-            79 pairing failed.
+            79 pairing failed (other), 80 wrong passkey, 81 confirm mismatch, \
+            82 DHKey check failed, 83 the peer stopped pairing, 84 SMP timeout, \
+            85 no method both sides can do.
             """,
         version: BuildStamp.versionText,
         subcommands: [Adapters.self, Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, Shell.self, HeartRate.self, Report.self, PeripheralCommand.self, Pair.self, BondsCommand.self]

@@ -66,7 +66,7 @@ struct PairCommandTests {
         #expect(try peer.pairings().first?.authenticated == true)
     }
 
-    @Test("a wrong passkey: 79 and one line naming Confirm Value Failed")
+    @Test("a wrong passkey: 80 and one line naming Confirm Value Failed")
     func wrongPasskey() async throws {
         let state = try TemporaryState()
         defer { state.remove() }
@@ -74,10 +74,10 @@ struct PairCommandTests {
         defer { peer.stop() }
         let result = try await CLI.run(["pair", Self.strap, "--transport", peer.transport, "--timeout", "20",
                                         "--io", "keyboard", "--passkey", "654321"], environment: state.environment)
-        ExitStatusTests.expectOneLine(result, status: 79, containing: "Confirm Value Failed")
+        ExitStatusTests.expectOneLine(result, status: 80, containing: "Confirm Value Failed")
     }
 
-    @Test("no terminal and no --passkey: the passkey is declined, 79 and one line naming Passkey Entry Failed")
+    @Test("no terminal and no --passkey: the passkey is declined, 80 and one line naming Passkey Entry Failed")
     func noTerminal() async throws {
         let state = try TemporaryState()
         defer { state.remove() }
@@ -85,7 +85,7 @@ struct PairCommandTests {
         defer { peer.stop() }
         let result = try await CLI.run(["pair", Self.strap, "--transport", peer.transport, "--timeout", "20",
                                         "--io", "keyboard"], environment: state.environment, launcher: ["/usr/bin/setsid", "-w"])
-        ExitStatusTests.expectOneLine(result, status: 79, containing: "Passkey Entry Failed")
+        ExitStatusTests.expectOneLine(result, status: 80, containing: "rawble stopped it: Passkey Entry Failed")
     }
 
     @Test("the bond lasts: bonds --json lists the strap; a later read in a new process encrypts with it without pairing; bonds remove forgets it")
@@ -113,7 +113,7 @@ struct PairCommandTests {
         #expect(after.status == 0 && after.stdout.isEmpty, "\(after.stdout)\(after.stderr)")
     }
 
-    @Test("read --security encrypted pairs before reading; --security authenticated with a Just Works strap: 79, one line")
+    @Test("read --security encrypted pairs before reading; --security authenticated with a Just Works strap: 85, one line")
     func securityOption() async throws {
         let state = try TemporaryState()
         defer { state.remove() }
@@ -126,7 +126,7 @@ struct PairCommandTests {
         #expect(try peer.pairings().count == 1)
         let authenticated = try await CLI.run(["read", Self.strap, "2A19", "--transport", peer.transport, "--timeout", "20",
                                                "--security", "authenticated"], environment: state.environment)
-        ExitStatusTests.expectOneLine(authenticated, status: 79, containing: "authenticated key is required")
+        ExitStatusTests.expectOneLine(authenticated, status: 85, containing: "authenticated key is required")
     }
 }
 

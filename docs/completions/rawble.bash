@@ -305,7 +305,7 @@ _rawble_scan() {
 
 _rawble_gatt() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--trace --json --quiet --version -h --help)
+    non_repeating_flags=(--trace --confirm --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 1
@@ -341,7 +341,7 @@ _rawble_gatt() {
 
 _rawble_read() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--trace --json --quiet --version -h --help)
+    non_repeating_flags=(--trace --confirm --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--as --address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 2
@@ -380,7 +380,7 @@ _rawble_read() {
 
 _rawble_write() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--without-response --trace --json --quiet --version -h --help)
+    non_repeating_flags=(--without-response --trace --confirm --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--as --address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 3
@@ -419,7 +419,7 @@ _rawble_write() {
 
 _rawble_notify() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--indicate --trace --json --quiet --version -h --help)
+    non_repeating_flags=(--indicate --trace --confirm --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--count --duration --as --address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 2
@@ -464,9 +464,9 @@ _rawble_notify() {
 
 _rawble_shell() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--trace --json --quiet --version -h --help)
+    non_repeating_flags=(--trace --confirm --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--address-type --transport --btsnoop --timeout)
+    non_repeating_options=(--address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 1
 
     # Offer option value completions
@@ -484,14 +484,25 @@ _rawble_shell() {
     '--timeout')
         return
         ;;
+    '--io')
+        __rawble_add_completions -W 'display'$'\n''keyboard'$'\n''yesno'$'\n''keyboard-display'$'\n''none'
+        return
+        ;;
+    '--passkey')
+        return
+        ;;
+    '--security')
+        __rawble_add_completions -W 'encrypted'$'\n''authenticated'
+        return
+        ;;
     esac
 }
 
 _rawble_hr() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--reset-energy --reconnect --no-reconnect --trace --json --quiet --version -h --help)
+    non_repeating_flags=(--reset-energy --reconnect --no-reconnect --trace --confirm --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--count --csv --jsonl --hrv-every --max-hr --age --transport --btsnoop --timeout)
+    non_repeating_options=(--count --csv --jsonl --hrv-every --max-hr --age --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 1
 
     # Offer option value completions
@@ -521,6 +532,17 @@ _rawble_hr() {
         return
         ;;
     '--timeout')
+        return
+        ;;
+    '--io')
+        __rawble_add_completions -W 'display'$'\n''keyboard'$'\n''yesno'$'\n''keyboard-display'$'\n''none'
+        return
+        ;;
+    '--passkey')
+        return
+        ;;
+    '--security')
+        __rawble_add_completions -W 'encrypted'$'\n''authenticated'
         return
         ;;
     esac
@@ -578,9 +600,9 @@ _rawble_peripheral() {
 
 _rawble_peripheral_hr() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--trace --json --quiet --version -h --help)
+    non_repeating_flags=(--confirm --trace --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--rate --seed --name --duration --transport --btsnoop --timeout)
+    non_repeating_options=(--rate --seed --name --duration --require --io --passkey --transport --btsnoop --timeout)
     __rawble_offer_flags_options 0
 
     # Offer option value completions
@@ -597,6 +619,17 @@ _rawble_peripheral_hr() {
     '--duration')
         return
         ;;
+    '--require')
+        __rawble_add_completions -W 'encrypted'$'\n''authenticated'
+        return
+        ;;
+    '--io')
+        __rawble_add_completions -W 'display'$'\n''keyboard'$'\n''yesno'$'\n''keyboard-display'$'\n''none'
+        return
+        ;;
+    '--passkey')
+        return
+        ;;
     '--transport')
         return
         ;;
@@ -611,9 +644,9 @@ _rawble_peripheral_hr() {
 
 _rawble_peripheral_echo() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--trace --json --quiet --version -h --help)
+    non_repeating_flags=(--confirm --trace --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--name --duration --transport --btsnoop --timeout)
+    non_repeating_options=(--name --duration --require --io --passkey --transport --btsnoop --timeout)
     __rawble_offer_flags_options 0
 
     # Offer option value completions
@@ -622,6 +655,17 @@ _rawble_peripheral_echo() {
         return
         ;;
     '--duration')
+        return
+        ;;
+    '--require')
+        __rawble_add_completions -W 'encrypted'$'\n''authenticated'
+        return
+        ;;
+    '--io')
+        __rawble_add_completions -W 'display'$'\n''keyboard'$'\n''yesno'$'\n''keyboard-display'$'\n''none'
+        return
+        ;;
+    '--passkey')
         return
         ;;
     '--transport')
@@ -638,7 +682,7 @@ _rawble_peripheral_echo() {
 
 _rawble_pair() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--legacy --trace --json --quiet --version -h --help)
+    non_repeating_flags=(--confirm --legacy --trace --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--address-type --io --passkey --transport --btsnoop --timeout)
     __rawble_offer_flags_options 1

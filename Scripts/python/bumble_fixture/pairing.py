@@ -96,24 +96,37 @@ def address_type(address):
     return "public" if address.is_public else "random"
 
 
+# What `--PREFIX-fault` makes a device do wrong in a pairing, for the other side's failures:
+#   confirm      every Pairing Confirm it sends has its first byte flipped: the other side's
+#                check of it fails (Confirm Value Failed, 0x04);
+#   dhkey-check  every Pairing DHKey Check it sends has its first byte flipped (LE Secure
+#                Connections): the other side's check fails (DHKey Check Failed, 0x0B);
+#   silent       after its Pairing Request or Response it sends no SMP command at all (nor
+#                Pairing Failed): the other side's 30 s SMP timeout runs out.
+FAULTS = ("confirm", "dhkey-check", "silent")
+
+
 class Options:
     """A side's pairing options: IO capability name, legacy (no LE Secure Connections), MITM,
     bonding, fixed passkey (None: random when displaying; when typing, the one the test types,
-    Security.type_passkey), and whether it answers a numeric comparison no."""
+    Security.type_passkey), whether it answers a numeric comparison no, and a fault (FAULTS)."""
 
     def __init__(self, io="none", legacy=False, mitm=False, bonding=True, passkey=None,
-                 reject_comparison=False):
+                 reject_comparison=False, fault=None):
         if io not in IO_CAPABILITIES:
             raise ValueError(f"IO capability {io!r}: one of {', '.join(IO_CAPABILITIES)}")
         if passkey is not None and not 0 <= passkey <= 999999:
             raise ValueError("a passkey is 0 to 999999")
+        if fault is not None and fault not in FAULTS:
+            raise ValueError(f"fault {fault!r}: one of {', '.join(FAULTS)}")
         self.io, self.legacy, self.mitm, self.bonding = io, legacy, mitm, bonding
         self.passkey, self.reject_comparison = passkey, reject_comparison
+        self.fault = fault
 
     def describe(self):
         return {"io": self.io, "secureConnections": not self.legacy, "mitm": self.mitm,
                 "bonding": self.bonding, "passkey": self.passkey,
-                "rejectComparison": self.reject_comparison}
+                "rejectComparison": self.reject_comparison, "fault": self.fault}
 
 
 class FixtureDelegate(PairingDelegate):
@@ -171,10 +184,23 @@ class FixtureSession(smp.Session):
 
     def __init__(self, manager, connection, pairing_config, is_initiator):
         super().__init__(manager, connection, pairing_config, is_initiator)
+        options = getattr(pairing_config.delegate, "options", None)
+        self.fault = getattr(options, "fault", None)
         self.ltk_ediv = secrets.randbelow(0x10000)
         self.ltk_rand = secrets.token_bytes(8)
         self.pairing_task = None
         connection.fixture_session = self
+
+    def send_command(self, command):
+        """Bumble's, with the fault the options ask for (FAULTS)."""
+        if self.fault == "silent" and not isinstance(
+                command, (smp.SMP_Pairing_Request_Command, smp.SMP_Pairing_Response_Command)):
+            return
+        if self.fault == "confirm" and isinstance(command, smp.SMP_Pairing_Confirm_Command):
+            command = smp.SMP_Pairing_Confirm_Command(confirm_value=flipped(command.confirm_value))
+        if self.fault == "dhkey-check" and isinstance(command, smp.SMP_Pairing_DHKey_Check_Command):
+            command = smp.SMP_Pairing_DHKey_Check_Command(dhkey_check=flipped(command.dhkey_check))
+        super().send_command(command)
 
     def get_long_term_key(self, rand, ediv):
         if not self.sc and not self.completed:
@@ -219,6 +245,12 @@ class FixtureSession(smp.Session):
                 self.send_pairing_failed(smp.ErrorCode.NUMERIC_COMPARISON_FAILED)
 
         self.connection.cancel_on_disconnection(prompt())
+
+
+def flipped(value):
+    """`value` with its first byte's bits inverted: a confirm or check value that cannot match."""
+    value = bytes(value)
+    return bytes([value[0] ^ 0xFF]) + value[1:]
 
 
 class Bond:
@@ -518,6 +550,10 @@ def add_options(group, prefix, who):
                             "type one on stdin, then fails with Passkey Entry Failed)")
     group.add_argument(f"--{prefix}-reject-comparison", action="store_true",
                        help=f"{who}: answer a numeric comparison no (Pairing Failed 0x0C)")
+    group.add_argument(f"--{prefix}-fault", choices=list(FAULTS),
+                       help=f"{who}: pair wrongly: confirm (its Pairing Confirm values corrupted: the peer fails "
+                            "with 0x04), dhkey-check (its DHKey Check corrupted: 0x0B), silent (no SMP command after "
+                            "the Pairing Request/Response: the peer's 30 s SMP timeout)")
 
 
 def options_from(args, prefix):
@@ -525,4 +561,5 @@ def options_from(args, prefix):
     return Options(io=getattr(args, f"{p}_io"), legacy=getattr(args, f"{p}_legacy"),
                    mitm=getattr(args, f"{p}_mitm"), bonding=not getattr(args, f"{p}_no_bonding"),
                    passkey=getattr(args, f"{p}_passkey"),
-                   reject_comparison=getattr(args, f"{p}_reject_comparison"))
+                   reject_comparison=getattr(args, f"{p}_reject_comparison"),
+                   fault=getattr(args, f"{p}_fault", None))

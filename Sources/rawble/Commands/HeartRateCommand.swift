@@ -21,6 +21,12 @@ struct HeartRate: AsyncParsableCommand {
               rawble hr                                  (the first strap advertising Heart Rate)
               rawble hr "Polar H10" --csv session.csv --max-hr 185
               rawble hr --json --count 60 --transport tcp:127.0.0.1:9000
+              rawble hr C0:B1:E0:00:00:01 --security encrypted  (pair, or use the bond)
+
+            On rawble's own host (user:hciN, serial:, tcp:, unix:) a strap bonded before
+            (rawble pair) is encrypted with its bond on every connection and
+            reconnection, without pairing again; --security makes each link encrypted
+            (or authenticated) before subscribing, pairing the first time.
             """)
 
     @Argument(help: "A device address or name (default: the first strap advertising Heart Rate).")
@@ -38,6 +44,7 @@ struct HeartRate: AsyncParsableCommand {
     var hrvEvery: Double = 30
     @OptionGroup var zones: ZoneOptions
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var security: SecurityOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -52,7 +59,7 @@ struct HeartRate: AsyncParsableCommand {
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
         // Made first: a Ctrl-C while the controller opens is kept for the monitor's task.
         let interrupt = InterruptWatcher()
-        let host = try await HostSession.open(connection, output: output)
+        let host = try await HostSession.open(connection, output: output, pairing: security.settings)
         let status = StatusLine(quiet: output.quiet)
         let gone = Mutex<HostError?>(nil)
         let work = Mutex<Task<Void, any Error>?>(nil)
@@ -61,7 +68,7 @@ struct HeartRate: AsyncParsableCommand {
         let monitor = HeartRateSession(
             host: host, status: status, target: StrapTarget(device), count: count, resetEnergy: resetEnergy,
             reconnect: reconnect, json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)),
-            csv: csvFile, jsonl: jsonlFile,
+            security: security.settings.required, csv: csvFile, jsonl: jsonlFile,
             live: analysed ? LiveAnalysis(zones: zones.zones, every: hrvEvery, sparkline: !output.json) : nil,
             controllerGone: { error in
                 gone.withLock { $0 = $0 ?? error }
@@ -153,6 +160,8 @@ struct HeartRateSession: Sendable {
     let reconnect: Bool
     let json: Bool
     let timeout: Duration
+    /// The level each link must reach before subscribing (`--security`), on rawble's own host.
+    let security: LinkSecurity?
     let csv: AppendFile?
     let jsonl: AppendFile?
     /// The live HRV and zones (status line, `hrv` events), when asked for.
@@ -279,6 +288,19 @@ struct HeartRateSession: Sendable {
         } catch {
             if case .connectionTimedOut = error { throw LinkEnd.lost(error.description) }
             throw host.cliError(error)
+        }
+        if let security, let link = connection as? Connection {
+            status.show(security == .authenticated ? "authenticating the link" : "encrypting the link")
+            do {
+                // Bounded past SMP's own 30 s timeout, so its line is the one shown.
+                try await link.secure(security, timeout: max(timeout, PeerSession.pairingBound))
+            } catch {
+                try? await connection.disconnect(timeout: .seconds(3))
+                switch error {
+                case .disconnected, .linkLost: throw LinkEnd.lost(connection, otherwise: error.description)
+                default: throw host.cliError(error)
+                }
+            }
         }
         var configuration = ATTClient.Configuration()
         configuration.transactionTimeout = timeout

@@ -11,13 +11,20 @@ struct Pair: AsyncParsableCommand {
         commandName: "pair",
         abstract: "Connect, pair with rawble's own Security Manager, keep the bond, disconnect.",
         discussion: """
-            On rawble's own host (user:hciN, serial:, tcp:, unix:). On hciN the kernel pairs:
-            use bluetoothctl there. Passkeys and comparisons are asked on the terminal; with
-            no terminal they are declined unless --passkey gives the passkey to type.
+            On rawble's own host (user:hciN, serial:, tcp:, unix:). On hciN the kernel
+            pairs: use bluetoothctl there. Passkeys and comparisons are asked on the
+            terminal; with no terminal they are declined unless --passkey gives the
+            passkey to type or --confirm accepts the comparison.
+
+            A failure is one line naming the SMP reason and the side that gave it, with
+            the status of its class: 80 wrong passkey, 81 confirm mismatch, 82 DHKey
+            check failed, 83 the peer stopped pairing, 84 SMP timeout, 85 no method both
+            sides can do, 79 any other.
 
             Examples:
               rawble pair C0:B1:E0:00:00:01 --transport tcp:127.0.0.1:9000
               rawble pair C0:B1:E0:00:00:01 --io keyboard --passkey 123456
+              rawble pair C0:B1:E0:00:00:01 --io yesno --confirm
               rawble pair C0:B1:E0:00:00:01 --io keyboard-display --legacy --json
             """)
 

@@ -16,9 +16,19 @@ struct PeripheralCommand: AsyncParsableCommand {
         commandName: "peripheral",
         abstract: "Be a peripheral: advertise and serve GATT (a simulated heart-rate strap, or an echo service).",
         discussion: """
+            On rawble's own host (user:hciN, serial:, tcp:, unix:) centrals may pair
+            with rawble's Security Manager (--io, --passkey, --confirm say how); the
+            bond is kept, and a central bonded once encrypts with it later without
+            pairing again. --require encrypted|authenticated protects the service's
+            characteristics: a central reading or writing them on a link less secure is
+            answered Insufficient Encryption (or Insufficient Authentication) until it
+            pairs (an authenticated key needs a method with a passkey or a comparison:
+            --io other than none).
+
             Examples:
               rawble peripheral hr --rate 1
               rawble peripheral echo --name rawble-echo
+              rawble peripheral hr --require encrypted --transport tcp:127.0.0.1:9000
             """,
         subcommands: [PeripheralHeartRate.self, PeripheralEcho.self])
 }
@@ -28,6 +38,11 @@ struct PeripheralOptions: ParsableArguments {
     @Option(help: "The name to advertise (and the GAP device name).") var name: String?
     @Option(help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
     var duration: Double?
+    @Option(name: .long, help: ArgumentHelp(
+        "Serve the characteristics' values only on an encrypted or authenticated link: a central gets Insufficient Encryption or Insufficient Authentication until it pairs.",
+        valueName: "level"))
+    var require: SecurityArgument?
+    @OptionGroup var pairing: PairingOptions
 
     func validate() throws {
         if let name, name.utf8.count > 248 { throw ValidationError("--name is longer than 248 bytes (the GAP limit)") }
@@ -142,7 +157,16 @@ enum PeripheralSession {
         options: PeripheralOptions, connection: ConnectionOptions, output: OutputOptions,
         work: @escaping @Sendable (AsyncStream<GATTServerWrite>, EventLoopClock) async -> Void
     ) async throws {
-        let host = try await HostSession.open(connection, output: output)
+        let host = try await HostSession.open(connection, output: output, pairing: options.pairing.settings)
+        if let required = options.require {
+            let database = await server.database
+            do {
+                await server.updateDatabase(try database.requiring(required.access))
+            } catch {
+                await host.close()
+                throw CLIError(.internalError, "cannot protect the database: \(error)")
+            }
+        }
         // rawble's own host advertises and accepts itself; on hciN the raw channel's adapter
         // advertises and the kernel's listening ATT socket accepts.
         let peripheral: any Peripheral
@@ -309,5 +333,29 @@ private struct Reporter: Sendable {
     private static func fields(_ peer: DeviceAddress?, key: String = "central") -> [(String, JSON)] {
         guard let peer else { return [(key, .null)] }
         return [(key, .string(peer.address.description)), ("addressType", .string(peer.type.description))]
+    }
+}
+
+extension SecurityArgument {
+    /// What `--require` asks of an attribute's reads and writes.
+    var access: GATTAccess { self == .authenticated ? .authenticationRequired : .encryptionRequired }
+}
+
+extension GATTServerDatabase {
+    /// The same database (the same handles) with every characteristic value of the embedder's
+    /// services that anyone could read or write open only to links with `access`. The GAP and
+    /// GATT services stay open (centrals read the name before pairing).
+    func requiring(_ access: GATTAccess) throws(GATTDefinitionError) -> GATTServerDatabase {
+        let protected = services.map { service in
+            var service = service
+            service.characteristics = service.characteristics.map { characteristic in
+                var characteristic = characteristic
+                if characteristic.read == .open { characteristic.read = access }
+                if characteristic.write == .open { characteristic.write = access }
+                return characteristic
+            }
+            return service
+        }
+        return try GATTServerDatabase(deviceName: deviceName, appearance: appearance, services: protected)
     }
 }

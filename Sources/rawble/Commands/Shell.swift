@@ -7,6 +7,7 @@ import RawbleWire
 import Musl
 #endif
 import ArgumentParser
+import RawbleBearer
 import RawbleGATT
 import RawbleHost
 import RawbleReport
@@ -36,6 +37,12 @@ struct Shell: AsyncParsableCommand {
             else the status of the last one that failed (see `rawble --help`); Ctrl-C ends
             the script with 78.
 
+            On rawble's own host (user:hciN, serial:, tcp:, unix:) a peer bonded before
+            (rawble pair) is encrypted with its bond when it asks; --security makes each
+            link `connect` makes encrypted (or authenticated) first, pairing when there
+            is no bond; --io, --passkey and --confirm say how to pair (a passkey or
+            comparison is asked on the terminal, Enter ending the answer).
+
             Examples:
               rawble shell C0:B1:E0:00:00:01
               rawble shell --transport tcp:127.0.0.1:9000
@@ -47,11 +54,13 @@ struct Shell: AsyncParsableCommand {
     var address: BluetoothAddress?
     @Option(name: .customLong("address-type"), help: "public or random, for ADDRESS.") var addressType: AddressTypeArgument?
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var security: SecurityOptions
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let host = try await HostSession.open(connection, output: output)
-        let session = ShellSession(host: host, timeout: .milliseconds(Int(connection.timeout * 1000)), json: output.json)
+        let host = try await HostSession.open(connection, output: output, pairing: security.settings)
+        let session = ShellSession(host: host, timeout: .milliseconds(Int(connection.timeout * 1000)), json: output.json,
+                                   security: security.settings.required)
         let status = await session.run(connectingTo: address, addressType: addressType)
         await session.close()
         if status != .success {
@@ -92,6 +101,8 @@ final class ShellSession: Sendable {
     let host: HostSession
     let timeout: Duration
     let json: Bool
+    /// The level each link `connect` makes must reach first (`--security`), on rawble's own host.
+    let security: LinkSecurity?
     let console = Console()
     /// Whether lines come from a person at a terminal.
     let interactive: Bool
@@ -100,10 +111,11 @@ final class ShellSession: Sendable {
     /// Set when Ctrl-C (or SIGTERM) ended a script, or SIGTERM came at the prompt.
     private let stopped = Atomic<Bool>(false)
 
-    init(host: HostSession, timeout: Duration, json: Bool) {
+    init(host: HostSession, timeout: Duration, json: Bool, security: LinkSecurity? = nil) {
         self.host = host
         self.timeout = timeout
         self.json = json
+        self.security = security
         rawMode = RawMode()
         interactive = rawMode != nil
     }
@@ -313,7 +325,8 @@ final class ShellSession: Sendable {
         if let current = state.withLock({ $0.link?.peer.connection.peer }) {
             throw CLIError(.usage, "already connected to \(current.address)", fix: "disconnect first")
         }
-        let peer = try await PeerSession.connect(on: host, to: address, addressType: addressType, timeout: timeout)
+        let peer = try await PeerSession.connect(on: host, to: address, addressType: addressType, timeout: timeout,
+                                                 security: security)
         // The database, for completion and for targets by UUID: a failure here is not the
         // connection's (a command needing it will say).
         let database = try? await peer.gatt.discoverAll()

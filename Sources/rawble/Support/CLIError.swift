@@ -26,9 +26,27 @@ enum ExitStatus: Int32, CaseIterable {
     case permission = 77
     /// Interrupted by Ctrl-C after a clean shutdown.
     case interrupted = 78
-    /// Pairing or encryption failed: the SMP reason (either side's), SMP's 30 s timeout, a
-    /// key the peer refused, a level the pairing could not reach.
+    /// Pairing or encryption failed otherwise: a reason this side gave that is none of the
+    /// classes below (a comparison declined here), a key the peer no longer has, a key the
+    /// controller could not encrypt with.
     case pairingFailed = 79
+    /// The passkey was wrong or not entered: Passkey Entry Failed (either side), or Confirm
+    /// Value Failed (either side) in a pairing where a passkey was shown or typed.
+    case wrongPasskey = 80
+    /// Confirm Value Failed (either side) in a pairing without a passkey (Just Works, Numeric
+    /// Comparison): a confirm value did not match its random value.
+    case confirmMismatch = 81
+    /// DHKey Check Failed (either side; LE Secure Connections).
+    case dhKeyCheckFailed = 82
+    /// The peer stopped the pairing with a reason not in the classes above or below (Numeric
+    /// Comparison Failed, Unspecified Reason, Pairing Not Supported, Repeated Attempts, ...).
+    case peerAborted = 83
+    /// SMP's 30 s timeout (Core Vol 3 Part H 3.4): no SMP command in time; or the host's own
+    /// bound on pairing or encrypting ran out.
+    case pairingTimedOut = 84
+    /// No method both sides can do reaches what was needed: Authentication Requirements or OOB
+    /// Not Available (either side), or `--security authenticated` reached only Just Works.
+    case methodUnavailable = 85
 }
 
 /// An expected failure: printed as one line on stderr (cause, then the fix), then a distinct

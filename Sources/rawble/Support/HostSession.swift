@@ -29,6 +29,8 @@ struct HostSession {
     /// On `hciN` with `--btsnoop` or `--trace`: the adapter's monitor channel, which feeds them
     /// with everything on that adapter (the kernel's own traffic included); `nil` otherwise.
     let monitor: HCIMonitorSocket?
+    /// The peers this run showed or asked a passkey for (its pairing agent notes them).
+    let passkeys: PasskeyJournal
 
     /// On `hciN`: the adapter, to tell its removal (unplugged, rfkill) from other ends.
     var kernelAdapter: KernelAdapterInfo? { (central as? KernelCentral<KernelL2CAPOpener>)?.adapter }
@@ -43,11 +45,12 @@ struct HostSession {
         let address = try connection.resolvedTransport(environment: environment())
         var configuration = Adapter.Configuration()
         configuration.logger = Logger(label: "rawble.host")
+        let passkeys = PasskeyJournal()
         if let pairing {
             if case .kernel = address {
                 if pairing.isCustom { throw PairingSettings.kernelRefusal(address, what: "pairing") }
             } else {
-                try configurePairing(&configuration, pairing)
+                try configurePairing(&configuration, pairing, passkeys: passkeys)
             }
         }
         // Started before the transport opens, so its times count from the session's start.
@@ -80,7 +83,7 @@ struct HostSession {
         if monitor != nil { taps = [] }
         do {
             let central = try await opening.openCentral(configuration: configuration, observing: taps)
-            return HostSession(central: central, transport: address, capture: capture, monitor: monitor)
+            return HostSession(central: central, transport: address, capture: capture, monitor: monitor, passkeys: passkeys)
         } catch {
             await monitor?.close()
             _ = capture?.close()
@@ -90,13 +93,15 @@ struct HostSession {
 
     /// rawble's own host pairs as `settings` say, as the user's identity (the same address and
     /// IRK on every run, so peers' bonds keep matching), with the bonds kept for it.
-    private static func configurePairing(_ configuration: inout Adapter.Configuration, _ settings: PairingSettings) throws {
+    private static func configurePairing(_ configuration: inout Adapter.Configuration, _ settings: PairingSettings,
+                                         passkeys: PasskeyJournal) throws {
         let env = environment()
         let (identity, notKept) = try LocalIdentity.load(environment: env)
         if let notKept { configuration.logger.notice("\(notKept)") }
         configuration.ownAddress = .randomStatic(identity.address)
         configuration.pairing = settings.configuration(identity: identity.pairingIdentity)
-        configuration.pairingAgent = TerminalPairingAgent(passkey: settings.passkey)
+        configuration.pairingAgent = TerminalPairingAgent(passkey: settings.passkey, acceptsComparisons: settings.confirm,
+                                                          passkeys: passkeys)
         configuration.bonds = try openBondStore(environment: env, identity: identity.deviceAddress)
     }
 
@@ -160,7 +165,7 @@ struct HostSession {
         if let removed = removedAdapterError(error) { return removed }
         if let adapter = kernelAdapter, let stuck = Self.notAnsweringError(error, adapter: adapter) { return stuck }
         // Name the adapter the session took (`hci0`), not how it was chosen.
-        return Self.cliError(error, transport: kernelAdapter.map { .kernel(adapter: $0.index) } ?? transport)
+        return Self.cliError(error, transport: kernelAdapter.map { .kernel(adapter: $0.index) } ?? transport, passkeys: passkeys)
     }
 
     /// The one line for a controller the kernel owns that has stopped answering (the kernel
@@ -204,7 +209,8 @@ struct HostSession {
         }
     }
 
-    static func cliError(_ error: HostError, transport spec: TransportAddress) -> CLIError {
+    /// `passkeys`: the peers this run paired with by passkey (see ``PairingErrors``).
+    static func cliError(_ error: HostError, transport spec: TransportAddress, passkeys: PasskeyJournal? = nil) -> CLIError {
         switch error {
         case .commandTimedOut(let opcode, _) where opcode == .reset:
             CLIError(.timeout, "the controller at \(spec) did not answer HCI Reset",
@@ -222,7 +228,7 @@ struct HostSession {
         case .cancelled:
             CLIError.interrupted
         case .pairingFailed, .encryptionFailed, .insufficientSecurity, .securityTimedOut:
-            CLIError(.pairingFailed, error.description)
+            PairingErrors.cliError(error, passkeys: passkeys)
         case .pairingDisabled:
             CLIError(.unavailable, error.description)
         default:

@@ -10,6 +10,7 @@ import RawbleHost
 import RawbleSMP
 import RawbleStack
 import RawbleWire
+import Synchronization
 
 // Pairing on rawble's own host from the command line (issue 24): the options, the settings
 // the host session configures the adapter with, and the terminal's pairing agent.
@@ -49,11 +50,15 @@ struct PairingOptions: ParsableArguments {
         "The passkey to type when the peer displays one, or to display (for scripts; else asked on the terminal, or random).", valueName: "digits"))
     var passkey: UInt32?
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Accept a Numeric Comparison without asking (for scripts: the six digits are shown on stderr; check them on the peer)."))
+    var confirm = false
+
     func validate() throws {
         if let passkey, passkey > 999_999 { throw ValidationError("--passkey is six digits, 0 to 999999") }
     }
 
-    var settings: PairingSettings { PairingSettings(io: io, passkey: passkey) }
+    var settings: PairingSettings { PairingSettings(io: io, passkey: passkey, confirm: confirm) }
 }
 
 /// `--io`, `--passkey` and `--security`, on the commands that connect.
@@ -76,13 +81,15 @@ struct SecurityOptions: ParsableArguments {
 struct PairingSettings: Sendable {
     var io: IOArgument = .none
     var passkey: UInt32?
+    /// Numeric Comparisons are accepted without asking (`--confirm`).
+    var confirm = false
     /// LE legacy pairing only (`pair --legacy`).
     var legacy = false
     /// The level a link must reach right after connecting (`--security`).
     var required: LinkSecurity?
 
     /// Whether anything but the defaults was asked for (which the kernel path cannot do).
-    var isCustom: Bool { io != .none || passkey != nil || legacy || required != nil }
+    var isCustom: Bool { io != .none || passkey != nil || confirm || legacy || required != nil }
 
     /// The adapter's pairing: bonding, LE Secure Connections unless legacy, MITM protection
     /// asked for when the user can take part (`--io` other than none).
@@ -101,16 +108,22 @@ struct PairingSettings: Sendable {
 
 /// The terminal's pairing agent: shows a passkey on stderr, asks for the peer's passkey or to
 /// confirm six digits on the terminal (/dev/tty), one line each. With `--passkey` the passkey
-/// is given; with no terminal the question is declined (the pairing then fails with Passkey
-/// Entry Failed or Numeric Comparison Failed).
+/// is given, with `--confirm` comparisons are accepted (the digits shown on stderr); with no
+/// terminal the question is declined (the pairing then fails with Passkey Entry Failed or
+/// Numeric Comparison Failed). Each peer a passkey was shown or asked for is noted in
+/// `passkeys` (a Confirm Value Failed then means a wrong passkey).
 struct TerminalPairingAgent: PairingAgent {
     var passkey: UInt32?
+    var acceptsComparisons = false
+    var passkeys = PasskeyJournal()
 
     func displayPasskey(_ passkey: UInt32, for peer: DeviceAddress) async {
+        passkeys.note(peer)
         Output.error("rawble: type the passkey \(Self.digits(passkey)) on \(peer.address) to pair")
     }
 
     func passkey(for peer: DeviceAddress) async -> UInt32? {
+        passkeys.note(peer)
         if let passkey { return passkey }
         guard let answer = await Self.ask("rawble: the passkey \(peer.address) shows: ") else { return nil }
         guard let value = UInt32(answer), value <= 999_999 else { return nil }
@@ -118,6 +131,10 @@ struct TerminalPairingAgent: PairingAgent {
     }
 
     func confirm(_ number: UInt32, for peer: DeviceAddress) async -> Bool {
+        if acceptsComparisons {
+            Output.error("rawble: accepted \(Self.digits(number)) for \(peer.address) (--confirm): it should show the same")
+            return true
+        }
         guard let answer = await Self.ask("rawble: does \(peer.address) show \(Self.digits(number))? [y/N] ") else { return false }
         return answer.lowercased() == "y" || answer.lowercased() == "yes"
     }
@@ -149,10 +166,96 @@ struct TerminalPairingAgent: PairingAgent {
             let count = read(descriptor, &byte, 1)
             if count < 0, errno == EINTR { continue }
             if count <= 0 { return nil }
-            if byte == UInt8(ascii: "\n") { break }
+            // A terminal in raw mode (`rawble shell`'s line editor) ends the line with a return.
+            if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
             line.append(byte)
         }
         let text = String(decoding: line, as: UTF8.self)
         return String(text.filter { !$0.isWhitespace })
+    }
+}
+
+/// The peers this run showed a passkey to or asked one for: in their pairings a Confirm Value
+/// Failed is a wrong passkey, in others a confirm value that did not match.
+final class PasskeyJournal: Sendable {
+    private let peers = Mutex<Set<BluetoothAddress>>([])
+
+    func note(_ peer: DeviceAddress) {
+        _ = peers.withLock { $0.insert(peer.address) }
+    }
+
+    func usedPasskey(with peer: DeviceAddress) -> Bool {
+        peers.withLock { $0.contains(peer.address) }
+    }
+}
+
+/// A failure to pair or encrypt as one line naming the SMP reason, with its class's status
+/// (``ExitStatus``: 80-85, else 79). `passkeys`: who this run paired with by passkey.
+enum PairingErrors {
+    static func cliError(_ error: HostError, passkeys: PasskeyJournal?) -> CLIError {
+        switch error {
+        case let .pairingFailed(peer, failure):
+            let status = status(of: failure, passkeyUsed: passkeys?.usedPasskey(with: peer) ?? false)
+            return CLIError(status, "pairing with \(peer) failed: \(what(failure))", fix: fix(status, failure: failure, peer: peer))
+        case .securityTimedOut:
+            return CLIError(.pairingTimedOut, error.description)
+        case .insufficientSecurity:
+            return CLIError(.methodUnavailable, error.description)
+        default:
+            return CLIError(.pairingFailed, error.description)
+        }
+    }
+
+    /// `the peer stopped it: Numeric Comparison Failed (0x0C)`, `rawble stopped it: ...`.
+    static func what(_ failure: PairingFailure) -> String {
+        switch failure {
+        case .peerFailed(let reason): "the peer stopped it: \(reason)"
+        case .failed(let reason): "rawble stopped it: \(reason)"
+        case .timedOut: "SMP timeout: no SMP command for 30 s"
+        case .encryptionFailed: "\(failure)"
+        }
+    }
+
+    /// The class of a failed pairing: by the SMP reason first, whichever side gave it; then
+    /// any other reason the peer gave is the peer aborting, any other of this side's 79.
+    static func status(of failure: PairingFailure, passkeyUsed: Bool) -> ExitStatus {
+        switch failure {
+        case .timedOut: return .pairingTimedOut
+        case .encryptionFailed: return .pairingFailed
+        case .failed, .peerFailed: break
+        }
+        switch failure.reason {
+        case .passkeyEntryFailed?: return .wrongPasskey
+        case .confirmValueFailed?: return passkeyUsed ? .wrongPasskey : .confirmMismatch
+        case .dhKeyCheckFailed?: return .dhKeyCheckFailed
+        case .authenticationRequirements?, .oobNotAvailable?: return .methodUnavailable
+        default:
+            if case .peerFailed = failure { return .peerAborted }
+            return .pairingFailed
+        }
+    }
+
+    /// What to do about it, for the classes a person can act on.
+    static func fix(_ status: ExitStatus, failure: PairingFailure, peer: DeviceAddress) -> String? {
+        switch status {
+        case .wrongPasskey:
+            return "the passkey was wrong or not entered: pair again and type the six digits shown (--passkey for scripts)"
+        case .confirmMismatch:
+            return "a confirm value did not match its random value (the pairing was tampered with, or a peer's bug): pair again"
+        case .dhKeyCheckFailed:
+            return "the two sides' keys do not agree (a wrong passkey, or an attacker's public key): pair again"
+        case .methodUnavailable:
+            return "the peer cannot do the method asked for: try another --io, or leave out --security authenticated"
+        case .pairingTimedOut:
+            return "\(peer.address) stopped answering mid-pairing (or a passkey was not entered in time): pair again"
+        case .peerAborted where failure.reason == .numericComparisonFailed:
+            return "the numbers were not confirmed on \(peer.address)"
+        case .peerAborted where failure.reason == .pairingNotSupported:
+            return "\(peer.address) does not pair"
+        case .pairingFailed where failure.reason == .numericComparisonFailed:
+            return "the numbers were not confirmed here (--confirm accepts them in scripts)"
+        default:
+            return nil
+        }
     }
 }
