@@ -313,7 +313,7 @@ struct PeripheralSecurityTests {
         central.events.first { $0.event == "error" && $0.during == "read" && $0.uuid == uuid }?.attError
     }
 
-    @Test("--require encrypted: a central that does not pair is answered Insufficient Encryption (0x0F); the GAP name stays readable")
+    @Test("--require encrypted: a central that does not pair is answered Insufficient Encryption (0x0F), reading or subscribing, and gets no notification; the GAP name stays readable")
     func refusedWithoutPairing() async throws {
         let central = try await BumbleCentral.start(target: "rawble-hr", arguments: ["--no-standard"], ports: 2, timeout: 40)
         defer { central.stop() }
@@ -326,6 +326,10 @@ struct PeripheralSecurityTests {
         #expect(Self.readError(central, "2A38") == 0x0F, "\(central.events)")
         #expect(Self.readError(central, "2A19") == 0x0F, "\(central.events)")
         #expect(Self.readValue(central, "2A38") == nil)
+        // Subscribing needs encryption too (the CCCD's write access): no measurement reaches the link.
+        #expect(central.events.first { $0.event == "error" && $0.during == "subscribe" && $0.uuid == "2A37" }?.attError == 0x0F,
+                "\(central.events)")
+        #expect(!central.events.contains { $0.event == "notification" || $0.event == "indication" }, "\(central.events)")
     }
 
     @Test("--require encrypted: a central that pairs (Just Works) reads; reconnecting, it encrypts with the bond rawble kept, no pairing, and reads again")

@@ -154,7 +154,7 @@ public struct GATTServerDatabase: Hashable, Sendable {
                     read: characteristic.read, write: characteristic.write, maximumLength: characteristic.maximumLength,
                     characteristic: valueHandle, properties: properties)
                 if characteristic.hasConfiguration {
-                    add(.clientCharacteristicConfiguration, .clientConfiguration, write: .open, maximumLength: 2,
+                    add(.clientCharacteristicConfiguration, .clientConfiguration, write: characteristic.subscribeAccess, maximumLength: 2,
                         characteristic: valueHandle, properties: properties, fixedLength: true)
                 }
                 if let text = characteristic.userDescription {

@@ -109,6 +109,12 @@ public struct GATTCharacteristicDefinition: Hashable, Sendable {
     /// Defaults: open when the properties include `write` or `writeWithoutResponse`, else not
     /// permitted.
     public var write: GATTAccess
+    /// Who may subscribe: the write access of the Client Characteristic Configuration
+    /// descriptor the database adds for `notify` or `indicate` (BlueZ's `encrypt-notify`).
+    /// `nil`: ``subscribeAccess``'s default. A link that may not subscribe gets Insufficient
+    /// Encryption or Authentication when it writes the descriptor, so no notification or
+    /// indication of the value ever goes to it.
+    public var subscribe: GATTAccess?
     /// Longest value a write may leave (at most 512); longer writes get Invalid Attribute Value Length.
     public var maximumLength: Int
     /// A Characteristic User Description descriptor (read-only) with this text.
@@ -119,7 +125,7 @@ public struct GATTCharacteristicDefinition: Hashable, Sendable {
     public var descriptors: [GATTDescriptorDefinition]
 
     public init(_ uuid: BluetoothUUID, properties: CharacteristicProperties, value: GATTServerValue = .fixed([]),
-                read: GATTAccess? = nil, write: GATTAccess? = nil,
+                read: GATTAccess? = nil, write: GATTAccess? = nil, subscribe: GATTAccess? = nil,
                 maximumLength: Int = ATTPDU.maximumValueLength,
                 userDescription: String? = nil, presentationFormat: GATTPresentationFormat? = nil,
                 descriptors: [GATTDescriptorDefinition] = []) {
@@ -128,6 +134,7 @@ public struct GATTCharacteristicDefinition: Hashable, Sendable {
         self.value = value
         self.read = read ?? (properties.contains(.read) ? .open : .notPermitted)
         self.write = write ?? (properties.isDisjoint(with: [.write, .writeWithoutResponse]) ? .notPermitted : .open)
+        self.subscribe = subscribe
         self.maximumLength = maximumLength
         self.userDescription = userDescription
         self.presentationFormat = presentationFormat
@@ -136,6 +143,17 @@ public struct GATTCharacteristicDefinition: Hashable, Sendable {
 
     /// Whether the database adds a Client Characteristic Configuration descriptor.
     public var hasConfiguration: Bool { !properties.isDisjoint(with: [.notify, .indicate]) }
+
+    /// The access a subscription needs: ``subscribe`` when given; else the value's read access
+    /// when that asks for encryption or authentication (a value a link may not read is not
+    /// pushed to it either); else open.
+    public var subscribeAccess: GATTAccess {
+        if let subscribe { return subscribe }
+        switch read {
+        case .encryptionRequired, .authenticationRequired: return read
+        case .open, .notPermitted: return .open
+        }
+    }
 }
 
 /// A service: primary (found by discovery) or secondary (only through an include).

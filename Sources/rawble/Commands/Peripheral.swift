@@ -343,7 +343,8 @@ extension SecurityArgument {
 
 extension GATTServerDatabase {
     /// The same database (the same handles) with every characteristic value of the embedder's
-    /// services that anyone could read or write open only to links with `access`. The GAP and
+    /// services that anyone could read or write, and every subscription to them, open only to
+    /// links with `access`. The GAP and
     /// GATT services stay open (centrals read the name before pairing).
     func requiring(_ access: GATTAccess) throws(GATTDefinitionError) -> GATTServerDatabase {
         let protected = services.map { service in
@@ -352,6 +353,8 @@ extension GATTServerDatabase {
                 var characteristic = characteristic
                 if characteristic.read == .open { characteristic.read = access }
                 if characteristic.write == .open { characteristic.write = access }
+                // Notify-only values (the strap's measurement) are protected by their CCCD.
+                if characteristic.hasConfiguration { characteristic.subscribe = access }
                 return characteristic
             }
             return service
