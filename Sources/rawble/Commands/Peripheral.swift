@@ -20,7 +20,7 @@ struct PeripheralCommand: AsyncParsableCommand {
             with rawble's Security Manager (--io, --passkey, --confirm say how); the
             bond is kept, and a central bonded once encrypts with it later without
             pairing again. --require encrypted|authenticated protects the service's
-            characteristics: a central reading or writing them on a link less secure is
+            characteristics: a central reading, writing or subscribing on a link less secure is
             answered Insufficient Encryption (or Insufficient Authentication) until it
             pairs (an authenticated key needs a method with a passkey or a comparison:
             --io other than none).
@@ -39,7 +39,7 @@ struct PeripheralOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Stop after this many seconds (default: until Ctrl-C).", valueName: "seconds"))
     var duration: Double?
     @Option(name: .long, help: ArgumentHelp(
-        "Serve the characteristics' values only on an encrypted or authenticated link: a central gets Insufficient Encryption or Insufficient Authentication until it pairs.",
+        "Serve the characteristics' values, and subscriptions to them, only on an encrypted or authenticated link: a central gets Insufficient Encryption or Insufficient Authentication until it pairs.",
         valueName: "level"))
     var require: SecurityArgument?
     @OptionGroup var pairing: PairingOptions
