@@ -125,6 +125,21 @@ struct PairingMethodsAndFailuresTests {
         #expect(await eventually { (try? Self.strapFailures(peer)) == [0x0B] }, "the strap logged rawble's Pairing Failed 0x0B")
     }
 
+    @Test("a read refused for encryption whose automatic pairing fails (the strap's DHKey check corrupted): 82 and the SMP reason, not the ATT refusal")
+    func automaticPairingFailure() async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let peer = try await PairCommandTests.start(BumblePeer.StrapSecurity(
+            pairing: BumblePeer.PairingOptions(fault: .dhKeyCheck), encryptedRead: true))
+        defer { peer.stop() }
+        let result = try await CLI.run(["read", Self.strap, EncryptedRead.characteristic, "--transport", peer.transport,
+                                        "--timeout", "20"],
+                                       environment: state.environment, launcher: ["/usr/bin/setsid", "-w"])
+        ExitStatusTests.expectOneLine(result, status: 82)
+        #expect(result.stderr.hasPrefix("rawble: pairing with \(Self.named) failed: rawble stopped it: DHKey Check Failed (0x0B)"),
+                "\(result.stderr)")
+    }
+
     @Test("the strap refusing the comparison: 83, its Numeric Comparison Failed in one line")
     func peerAborts() async throws {
         let state = try TemporaryState()

@@ -71,8 +71,10 @@ extension Adapter {
         do {
             let reached = try await secure(lifetime, level: target, forcePairing: false, timeout: Self.securityRaiseTimeout)
             logger.debug("the peer answered \(refusal): the link is now \(HostError.name(reached))")
+            lifetime.lastRaiseFailure = nil
             return reached > before
         } catch {
+            lifetime.lastRaiseFailure = error
             if case .insufficientSecurity(_, let reached, _) = error { return reached > before }
             logger.notice("the peer answered \(refusal), and the link could not be made more secure: \(error)")
             return false

@@ -54,6 +54,13 @@ public final class Connection: Sendable, CustomStringConvertible {
         await adapter.linkParameters(lifetime)
     }
 
+    /// Why the last attempt to make the link more secure after a peer's refusal (the GATT
+    /// client's retry, ``L2CAPATTBearer/raiseSecurity(after:)``) failed: the pairing's SMP
+    /// reason, its timeout, a method too weak. `nil` when the last attempt succeeded or none
+    /// was made. A refusal that stands after the retry is explained by it: "Insufficient
+    /// Authentication" alone does not say that the pairing failed with Confirm Value Failed.
+    public var lastSecurityFailure: HostError? { lifetime.lastRaiseFailure }
+
     /// How secure the link is now: not encrypted, encrypted with an unauthenticated key (Just
     /// Works), or with an authenticated one (Passkey Entry, Numeric Comparison).
     public var security: LinkSecurity { lifetime.security }
@@ -165,7 +172,8 @@ final class LinkLifetime: Sendable {
     private let state = Mutex(State())
     /// The link's security, set by the host on the adapter's executor and read from anywhere
     /// (a GATT server checks it on each request); the newest pairing's outcome with it.
-    private let securityState = Mutex<(level: LinkSecurity, lastPairing: PairingOutcome?)>((.none, nil))
+    private let securityState = Mutex<(level: LinkSecurity, lastPairing: PairingOutcome?, lastRaiseFailure: HostError?)>(
+        (.none, nil, nil))
 
     init(id: UInt64, handle: UInt16) {
         self.id = id
@@ -182,6 +190,13 @@ final class LinkLifetime: Sendable {
     var lastPairing: PairingOutcome? {
         get { securityState.withLock { $0.lastPairing } }
         set { securityState.withLock { $0.lastPairing = newValue } }
+    }
+
+    /// Why the last raise of security after a peer's refusal failed; `nil` after one that
+    /// succeeded, or before any.
+    var lastRaiseFailure: HostError? {
+        get { securityState.withLock { $0.lastRaiseFailure } }
+        set { securityState.withLock { $0.lastRaiseFailure = newValue } }
     }
 
     /// Waits for the end; returns at once when it already came, and ``HostError/cancelled``

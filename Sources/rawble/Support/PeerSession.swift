@@ -177,7 +177,12 @@ struct PeerSession {
     func cliError(_ error: GATTError) -> CLIError {
         switch error {
         case .att(let refusal) where SecurityRefusal(rawValue: refusal.code.rawValue) != nil:
-            CLIError(.peerError, "\(connection.peer.address): \(error)", fix: Self.pairingAdvice(host.transport))
+            // On rawble's own host the retry's pairing may have failed: its SMP reason and status.
+            if let failure = (connection as? Connection)?.lastSecurityFailure, failure.isSecurityFailure {
+                host.cliError(failure)
+            } else {
+                CLIError(.peerError, "\(connection.peer.address): \(error)", fix: Self.pairingAdvice(host.transport))
+            }
         case .att, .invalidResponse, .malformedPDU, .valueTooLong, .notFound:
             CLIError(.peerError, "\(connection.peer.address): \(error)")
         case .timeout:
@@ -270,5 +275,16 @@ struct PeerSession {
             return try Self.interrupted(normalEnd: untilInterrupted)
         }
         if work.isCancelled { try Self.interrupted(normalEnd: untilInterrupted) }
+    }
+}
+
+extension HostError {
+    /// A failure to pair or encrypt (each with its own status, ``PairingErrors``), rather than
+    /// the link or the host failing.
+    var isSecurityFailure: Bool {
+        switch self {
+        case .pairingFailed, .encryptionFailed, .insufficientSecurity, .securityTimedOut: true
+        default: false
+        }
     }
 }
