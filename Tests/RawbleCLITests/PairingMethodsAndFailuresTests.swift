@@ -1,4 +1,7 @@
 import Foundation
+@testable import rawble
+import RawbleSMP
+import RawbleWire
 import RawbleTestSupport
 import Testing
 
@@ -386,5 +389,45 @@ struct PeripheralSecurityTests {
         } else {
             #expect(Self.readError(central, "2A38") == 0x05, "\(central.events)")
         }
+    }
+}
+
+@Suite("--private-address: rawble's own resolvable private address from the command line", .serialized,
+       .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+struct PrivateAddressCommandTests {
+    @Test("peripheral hr --private-address: it advertises from a resolvable private address that rawble's identity key resolves; a central that pairs receives that key and the identity address")
+    func peripheralAdvertisesFromAPrivateAddress() async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let central = try await BumbleCentral.start(target: "rawble-hr", arguments: ["--no-standard"], ports: 2, timeout: 60,
+                                                    pairing: BumbleCentral.Pairing())
+        defer { central.stop() }
+        let environment = state.environment
+        let transport = central.peer.controllers[1].transport
+        let strap = try await onOwnThread {
+            try CLI.runBlocking(
+                ["peripheral", "hr", "--transport", transport, "--private-address", "--json"], environment: environment,
+                trigger: CLI.Trigger(ready: { stdout, _ in stdout.contains("\"event\":\"disconnected\"") },
+                                     readyLimit: .seconds(90), action: { kill($0, SIGINT) }),
+                limit: .seconds(120))
+        }
+        #expect(strap.status == 0, "\(strap.stderr)")
+        let identity = try #require(try LocalIdentity.readFile(state.identityPath), "the identity file was made")
+        let advertised = try #require(PeripheralCommandTests.events(strap).first { $0["event"] as? String == "advertising" }?["address"] as? String)
+        let address = try #require(BluetoothAddress(advertised))
+        #expect(address.randomKind == .resolvablePrivate && address.isResolvable(with: identity.identityResolvingKey),
+                "advertised from \(advertised), which the identity's IRK resolves")
+        #expect(address != identity.address, "not the identity address itself")
+        let pairing = try #require(central.pairings.first, "\(central.securityEvents)")
+        #expect(pairing.peerIdentityResolvingKey == identity.identityResolvingKey, "the central received rawble's IRK")
+        #expect(pairing.peerAddress == identity.address.description && pairing.peerAddressType == "random")
+        #expect(pairing.peerConnectionAddress == advertised)
+    }
+
+    @Test("--private-address on hciN: 69, one line naming where the kernel's own address is set")
+    func refusedOnTheKernelPath() async throws {
+        let result = try await CLI.run(["peripheral", "hr", "--transport", "hci0", "--private-address"])
+        ExitStatusTests.expectOneLine(result, status: 69)
+        #expect(result.stderr.contains("bluetoothd's Privacy setting"), "\(result.stderr)")
     }
 }

@@ -48,6 +48,7 @@ struct HostSession {
         let passkeys = PasskeyJournal()
         if let pairing {
             if case .kernel = address {
+                if pairing.privateAddress { throw PairingSettings.kernelPrivacyRefusal(address) }
                 if pairing.isCustom { throw PairingSettings.kernelRefusal(address, what: "pairing") }
             } else {
                 try configurePairing(&configuration, pairing, passkeys: passkeys)
@@ -98,7 +99,8 @@ struct HostSession {
         let env = environment()
         let (identity, notKept) = try LocalIdentity.load(environment: env)
         if let notKept { configuration.logger.notice("\(notKept)") }
-        configuration.ownAddress = .randomStatic(identity.address)
+        configuration.ownAddress = settings.privateAddress ? .resolvablePrivate(rotatingEvery: PairingSettings.privateAddressPeriod)
+            : .randomStatic(identity.address)
         configuration.pairing = settings.configuration(identity: identity.pairingIdentity)
         configuration.pairingAgent = TerminalPairingAgent(passkey: settings.passkey, acceptsComparisons: settings.confirm,
                                                           passkeys: passkeys)

@@ -54,11 +54,15 @@ struct PairingOptions: ParsableArguments {
         "Accept a Numeric Comparison without asking (for scripts: the six digits are shown on stderr; check them on the peer)."))
     var confirm = false
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Use a resolvable private address on rawble's own host, made from rawble's identity key and changed every 15 minutes: devices bonded with rawble recognise it, others see a new device each time."))
+    var privateAddress = false
+
     func validate() throws {
         if let passkey, passkey > 999_999 { throw ValidationError("--passkey is six digits, 0 to 999999") }
     }
 
-    var settings: PairingSettings { PairingSettings(io: io, passkey: passkey, confirm: confirm) }
+    var settings: PairingSettings { PairingSettings(io: io, passkey: passkey, confirm: confirm, privateAddress: privateAddress) }
 }
 
 /// `--io`, `--passkey` and `--security`, on the commands that connect.
@@ -83,13 +87,18 @@ struct PairingSettings: Sendable {
     var passkey: UInt32?
     /// Numeric Comparisons are accepted without asking (`--confirm`).
     var confirm = false
+    /// A resolvable private own address, changed every ``privateAddressPeriod`` (`--private-address`).
+    var privateAddress = false
     /// LE legacy pairing only (`pair --legacy`).
     var legacy = false
     /// The level a link must reach right after connecting (`--security`).
     var required: LinkSecurity?
 
+    /// How long one private address is used: 15 minutes, as BlueZ and phones do.
+    static let privateAddressPeriod: Duration = .seconds(900)
+
     /// Whether anything but the defaults was asked for (which the kernel path cannot do).
-    var isCustom: Bool { io != .none || passkey != nil || confirm || legacy || required != nil }
+    var isCustom: Bool { io != .none || passkey != nil || confirm || privateAddress || legacy || required != nil }
 
     /// The adapter's pairing: bonding, LE Secure Connections unless legacy, MITM protection
     /// asked for when the user can take part (`--io` other than none).
@@ -99,6 +108,13 @@ struct PairingSettings: Sendable {
     }
 
     /// On `hciN` the kernel pairs: the one line saying so, when options asked for rawble's own.
+    /// On `hciN` the kernel picks the own address: the one line saying so for `--private-address`.
+    static func kernelPrivacyRefusal(_ transport: TransportAddress) -> CLIError {
+        let name = if case .kernel(let number?) = transport { "hci\(number)" } else { "hciN" }
+        return CLIError(.unavailable, "the own address on \(name) is the kernel's (bluetoothd's Privacy setting in /etc/bluetooth/main.conf)",
+                        fix: "--private-address works on own-host transports (user:hciN, serial:, tcp:, unix:)")
+    }
+
     static func kernelRefusal(_ transport: TransportAddress, what: String) -> CLIError {
         let name = if case .kernel(let number?) = transport { "hci\(number)" } else { "hciN" }
         return CLIError(.unavailable, "\(what) on \(name) is the kernel's (pair with bluetoothctl there)",
