@@ -33,10 +33,10 @@ public struct PMDOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
 /// The result code of a PMD control-point response (byte 3). Codes this library does not
 /// name are kept as their number.
 ///
-/// Numbering follows Polar's Android and iOS SDKs and the 2021 PMD specification (0–14).
-/// The 2019 specification disagrees from 6 on: there 6 is "invalid state", 9 is "invalid G
-/// rate" and nothing is above 10; the SDKs' numbering is the one their code acts on, so it is
-/// the one used here.
+/// Numbering follows Polar's Android and iOS SDKs (0–14; the meaning of 10 is the 2021 PMD
+/// specification's). The 2019 specification disagrees: there 6 is "invalid state", 9 is
+/// "invalid G rate" and nothing is above 10. The SDKs' numbering is the one their code acts
+/// on, so it is the one used here.
 public struct PMDStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt8
     @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }

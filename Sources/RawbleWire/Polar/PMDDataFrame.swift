@@ -22,7 +22,8 @@ public struct PMDFrameType: RawRepresentable, Hashable, Sendable, CustomStringCo
 /// | 9 | 1 | frame type (bit 7: delta-compressed) |
 /// | 10 | … | samples |
 ///
-/// Decoding reads the header only and keeps the samples as a slice of the input (no copy);
+/// Bits 6–7 of byte 0 are not kept (every source masks them off), so a frame re-encodes with
+/// them clear. Decoding reads the header only and keeps the samples as a slice of the input (no copy);
 /// the typed views (``ecgSamples()``, ``accelerationSamples(factor:)``,
 /// ``deltaSamples(channels:resolution:)``, ``ppiSamples()``) check the layout and decode on
 /// access. Frames come from a device and are untrusted: every view throws ``WireError``

@@ -111,7 +111,7 @@ extension PMDSettings: WireDecodable, WireEncodable {
                 throw WireError(.unknownValue(UInt64(type.rawValue)), at: typeOffset, in: "PMD settings")
             }
             // At most 255 × 16 bytes: checked against the bytes present before reading any.
-            var values = try reader.subReader(count * size, context: "PMD setting \(type)")
+            var values = try reader.subReader(count * size)
             for _ in 0..<count {
                 switch type {
                 case .sampleRate: settings.sampleRates.append(try values.readUInt16())
