@@ -17,10 +17,11 @@
 // and the bond kept in the in-memory store).
 //
 // `crypto`: each operation a LE Secure Connections Just Works pairing is made of, run --count
-// times in each of --batches batches; per operation one line {"op": NAME, "ns": [...], "wallNs":
-// [...]} (per call, each batch: the thread's CPU time, the wall time): P-256 key generation (`PairingKeyPair()`, with its public key exported as Pairing
-// Public Key carries it), ECDH (`dhKey(with:)`: the peer's key checked to be on the curve, then
-// the shared X), f4, f5, f6 and g2 (`SMPCrypto`).
+// times in each of --batches batches; per operation one line {"op": NAME, "ns": [...],
+// "wallNs": [...]} (per call, each batch: the thread's CPU time, the wall time): P-256 key
+// generation (`PairingKeyPair()`, with its public key exported as Pairing Public Key carries it),
+// ECDH (`dhKey(with:)`: the peer's key checked to be on the curve, then the shared X), f4, f5, f6
+// and g2 (`SMPCrypto`).
 //
 // No Foundation, as the other timing executables.
 #if canImport(Glibc)
