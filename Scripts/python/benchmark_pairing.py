@@ -20,6 +20,9 @@ Bumble's (bumble.crypto on the `cryptography` package).
        packet path notes it before the host parses it);
      connected -> paired: to `pair()` returning (the keys distributed after encryption, and kept).
    Median and p90 (statistics.quantiles, inclusive) of $BENCH_RUNS (20) pairings per host.
+   The peer writes each controller's HCI trace (--snoop, in the log folder): from it, per
+   pairing, Connection Complete -> Encryption Change split into the host's turn (gaps ending
+   with a packet the host sent) and the controller's (gaps ending with one it received).
 2. Cryptography per pairing: each operation $BENCH_CRYPTO_COUNT (200) times in each of
    $BENCH_CRYPTO_BATCHES (5) batches, in one process per stack; the thread's CPU time per call,
    median of the batches: P-256 key generation (with the public key exported), ECDH (the peer's
