@@ -81,6 +81,22 @@ let package = Package(
             ],
             path: "Sources/HREmbedder"
         ),
+        // Pairing (LE Secure Connections, Just Works) on a Bumble link, and the cryptography a
+        // pairing is made of (Scripts/benchmark-pairing, issue 24).
+        .executableTarget(
+            name: "PairingTiming",
+            dependencies: [
+                "TimingSupport",
+                .product(name: "RawbleHCITransport", package: "rawble"),
+                .product(name: "RawbleHost", package: "rawble"),
+                .product(name: "RawbleSMP", package: "rawble"),
+                .product(name: "RawbleTransport", package: "rawble"),
+                .product(name: "RawbleWire", package: "rawble"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Sources/PairingTiming"
+        ),
         // SwiftNIO's read loop alone, next to a C blocking read (Scripts/benchmark-readloop, issue 10).
         .executableTarget(
             name: "ReadLoopFloor",
