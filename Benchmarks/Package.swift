@@ -44,7 +44,9 @@ let package = Package(
             dependencies: [
                 "TimingSupport",
                 .product(name: "RawbleHost", package: "rawble"),
+                .product(name: "RawbleHostCore", package: "rawble"),
                 .product(name: "RawbleTransport", package: "rawble"),
+                .product(name: "RawbleWire", package: "rawble"),
             ],
             path: "Sources/HostTiming"
         ),

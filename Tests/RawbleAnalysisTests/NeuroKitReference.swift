@@ -43,45 +43,14 @@ struct NeuroKitReference {
         var last_pass: Kinds
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
     static var root: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
     /// NeuroKit2's results for each series, in order (one Python process for all).
     static func results(for series: [[Double]]) async throws -> [Result] {
-        let process = Process()
-        process.executableURL = root.appendingPathComponent("Scripts/venv-python")
-        process.arguments = [root.appendingPathComponent("Scripts/python/hrv_reference.py").path]
-        // The series go through a file, not a pipe: a script that exits early (NeuroKit2 missing)
-        // cannot raise SIGPIPE in the test process.
         let text = series.map { $0.map { String(Int($0)) }.joined(separator: " ") }.joined(separator: "\n") + "\n"
-        let inputURL = FileManager.default.temporaryDirectory
-            .appendingPathComponent("rawble-hrv-reference-\(getpid())-\(UUID().uuidString.prefix(8)).txt")
-        try Data(text.utf8).write(to: inputURL)
-        defer { try? FileManager.default.removeItem(at: inputURL) }
-        let output = Pipe(), errors = Pipe()
-        process.standardInput = try FileHandle(forReadingFrom: inputURL)
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        let reader = output.fileHandleForReading
-        let errorReader = errors.fileHandleForReading
-        let (data, errorData) = try await within(seconds: 240) {
-            async let out = Task.detached { reader.readToEndRetryingInterrupts() }.value
-            async let err = Task.detached { errorReader.readToEndRetryingInterrupts() }.value
-            return await (out, err)
-        }
-        try await within(seconds: 60) { await Task.detached { process.waitUntilExit() }.value }
-        guard process.terminationStatus == 0 else {
-            let last = String(decoding: errorData, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
-            throw Failure(description: "hrv_reference.py exited with status \(process.terminationStatus): \(last)")
-        }
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        let lines = try await runPythonReference("hrv_reference.py", root: root, input: text, seconds: 240)
         return try lines.map { try JSONDecoder().decode(Result.self, from: Data($0.utf8)) }
     }
 }

@@ -19,44 +19,14 @@ struct PMDReferenceTests {
         var error: String?
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
     static var root: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
     /// The reference's reading of each (factor, frame), in order (one Python process for all).
     static func reference(_ frames: [(Float, [UInt8])]) async throws -> [Decoded] {
-        let process = Process()
-        process.executableURL = root.appendingPathComponent("Scripts/venv-python")
-        process.arguments = [root.appendingPathComponent("Scripts/python/pmd_reference.py").path]
         let text = frames.map { "\(Double($0.0)) " + $0.1.map(hexByte).joined() }.joined(separator: "\n") + "\n"
-        // Through a file, not a pipe: a script that exits early cannot raise SIGPIPE here.
-        let inputURL = FileManager.default.temporaryDirectory
-            .appendingPathComponent("rawble-pmd-reference-\(getpid())-\(UUID().uuidString.prefix(8)).txt")
-        try Data(text.utf8).write(to: inputURL)
-        defer { try? FileManager.default.removeItem(at: inputURL) }
-        let output = Pipe(), errors = Pipe()
-        process.standardInput = try FileHandle(forReadingFrom: inputURL)
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        let reader = output.fileHandleForReading
-        let errorReader = errors.fileHandleForReading
-        let (data, errorData) = try await within(seconds: 120) {
-            async let out = Task.detached { reader.readToEndRetryingInterrupts() }.value
-            async let err = Task.detached { errorReader.readToEndRetryingInterrupts() }.value
-            return await (out, err)
-        }
-        try await within(seconds: 60) { await Task.detached { process.waitUntilExit() }.value }
-        guard process.terminationStatus == 0 else {
-            let last = String(decoding: errorData, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
-            throw Failure(description: "pmd_reference.py exited with status \(process.terminationStatus): \(last)")
-        }
-        return try String(decoding: data, as: UTF8.self).split(separator: "\n").map {
+        return try await runPythonReference("pmd_reference.py", root: root, input: text, seconds: 120).map {
             try JSONDecoder().decode(Decoded.self, from: Data($0.utf8))
         }
     }

@@ -15,8 +15,10 @@ import Glibc
 import Darwin
 #endif
 import RawbleHost
+import RawbleHostCore
 import TimingSupport
 import RawbleTransport
+import RawbleWire
 
 // MARK: Arguments
 
