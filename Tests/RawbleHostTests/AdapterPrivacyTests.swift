@@ -112,15 +112,17 @@ struct AdapterPrivacyTests {
         let pump = controller.scripted.run()
         let clock = ManualClock()
         let adapter = try await Adapter.open(controller.scripted.transport, configuration: privateConfiguration(clock: clock))
-        _ = try await adapter.scan()
+        // Kept until the scan is stopped below: a sequence dropped ends its scan.
+        let devices = try await adapter.scan()
         try await clock.advanceOnceArmed(by: .seconds(60))
         // The period's timer ran and found the scan: the next one is armed, nothing was sent.
         try await within(seconds: 60) { try await clock.waitForSleepers(dueWithin: .seconds(60)) }
         #expect(controller.randomAddresses.count == 1, "no address change while scanning")
         #expect(await adapter.ownAddressChanges == 0)
 
+        withExtendedLifetime(devices) {}
         try await adapter.stopScanning()
-        _ = try await adapter.scan()
+        let next = try await adapter.scan()
         let sent = controller.scripted.commands
         let change = try #require(sent.lastIndex { if case .leSetRandomAddress = $0 { true } else { false } })
         let disable = try #require(sent.firstIndex(of: .leSetScanEnable(enable: false, filterDuplicates: false)))
@@ -128,6 +130,7 @@ struct AdapterPrivacyTests {
         #expect(disable < change && change < enable, "off, new address, on: \(sent)")
         #expect(await adapter.ownAddressChanges == 1)
         #expect(isResolvablePrivate(controller.randomAddresses[1]))
+        withExtendedLifetime(next) {}
         await adapter.close()
         pump.cancel()
     }
