@@ -55,6 +55,9 @@ public struct PMDSampleClock: Hashable, Sendable {
     ///   - sampleRate: the stream's nominal rate in Hz; a rate that is not positive, or so small
     ///     that the interval is not finite, puts every sample of a frame that needs it at
     ///     `frameTime`.
+    ///   - type: the measurement the frame carries (its stream's previous frame is kept per
+    ///     type and frame type).
+    ///   - frameType: the frame's type (raw or delta-compressed, and its sample format).
     public mutating func sampleTimes(
         frameTime: UInt64, sampleCount: Int, sampleRate: Double,
         type: PMDMeasurementType, frameType: PMDFrameType
