@@ -39,7 +39,7 @@ struct Rawble: AsyncParsableCommand {
             85 no method both sides can do.
             """,
         version: BuildStamp.versionText,
-        subcommands: [Adapters.self, Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, Shell.self, HeartRate.self, Report.self, PeripheralCommand.self, Pair.self, BondsCommand.self]
+        subcommands: [Adapters.self, Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, Shell.self, HeartRate.self, ECG.self, Report.self, PeripheralCommand.self, Pair.self, BondsCommand.self]
     )
 }
 

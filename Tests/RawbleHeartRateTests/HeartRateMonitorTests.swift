@@ -500,10 +500,13 @@ struct HeartRateMeasurementTests {
     @Test func unsubscribeOnADeadLinkReturns() async throws {
         let (bearer, monitor) = try await attachedStrap()
         bearer.expect(StrapScript.enableNotifications, reply: [StrapScript.writeResponse])
-        _ = try await within { try await monitor.measurements() }
+        // Kept until the end: a sequence dropped at once is a consumer gone, whose unsubscribe
+        // (a sixth PDU) could race the link's end.
+        let events = try await within { try await monitor.measurements() }
         bearer.end(with: .disconnected(reason: "gone"))
         try await within { await monitor.unsubscribe() }
         #expect(bearer.sentPDUs.count == 5)
+        withExtendedLifetime(events) {}
     }
 }
 

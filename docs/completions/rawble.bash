@@ -173,13 +173,13 @@ _rawble() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    adapters|decode|scan|gatt|read|write|notify|shell|hr|report|peripheral|pair|bonds|help)
+    adapters|decode|scan|gatt|read|write|notify|shell|hr|ecg|report|peripheral|pair|bonds|help)
         # Offer subcommand argument completions
         "_rawble_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'adapters decode scan gatt read write notify shell hr report peripheral pair bonds help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'adapters decode scan gatt read write notify shell hr ecg report peripheral pair bonds help' -- "${cur}"))
         ;;
     esac
 }
@@ -543,6 +543,45 @@ _rawble_hr() {
         ;;
     '--security')
         __rawble_add_completions -W 'encrypted'$'\n''authenticated'
+        return
+        ;;
+    esac
+}
+
+_rawble_ecg() {
+    repeating_flags=(-v --verbose)
+    non_repeating_flags=(--acc --reconnect --no-reconnect --trace --json --quiet --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--acc-rate --acc-range --count --duration --csv --jsonl --transport --btsnoop --timeout)
+    __rawble_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--acc-rate')
+        return
+        ;;
+    '--acc-range')
+        return
+        ;;
+    '--count')
+        return
+        ;;
+    '--duration')
+        return
+        ;;
+    '--csv')
+        return
+        ;;
+    '--jsonl')
+        return
+        ;;
+    '--transport')
+        return
+        ;;
+    '--btsnoop')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac

@@ -1,0 +1,136 @@
+import RawbleWire
+
+/// Writes a raw ECG session file, sans I/O: the CSV or JSON lines `rawble ecg --csv` and
+/// `--jsonl` append, one sample a line. The caller appends each line to its file; the writer
+/// only makes the bytes.
+///
+/// - CSV: ``header`` once at the top of a new file, then `time,device_time_ns,type,uV,x_mG,y_mG,z_mG`
+///   lines: `type` is `ecg` (µV in `uV`), `acc` (x, y, z in mG) or `gap` (the streams stopped
+///   and started again, e.g. after a lost link: every field but `time`, when samples resumed,
+///   is empty).
+/// - JSON lines: `{"time":…,"deviceTime":…,"type":"ecg","uV":104}`,
+///   `{"time":…,"deviceTime":…,"type":"acc","x":-187,"y":-28,"z":949}` and
+///   `{"time":…,"type":"gap","seconds":3.25}`.
+///
+/// `time` is the sample's time on the host's clock (ISO 8601 UTC with microseconds): the
+/// device's time plus the offset the caller measured when the stream (re)started, so samples
+/// keep the device's spacing. `device_time_ns`/`deviceTime` is the device's own (PMD time:
+/// nanoseconds since 2000-01-01; an H10 whose clock was never set counts from 2019-01-01).
+public struct ECGSessionWriter: Sendable {
+    /// The file's format.
+    public let format: SessionFileFormat
+    private var timestamps = TimestampCache()
+
+    /// A writer of `format` lines.
+    public init(format: SessionFileFormat) {
+        self.format = format
+    }
+
+    /// The CSV header line, newline included; `nil` for JSON lines. Write it only when the
+    /// file is new.
+    public var header: String? {
+        switch format {
+        case .csv: "time,device_time_ns,type,uV,x_mG,y_mG,z_mG\n"
+        case .jsonLines: nil
+        }
+    }
+
+    /// Appends one ECG sample's line.
+    /// - Parameters:
+    ///   - microvolts: the sample, µV.
+    ///   - deviceTime: its time on the device, PMD time (ns since 2000-01-01).
+    ///   - unixMicroseconds: its time on the host's clock, µs since 1970 (UTC).
+    ///   - bytes: the buffer the line is appended to; reuse it from line to line.
+    public mutating func appendECG(_ microvolts: Int32, deviceTime: UInt64, time unixMicroseconds: Int64,
+                                   to bytes: inout [UInt8]) {
+        LineWriter.append(to: &bytes, bound: 128) { line in
+            start(&line, type: "ecg", deviceTime: deviceTime, time: unixMicroseconds)
+            switch format {
+            case .csv:
+                line.writeDecimal(Int64(microvolts))
+                line.write(",,,\n")
+            case .jsonLines:
+                line.write(",\"uV\":")
+                line.writeDecimal(Int64(microvolts))
+                line.write("}\n")
+            }
+        }
+    }
+
+    /// Appends one acceleration vector's line (x, y, z in mG).
+    /// - Parameters:
+    ///   - vector: the sample, mG on each axis.
+    ///   - deviceTime: its time on the device, PMD time (ns since 2000-01-01).
+    ///   - unixMicroseconds: its time on the host's clock, µs since 1970 (UTC).
+    ///   - bytes: the buffer the line is appended to.
+    public mutating func appendAcceleration(_ vector: PMDAcceleration, deviceTime: UInt64, time unixMicroseconds: Int64,
+                                            to bytes: inout [UInt8]) {
+        LineWriter.append(to: &bytes, bound: 160) { line in
+            start(&line, type: "acc", deviceTime: deviceTime, time: unixMicroseconds)
+            switch format {
+            case .csv:
+                line.write(",")
+                line.writeDecimal(Int64(vector.x))
+                line.write(",")
+                line.writeDecimal(Int64(vector.y))
+                line.write(",")
+                line.writeDecimal(Int64(vector.z))
+                line.write("\n")
+            case .jsonLines:
+                line.write(",\"x\":")
+                line.writeDecimal(Int64(vector.x))
+                line.write(",\"y\":")
+                line.writeDecimal(Int64(vector.y))
+                line.write(",\"z\":")
+                line.writeDecimal(Int64(vector.z))
+                line.write("}\n")
+            }
+        }
+    }
+
+    /// Appends the line that marks a gap: the streams stopped at some time and started again
+    /// `milliseconds` later (host time), at `unixMicroseconds`.
+    /// - Parameters:
+    ///   - milliseconds: how long no sample came, on the host's clock.
+    ///   - unixMicroseconds: when the samples resumed, µs since 1970 (UTC).
+    ///   - bytes: the buffer the line is appended to.
+    public mutating func appendGap(milliseconds: Int64, time unixMicroseconds: Int64, to bytes: inout [UInt8]) {
+        let milliseconds = max(0, milliseconds)
+        LineWriter.append(to: &bytes, bound: 128) { line in
+            switch format {
+            case .csv:
+                timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
+                line.write(",,gap,,,,\n")
+            case .jsonLines:
+                line.write("{\"time\":\"")
+                timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
+                line.write("\",\"type\":\"gap\",\"seconds\":")
+                line.writeDecimal(milliseconds / 1000)
+                line.write(".")
+                line.writeDecimal(magnitude: UInt64(milliseconds % 1000), width: 3)
+                line.write("}\n")
+            }
+        }
+    }
+
+    /// The fields every sample line starts with, up to the type (CSV: and its comma).
+    private mutating func start(_ line: inout LineWriter, type: StaticString, deviceTime: UInt64, time: Int64) {
+        switch format {
+        case .csv:
+            timestamps.write(unixMicroseconds: time, to: &line)
+            line.write(",")
+            line.writeDecimal(magnitude: deviceTime)
+            line.write(",")
+            line.write(type)
+            line.write(",")
+        case .jsonLines:
+            line.write("{\"time\":\"")
+            timestamps.write(unixMicroseconds: time, to: &line)
+            line.write("\",\"deviceTime\":")
+            line.writeDecimal(magnitude: deviceTime)
+            line.write(",\"type\":\"")
+            line.write(type)
+            line.write("\"")
+        }
+    }
+}

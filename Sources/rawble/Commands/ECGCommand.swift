@@ -1,0 +1,455 @@
+import ArgumentParser
+import FoundationEssentials
+import RawbleBearer
+import RawbleGATT
+import RawbleGATTCore
+import RawbleHeartRate
+import RawbleHost
+import RawbleHostCore
+import RawbleReport
+import RawbleWire
+import Synchronization
+
+/// `rawble ecg`: raw ECG (and acceleration) from a Polar H10 over Polar's Measurement Data
+/// service: shown live, logged one sample a line; when the link drops, scan again and resume.
+struct ECG: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ecg",
+        abstract: "Stream raw ECG (and acceleration) from a Polar H10.",
+        discussion: """
+            Examples:
+              rawble ecg                                 (the first "Polar H10" heard)
+              rawble ecg "Polar H10 A1B2C3D4" --csv ecg.csv --duration 300
+              rawble ecg --acc --jsonl session.jsonl     (ECG at 130 Hz, acceleration at 200 Hz)
+              rawble ecg --json --count 1300             (ten seconds of ECG as JSON events)
+
+            The strap must be worn (moist electrodes): without skin contact an H10 sends no
+            ECG. Ctrl-C stops the streams on the strap before disconnecting, so it does not
+            stay on until its battery runs out.
+            """)
+
+    @Argument(help: "A device address or name (default: the first device whose name contains \"Polar H10\").")
+    var device: String?
+    @Flag(help: "Stream acceleration (x, y, z in mG) as well as ECG.") var acc = false
+    @Option(name: .customLong("acc-rate"), help: ArgumentHelp("Acceleration samples per second: 25, 50, 100 or 200.", valueName: "Hz"))
+    var accRate: UInt16 = 200
+    @Option(name: .customLong("acc-range"), help: ArgumentHelp("Acceleration range: 2, 4 or 8 G.", valueName: "G"))
+    var accRange: UInt16 = 8
+    @Option(parsing: .unconditional, help: "Stop after this many ECG samples.") var count: Int?
+    @Option(help: ArgumentHelp("Stop after this many seconds of streaming.", valueName: "seconds")) var duration: Double?
+    @Option(help: ArgumentHelp("Append every sample to a CSV file.", valueName: "file")) var csv: String?
+    @Option(help: ArgumentHelp("Append every sample to a JSON lines file.", valueName: "file")) var jsonl: String?
+    @Flag(inversion: .prefixedNo, help: "Scan again and reconnect when the link drops.")
+    var reconnect = true
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let duration, !(duration > 0 && duration <= 86_400 * 7) {
+            throw ValidationError("--duration must be more than 0 and at most a week (604800 seconds)")
+        }
+        if ![25, 50, 100, 200].contains(accRate) { throw ValidationError("--acc-rate must be 25, 50, 100 or 200 (what an H10 offers)") }
+        if ![2, 4, 8].contains(accRange) { throw ValidationError("--acc-range must be 2, 4 or 8 (G, what an H10 offers)") }
+    }
+
+    func run() async throws {
+        let csvFile = try csv.map { try AppendFile(path: $0, header: ECGSessionWriter(format: .csv).header) }
+        let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
+        let interrupt = InterruptWatcher()
+        let host = try await HostSession.open(connection, output: output, pairing: nil)
+        let status = StatusLine(quiet: output.quiet)
+        let session = ECGSession(
+            host: host, status: status, target: StrapTarget(device ?? "Polar H10"),
+            acceleration: acc ? .h10Acceleration(sampleRate: accRate, range: accRange) : nil,
+            count: count, duration: duration.map { .milliseconds(Int64($0 * 1000)) }, reconnect: reconnect,
+            json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)), csv: csvFile, jsonl: jsonlFile)
+        let running = Task(executorPreference: host.central.taskExecutor) { try await session.run() }
+        interrupt.onInterrupt { running.cancel() }
+        let result = await running.result
+        withExtendedLifetime(interrupt) {}
+        status.stop()
+        await host.close()
+        do {
+            try result.get()
+        } catch is CancellationError {
+            if count != nil || duration != nil { throw CLIError.interrupted }
+        }
+    }
+}
+
+/// One `rawble ecg` run: find the H10, connect, start the streams, print and log every sample;
+/// reconnect when the link drops (the samples after it follow a `gap` line).
+struct ECGSession: Sendable {
+    let host: HostSession
+    let status: StatusLine
+    let target: StrapTarget
+    /// The acceleration settings, when `--acc` asked for it.
+    let acceleration: PMDSettingSelection?
+    let count: Int?
+    let duration: Duration?
+    let reconnect: Bool
+    let json: Bool
+    let timeout: Duration
+    let csv: AppendFile?
+    let jsonl: AppendFile?
+
+    /// What the run has done so far, across reconnections.
+    private final class Progress: Sendable {
+        struct State {
+            var ecgSamples = 0
+            var accelerationVectors = 0
+            /// Host time of the last sample written (a reconnection's gap is measured from it).
+            var lastSampleMicroseconds: Int64?
+            var streamingSince: ContinuousClock.Instant?
+            var strapBPM: Int?
+        }
+        let state = Mutex(State())
+    }
+
+    private enum LinkEnd: Error {
+        case done
+        case lost(String)
+    }
+
+    func run() async throws {
+        let progress = Progress()
+        var backoff = Duration.seconds(1)
+        var reconnecting = false
+        while true {
+            status.show("scanning for \(target)")
+            if json, reconnecting { emit([("event", "reconnecting"), ("state", "scanning"), ("target", .string(target.description))]) }
+            let device = try await StrapFinder(host: host, status: status, target: target).find()
+            do {
+                try await follow(device, progress: progress)
+                return
+            } catch LinkEnd.done {
+                return
+            } catch LinkEnd.lost(let reason) {
+                try Task.checkCancellation()
+                if json {
+                    emit([("event", "disconnected"), ("reason", .string(reason))])
+                } else if reconnect {
+                    status.printError("rawble: disconnected: \(reason) (reconnecting: scanning for \(target) again in \(backoff.components.seconds) s)")
+                }
+                guard reconnect else {
+                    throw CLIError(.peerError, "\(device.address.address) disconnected: \(reason)",
+                                   fix: "run again, or leave out --no-reconnect to reconnect automatically")
+                }
+                reconnecting = true
+                status.show("link lost; scanning again in \(backoff.components.seconds) s")
+                try await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(16))
+            }
+        }
+    }
+
+    /// Connects to `device`, starts the streams and writes their samples until the count, the
+    /// duration, Ctrl-C, or the link's end.
+    private func follow(_ device: DiscoveredDevice, progress: Progress) async throws {
+        status.show("connecting to \(device.name ?? device.address.address.description)")
+        let connection: any CentralLink
+        do {
+            connection = try await host.central.connect(to: device.address, timeout: timeout)
+        } catch {
+            if case .connectionTimedOut = error { throw LinkEnd.lost(error.description) }
+            throw host.cliError(error)
+        }
+        var configuration = ATTClient.Configuration()
+        configuration.transactionTimeout = timeout
+        let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
+        defer {
+            Task {
+                await gatt.close()
+                try? await connection.disconnect(timeout: .seconds(3))
+            }
+        }
+        let pmd: PMDClient
+        do {
+            let mtu = try await gatt.exchangeMTU()
+            status.show("discovering the Polar Measurement Data service")
+            pmd = try await PMDClient.attach(to: gatt)
+            let features = try await pmd.features()
+            for (type, wanted) in [(PMDMeasurementType.ecg, true), (.acceleration, acceleration != nil)] where wanted && !features.contains(type) {
+                throw CLIError(.peerError, "\(device.address.address): \(PMDError.notOffered(type, offered: features))")
+            }
+            report(connected: connection.peer, name: device.name, mtu: mtu)
+        } catch let error as PMDError {
+            throw lostOrFailed(error, device: device, connection: connection)
+        } catch let error as GATTError {
+            throw lostOrFailed(PMDError.gatt(error), device: device, connection: connection)
+        }
+        let heartRate = Task { await followHeartRate(gatt, progress: progress) }
+        defer { heartRate.cancel() }
+        let events = await pmd.events()
+        do {
+            status.show("starting ECG")
+            try await pmd.start(.ecg, settings: .h10ECG)
+            emitStarted(.ecg, PMDSettingSelection.h10ECG)
+            if let acceleration {
+                try await pmd.start(.acceleration, settings: acceleration)
+                emitStarted(.acceleration, acceleration)
+            }
+        } catch {
+            throw lostOrFailed(error, device: device, connection: connection)
+        }
+        status.show("waiting for the first ECG samples")
+        do {
+            try await stream(events, from: pmd, progress: progress)
+        } catch is CancellationError {
+            // Ctrl-C: stop the streams on the strap before the link goes (not cancelled with us).
+            _ = await Task.detached { await pmd.close() }.value
+            throw CancellationError()
+        } catch LinkEnd.done {
+            await pmd.close()
+            try? await connection.disconnect(timeout: .seconds(3))
+            throw LinkEnd.done
+        } catch let error as PMDError {
+            throw lostOrFailed(error, device: device, connection: connection)
+        }
+        if Task.isCancelled {
+            _ = await Task.detached { await pmd.close() }.value
+            throw CancellationError()
+        }
+        throw LinkEnd.lost(connection.ending?.description ?? "the link ended")
+    }
+
+    /// Writes each frame's samples until the count or the duration.
+    private func stream(_ events: PMDEvents, from pmd: PMDClient, progress: Progress) async throws {
+        var ecgLines = ECGSessionWriter(format: .jsonLines)
+        var csvLines = ECGSessionWriter(format: .csv)
+        var batch: [UInt8] = []
+        var csvBatch: [UInt8] = []
+        batch.reserveCapacity(16 * 1024)
+        var trace = ECGTrace(width: 48)
+        /// Device time → host time (µs), measured on the first frame of this connection.
+        var offset: Int64?
+        var gapMarked = false
+        // --duration counts from the first start, across reconnections.
+        let deadline = progress.state.withLock { state -> ContinuousClock.Instant? in
+            let since = state.streamingSince ?? .now
+            state.streamingSince = since
+            return duration.map { since + $0 }
+        }
+        var iterator = events.makeAsyncIterator()
+        // At the deadline the streams stop (the client's close ends the sequence normally).
+        let deadlineTask = deadline.map { deadline in
+            Task {
+                guard (try? await Task.sleep(until: deadline)) != nil else { return }
+                await pmd.close()
+            }
+        }
+        defer { deadlineTask?.cancel() }
+        while true {
+            guard let event = try await iterator.next() else {
+                try Task.checkCancellation()
+                if let deadline, ContinuousClock.now >= deadline {
+                    flush(&batch, &csvBatch)
+                    throw LinkEnd.done
+                }
+                return
+            }
+            let now = Clock.unixMicroseconds()
+            func hostTime(_ device: UInt64) -> Int64 {
+                let deviceMicroseconds = Int64(clamping: device / 1000)
+                if offset == nil { offset = now - deviceMicroseconds }
+                return deviceMicroseconds &+ (offset ?? 0)
+            }
+            if !gapMarked {
+                gapMarked = true
+                if let last = progress.state.withLock({ $0.lastSampleMicroseconds }) {
+                    let milliseconds = (now - last) / 1000
+                    if json { emit([("event", "gap"), ("seconds", .double(Double(milliseconds) / 1000))]) }
+                    if jsonl != nil { ecgLines.appendGap(milliseconds: milliseconds, time: now, to: &batch) }
+                    if csv != nil { csvLines.appendGap(milliseconds: milliseconds, time: now, to: &csvBatch) }
+                }
+            }
+            switch event {
+            case .ecg(let frame):
+                var written = progress.state.withLock { $0.ecgSamples }
+                let wanted = count.map { max(0, $0 - written) } ?? frame.microvolts.count
+                let samples = min(wanted, frame.microvolts.count)
+                var values: [JSON] = []
+                for index in 0..<samples {
+                    let value = frame.microvolts[index]
+                    let time = hostTime(frame.times[index])
+                    if jsonl != nil { ecgLines.appendECG(value, deviceTime: frame.times[index], time: time, to: &batch) }
+                    if csv != nil { csvLines.appendECG(value, deviceTime: frame.times[index], time: time, to: &csvBatch) }
+                    if json { values.append(JSON(Int(value))) }
+                    trace.add(value)
+                }
+                written += samples
+                progress.state.withLock { state in
+                    state.ecgSamples = written
+                    state.lastSampleMicroseconds = now
+                }
+                if json, samples > 0 {
+                    emit([("event", "ecg"), ("deviceTime", JSON(frame.times.first.map { Int64(clamping: $0) } ?? 0)),
+                          ("interval", .double(frame.times.interval / 1e9)), ("uV", .array(values))])
+                }
+                if !json { showTrace(trace, progress: progress) }
+                if let count, written >= count {
+                    flush(&batch, &csvBatch)
+                    throw LinkEnd.done
+                }
+            case .acceleration(let frame):
+                var vectors: [JSON] = []
+                for index in frame.vectors.indices {
+                    let vector = frame.vectors[index]
+                    let time = hostTime(frame.times[index])
+                    if jsonl != nil { ecgLines.appendAcceleration(vector, deviceTime: frame.times[index], time: time, to: &batch) }
+                    if csv != nil { csvLines.appendAcceleration(vector, deviceTime: frame.times[index], time: time, to: &csvBatch) }
+                    if json { vectors.append(.array([JSON(Int(vector.x)), JSON(Int(vector.y)), JSON(Int(vector.z))])) }
+                }
+                progress.state.withLock { state in
+                    state.accelerationVectors += frame.vectors.count
+                    state.lastSampleMicroseconds = now
+                }
+                if json {
+                    emit([("event", "acc"), ("deviceTime", JSON(frame.times.first.map { Int64(clamping: $0) } ?? 0)),
+                          ("interval", .double(frame.times.interval / 1e9)), ("mG", .array(vectors))])
+                }
+            case .frame(let frame):
+                if json { emit([("event", "frame"), ("type", .string(frame.type.description))]) }
+            case let .invalid(raw, error):
+                if json {
+                    emit([("event", "invalid"), ("raw", .hex(raw)), ("error", .string(error.description))])
+                } else {
+                    status.printError("rawble: a PMD frame that does not decode (\(Hex.encode(raw.prefix(32)))\(raw.count > 32 ? "…" : "")): \(error)")
+                }
+            case .stopped(let streams):
+                if json { emit([("event", "stopped"), ("streams", .array(streams.map { .string($0.description) }))]) }
+            }
+            if iterator.bufferedCount == 0 || batch.count + csvBatch.count >= 64 * 1024 { flush(&batch, &csvBatch) }
+        }
+    }
+
+    /// The file lines gathered, written.
+    private func flush(_ batch: inout [UInt8], _ csvBatch: inout [UInt8]) {
+        if !batch.isEmpty {
+            jsonl?.append(line: batch[...])
+            batch.removeAll(keepingCapacity: true)
+        }
+        if !csvBatch.isEmpty {
+            csv?.append(line: csvBatch[...])
+            csvBatch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The strap's own heart rate (its Heart Rate service), for the status line and `hr` events.
+    private func followHeartRate(_ gatt: GATTClient, progress: Progress) async {
+        do {
+            let monitor = try await HeartRateMonitor.attach(to: gatt)
+            for try await event in try await monitor.measurements() {
+                guard case .measurement(let measurement, _) = event else { continue }
+                progress.state.withLock { $0.strapBPM = Int(measurement.bpm) }
+                if json {
+                    emit([("event", "hr"), ("bpm", JSON(Int(measurement.bpm))),
+                          ("rrIntervals", .array(measurement.rrIntervals.map { .double($0.milliseconds / 1000) }))])
+                }
+            }
+        } catch {
+            // The strap's heart rate is extra: without it, the ECG goes on.
+        }
+    }
+
+    private func showTrace(_ trace: ECGTrace, progress: Progress) {
+        let (samples, strap, since) = progress.state.withLock { ($0.ecgSamples, $0.strapBPM, $0.streamingSince) }
+        let elapsed = since.map { ContinuousClock.now - $0 } ?? .seconds(Double(samples) / 130)
+        let seconds = elapsed.components.seconds
+        let clock = "\(seconds / 60):\(seconds % 60 < 10 ? "0" : "")\(seconds % 60)"
+        let strapText = strap.map { " · strap \($0) bpm" } ?? ""
+        status.show("ECG \(trace.rendered)\(strapText) · \(clock) · \(samples) samples")
+    }
+
+    /// A failure as the run's end: the link's loss (reconnect) or one line for the person.
+    private func lostOrFailed(_ error: any Error, device: DiscoveredDevice, connection: any CentralLink) -> any Error {
+        let pmdError = PMDError(error)
+        switch pmdError {
+        case .gatt(.bearer), .closed:
+            return LinkEnd.lost(connection.ending?.description ?? pmdError.description)
+        case .silent, .stoppedByDevice:
+            // The strap stopped sending: a new connection starts the streams again.
+            if reconnect {
+                try? Task.checkCancellation()
+                Task { try? await connection.disconnect(timeout: .seconds(3)) }
+                return LinkEnd.lost(pmdError.description)
+            }
+            return CLIError(.peerError, "\(device.address.address): \(pmdError)")
+        case .gatt(let gattError) where gattError.isTimeout:
+            return CLIError(.timeout, "\(device.address.address): \(pmdError)")
+        case .noResponse:
+            return CLIError(.timeout, "\(device.address.address): \(pmdError)")
+        default:
+            if let cli = error as? CLIError { return cli }
+            return CLIError(.peerError, "\(device.address.address): \(pmdError)")
+        }
+    }
+
+    private func report(connected peer: DeviceAddress, name: String?, mtu: UInt16) {
+        if json {
+            emit([("event", "connected"), ("address", .string(peer.address.description)), ("name", JSON(name)), ("mtu", JSON(Int(mtu)))])
+        } else {
+            status.printLine("connected to \(name ?? peer.address.description) (\(peer.address)), ATT MTU \(mtu)")
+        }
+    }
+
+    private func emitStarted(_ type: PMDMeasurementType, _ settings: PMDSettingSelection) {
+        guard json else { return }
+        emit([("event", "started"), ("type", .string(type.description)),
+              ("sampleRate", settings.sampleRate.map { JSON(Int($0)) } ?? .null),
+              ("range", settings.range.map { JSON(Int($0)) } ?? .null)])
+    }
+
+    /// One JSON event, with the time it is written.
+    private func emit(_ fields: [(String, JSON)]) {
+        let now = ("time", JSON.string(iso8601(unixMicroseconds: Clock.unixMicroseconds())))
+        status.printLine(JSON.object([fields[0], now] + fields.dropFirst()).serialized())
+    }
+}
+
+/// The last few seconds of ECG as one line of Braille dots: each character two samples wide
+/// and four dots high, scaled to the window's own minimum and maximum.
+struct ECGTrace: Sendable {
+    private var samples: [Int32] = []
+    private let capacity: Int
+    /// The newest sample's position in `samples` once full (a ring).
+    private var next = 0
+
+    /// A trace `width` characters wide (`2 × width` samples: at 130 Hz, 48 characters are 0.7 s).
+    init(width: Int) {
+        capacity = max(1, width) * 2
+        samples.reserveCapacity(capacity)
+    }
+
+    mutating func add(_ sample: Int32) {
+        if samples.count < capacity {
+            samples.append(sample)
+        } else {
+            samples[next] = sample
+            next = (next + 1) % capacity
+        }
+    }
+
+    /// Oldest first.
+    var ordered: [Int32] { Array(samples[next...] + samples[..<next]) }
+
+    var rendered: String {
+        let values = ordered
+        guard let low = values.min(), let high = values.max() else { return "" }
+        let span = max(1, Int64(high) - Int64(low))
+        // Braille dots, bottom to top, left column then right column (U+2800 + bits).
+        let left: [UInt32] = [0x40, 0x04, 0x02, 0x01]
+        let right: [UInt32] = [0x80, 0x20, 0x10, 0x08]
+        func level(_ value: Int32) -> Int { Int((Int64(value) - Int64(low)) * 3 / span) }
+        var text = ""
+        var index = 0
+        while index < values.count {
+            var bits = left[level(values[index])]
+            if index + 1 < values.count { bits |= right[level(values[index + 1])] }
+            text.unicodeScalars.append(Unicode.Scalar(0x2800 + bits) ?? " ")
+            index += 2
+        }
+        return text
+    }
+}
