@@ -4,13 +4,14 @@ import RawbleWire
 /// `--jsonl` append, one sample a line. The caller appends each line to its file; the writer
 /// only makes the bytes.
 ///
-/// - CSV: ``header`` once at the top of a new file, then `time,device_time_ns,type,uV,x_mG,y_mG,z_mG`
-///   lines: `type` is `ecg` (µV in `uV`), `acc` (x, y, z in mG) or `gap` (the streams stopped
-///   and started again, e.g. after a lost link: every field but `time`, when samples resumed,
-///   is empty).
+/// - CSV: ``header`` once at the top of a new file, then `time,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw`
+///   lines: `type` is `ecg` (µV in `uV`), `acc` (x, y, z in mG), `hr` (the strap's own Heart
+///   Rate Measurement, its value in hex in `raw`: the RR intervals the strap computed, for a
+///   report to set beside the ECG's) or `gap` (the streams stopped and started again, e.g.
+///   after a lost link: every field but `time`, when samples resumed, is empty).
 /// - JSON lines: `{"time":…,"deviceTime":…,"type":"ecg","uV":104}`,
-///   `{"time":…,"deviceTime":…,"type":"acc","x":-187,"y":-28,"z":949}` and
-///   `{"time":…,"type":"gap","seconds":3.25}`.
+///   `{"time":…,"deviceTime":…,"type":"acc","x":-187,"y":-28,"z":949}`,
+///   `{"time":…,"type":"hr","raw":"1048…"}` and `{"time":…,"type":"gap","seconds":3.25}`.
 ///
 /// `time` is the sample's time on the host's clock (ISO 8601 UTC with microseconds): the
 /// device's time plus the offset the caller measured when the stream (re)started, so samples
@@ -30,7 +31,7 @@ public struct ECGSessionWriter: Sendable {
     /// file is new.
     public var header: String? {
         switch format {
-        case .csv: "time,device_time_ns,type,uV,x_mG,y_mG,z_mG\n"
+        case .csv: "time,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw\n"
         case .jsonLines: nil
         }
     }
@@ -48,7 +49,7 @@ public struct ECGSessionWriter: Sendable {
             switch format {
             case .csv:
                 line.writeDecimal(Int64(microvolts))
-                line.write(",,,\n")
+                line.write(",,,,\n")
             case .jsonLines:
                 line.write(",\"uV\":")
                 line.writeDecimal(Int64(microvolts))
@@ -75,7 +76,7 @@ public struct ECGSessionWriter: Sendable {
                 line.writeDecimal(Int64(vector.y))
                 line.write(",")
                 line.writeDecimal(Int64(vector.z))
-                line.write("\n")
+                line.write(",\n")
             case .jsonLines:
                 line.write(",\"x\":")
                 line.writeDecimal(Int64(vector.x))
@@ -100,7 +101,7 @@ public struct ECGSessionWriter: Sendable {
             switch format {
             case .csv:
                 timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
-                line.write(",,gap,,,,\n")
+                line.write(",,gap,,,,,\n")
             case .jsonLines:
                 line.write("{\"time\":\"")
                 timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
@@ -109,6 +110,29 @@ public struct ECGSessionWriter: Sendable {
                 line.write(".")
                 line.writeDecimal(magnitude: UInt64(milliseconds % 1000), width: 3)
                 line.write("}\n")
+            }
+        }
+    }
+
+    /// Appends the line of one Heart Rate Measurement the strap sent (its value as received).
+    /// - Parameters:
+    ///   - raw: the characteristic's value.
+    ///   - unixMicroseconds: when it arrived, µs since 1970 (UTC).
+    ///   - bytes: the buffer the line is appended to.
+    public mutating func appendHeartRate(raw: [UInt8], time unixMicroseconds: Int64, to bytes: inout [UInt8]) {
+        LineWriter.append(to: &bytes, bound: 96 + 2 * raw.count) { line in
+            switch format {
+            case .csv:
+                timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
+                line.write(",,hr,,,,,")
+                line.writeHex(raw)
+                line.write("\n")
+            case .jsonLines:
+                line.write("{\"time\":\"")
+                timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
+                line.write("\",\"type\":\"hr\",\"raw\":\"")
+                line.writeHex(raw)
+                line.write("\"}\n")
             }
         }
     }

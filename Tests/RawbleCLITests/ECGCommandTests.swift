@@ -18,6 +18,10 @@ struct ECGCommandTests {
         }
         var ecgMicrovolts: [Int32]
         var ecgStarts: [Start]
+        /// The R-peaks' sample indices within the loop (sample i is ecgMicrovolts[i mod N]).
+        var rPeakIndices: [Int]
+        /// The device time of sample 0; sample i's is timestampBase + floor(i × 1e9 / 130).
+        var timestampBase: UInt64
 
         /// The samples the device sent from `start` on, `count` of them.
         func samples(from start: Start, count: Int) -> [Int32] {
@@ -35,14 +39,14 @@ struct ECGCommandTests {
         try String(contentsOfFile: peer.logPath, encoding: .utf8).split(separator: "\n").map { try CLI.jsonObject(String($0)) }
     }
 
-    @Test("--json --count: connected at MTU ≥ 232, ECG started with the H10's settings, exactly the samples the strap sent, 1/130 s apart; the stream is stopped on the strap before the link goes")
+    @Test("--json --count: connected at MTU ≥ 232, ECG started with the H10's settings, exactly the samples the strap sent, 1/130 s apart; beats at the ECG's own R-peaks; the stream is stopped on the strap before the link goes")
     func jsonSamplesAreTheStrapsOwn() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let truthPath = directory.appendingPathComponent("truth.json").path
         let peer = try await BumblePeer.start(arguments: ["--h10", "--h10-truth", truthPath])
         defer { peer.stop() }
-        let result = try await CLI.run(["ecg", "--json", "--count", "300", "--transport", peer.transport])
+        let result = try await CLI.run(["ecg", "--json", "--count", "1300", "--transport", peer.transport])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let events = try result.stdoutLines.map(CLI.jsonObject)
         let connected = try #require(events.first { $0["event"] as? String == "connected" })
@@ -55,8 +59,19 @@ struct ECGCommandTests {
         let received = frames.flatMap { $0["uV"] as? [Int] ?? [] }
         let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: URL(fileURLWithPath: truthPath)))
         let start = try #require(truth.ecgStarts.first)
-        #expect(received.count == 300)
-        #expect(received == truth.samples(from: start, count: 300).map(Int.init))
+        #expect(received.count == 1300)
+        #expect(received == truth.samples(from: start, count: 1300).map(Int.init))
+        // Ten seconds hold about ten beats; each one found live is an R-peak the strap's ECG was
+        // built with, within a sample (the streaming detector's causal filter may lead by one).
+        let beats = events.filter { $0["event"] as? String == "beat" }
+        #expect(beats.count >= 6, "\(beats.count) beats")
+        let loop = truth.ecgMicrovolts.count
+        for beat in beats {
+            let time = try #require((beat["deviceTime"] as? Int).map(UInt64.init))
+            let index = Int((Double(time - truth.timestampBase) * 130 / 1e9).rounded())
+            #expect(truth.rPeakIndices.contains { abs($0 - index % loop) <= 1 || abs($0 - index % loop) >= loop - 1 },
+                    "a beat at sample \(index) (\(index % loop) in the loop); R-peaks at \(truth.rPeakIndices.prefix(12))")
+        }
         // After the first frame the spacing is measured from the frame times: the simulated
         // clock's, floor(i × 1e9 / 130) ns, so within a nanosecond a sample of 1/130 s.
         for frame in frames.dropFirst() {
@@ -80,10 +95,14 @@ struct ECGCommandTests {
                                         "--transport", peer.transport])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let csvLines = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").map(String.init)
-        #expect(csvLines.first == "time,device_time_ns,type,uV,x_mG,y_mG,z_mG")
+        #expect(csvLines.first == "time,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw")
         let rows = csvLines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
-        #expect(rows.allSatisfy { $0.count == 7 })
+        #expect(rows.allSatisfy { $0.count == 8 })
+        // The strap's own heart rate (one measurement a second), its value in hex, for a report.
+        let heartRateRows = rows.filter { $0[2] == "hr" }
+        #expect(heartRateRows.allSatisfy { (try? HeartRateMeasurement.decode(Hex.decode($0[7]))) != nil }, "\(heartRateRows)")
         let ecgRows = rows.filter { $0[2] == "ecg" }
+        #expect(rows.allSatisfy { ["ecg", "acc", "hr"].contains($0[2]) })
         let accRows = rows.filter { $0[2] == "acc" }
         // Two seconds: ~260 ECG samples and ~100 vectors (the first frames need a moment).
         #expect(ecgRows.count >= 130, "\(ecgRows.count) ECG rows")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import RawbleAnalysis
 import RawbleBearer
 import RawbleGATT
 import RawbleGATTCore
@@ -103,6 +104,8 @@ struct ECGSession: Sendable {
             var lastSampleMicroseconds: Int64?
             var streamingSince: ContinuousClock.Instant?
             var strapBPM: Int?
+            /// The heart rate from the ECG's last R-peaks.
+            var ecgBPM: Int?
         }
         let state = Mutex(State())
     }
@@ -222,6 +225,7 @@ struct ECGSession: Sendable {
         var csvBatch: [UInt8] = []
         batch.reserveCapacity(16 * 1024)
         var trace = ECGTrace(width: 48)
+        var beats = LiveBeats()
         /// Device time → host time (µs), measured on the first frame of this connection.
         var offset: Int64?
         var gapMarked = false
@@ -278,6 +282,13 @@ struct ECGSession: Sendable {
                     if json { values.append(JSON(Int(value))) }
                     trace.add(value)
                 }
+                for beat in beats.add(frame) {
+                    if json {
+                        emit([("event", "beat"), ("deviceTime", JSON(Int64(clamping: beat.deviceTime))),
+                              ("rr", beat.rrMilliseconds.map { .double(($0 * 10).rounded() / 10_000) } ?? .null)])
+                    }
+                }
+                if let bpm = beats.heartRate { progress.state.withLock { $0.ecgBPM = bpm } }
                 written += samples
                 progress.state.withLock { state in
                     state.ecgSamples = written
@@ -340,9 +351,22 @@ struct ECGSession: Sendable {
     private func followHeartRate(_ gatt: GATTClient, progress: Progress) async {
         do {
             let monitor = try await HeartRateMonitor.attach(to: gatt)
+            var jsonlWriter = ECGSessionWriter(format: .jsonLines)
+            var csvWriter = ECGSessionWriter(format: .csv)
             for try await event in try await monitor.measurements() {
-                guard case .measurement(let measurement, _) = event else { continue }
+                guard case .measurement(let measurement, let raw) = event else { continue }
                 progress.state.withLock { $0.strapBPM = Int(measurement.bpm) }
+                let now = Clock.unixMicroseconds()
+                if let jsonl {
+                    var line: [UInt8] = []
+                    jsonlWriter.appendHeartRate(raw: raw, time: now, to: &line)
+                    jsonl.append(line: line[...])
+                }
+                if let csv {
+                    var line: [UInt8] = []
+                    csvWriter.appendHeartRate(raw: raw, time: now, to: &line)
+                    csv.append(line: line[...])
+                }
                 if json {
                     emit([("event", "hr"), ("bpm", JSON(Int(measurement.bpm))),
                           ("rrIntervals", .array(measurement.rrIntervals.map { .double($0.milliseconds / 1000) }))])
@@ -354,12 +378,13 @@ struct ECGSession: Sendable {
     }
 
     private func showTrace(_ trace: ECGTrace, progress: Progress) {
-        let (samples, strap, since) = progress.state.withLock { ($0.ecgSamples, $0.strapBPM, $0.streamingSince) }
+        let (samples, strap, ecg, since) = progress.state.withLock { ($0.ecgSamples, $0.strapBPM, $0.ecgBPM, $0.streamingSince) }
         let elapsed = since.map { ContinuousClock.now - $0 } ?? .seconds(Double(samples) / 130)
         let seconds = elapsed.components.seconds
         let clock = "\(seconds / 60):\(seconds % 60 < 10 ? "0" : "")\(seconds % 60)"
         let strapText = strap.map { " · strap \($0) bpm" } ?? ""
-        status.show("ECG \(trace.rendered)\(strapText) · \(clock) · \(samples) samples")
+        let ecgText = ecg.map { " \($0) bpm" } ?? " – bpm"
+        status.show("ECG \(trace.rendered)\(ecgText)\(strapText) · \(clock) · \(samples) samples")
     }
 
     /// A failure as the run's end: the link's loss (reconnect) or one line for the person.
@@ -405,6 +430,53 @@ struct ECGSession: Sendable {
     private func emit(_ fields: [(String, JSON)]) {
         let now = ("time", JSON.string(iso8601(unixMicroseconds: Clock.unixMicroseconds())))
         status.printLine(JSON.object([fields[0], now] + fields.dropFirst()).serialized())
+    }
+}
+
+/// R-peaks found live in the ECG frames of one stream (``StreamingRPeakDetector``), each with
+/// its device time and the RR interval before it, and the heart rate from the last few.
+struct LiveBeats: Sendable {
+    struct Beat: Sendable {
+        /// The R-peak's time on the device (PMD time, ns).
+        var deviceTime: UInt64
+        /// The interval since the previous R-peak, ms (nil for the stream's first).
+        var rrMilliseconds: Double?
+    }
+
+    private var detector = StreamingRPeakDetector(samplingRate: 130)
+    /// The recent frames' first sample index and times: a peak is reported up to
+    /// `maximumLatency` samples late, so its frame is among these.
+    private var frames: [(first: Int, times: PMDSampleTimes)] = []
+    private var received = 0
+    private var lastPeakTime: UInt64?
+    private var recent: [Double] = []
+
+    /// The frame's samples fed to the detector; the R-peaks it confirmed.
+    mutating func add(_ frame: PMDECGFrame) -> [Beat] {
+        frames.append((received, frame.times))
+        received += frame.microvolts.count
+        let reach = detector.maximumLatency + 2 * frame.microvolts.count
+        frames.removeAll { $0.first + $0.times.count < received - reach }
+        var beats: [Beat] = []
+        for peak in detector.append(frame.microvolts.lazy.map(Double.init)) {
+            guard let owner = frames.last(where: { $0.first <= peak }), peak - owner.first < owner.times.count else { continue }
+            let time = owner.times[peak - owner.first]
+            let rr = lastPeakTime.flatMap { time > $0 ? Double(time - $0) / 1e6 : nil }
+            lastPeakTime = time
+            if let rr {
+                recent.append(rr)
+                if recent.count > 8 { recent.removeFirst() }
+            }
+            beats.append(Beat(deviceTime: time, rrMilliseconds: rr))
+        }
+        return beats
+    }
+
+    /// Beats per minute from the last (up to eight) RR intervals; nil before two beats.
+    var heartRate: Int? {
+        guard !recent.isEmpty else { return nil }
+        let mean = recent.reduce(0, +) / Double(recent.count)
+        return mean > 0 ? Int((60_000 / mean).rounded()) : nil
     }
 }
 
