@@ -99,6 +99,12 @@ let package = Package(
             ],
             path: "Sources/PairingTiming"
         ),
+        // Polar PMD frames decoded with their sample times (Scripts/benchmark-pmd, issue 26).
+        .executableTarget(
+            name: "PMDRates",
+            dependencies: [.product(name: "RawbleWire", package: "rawble")],
+            path: "Sources/PMDRates"
+        ),
         // SwiftNIO's read loop alone, next to a C blocking read (Scripts/benchmark-readloop, issue 10).
         .executableTarget(
             name: "ReadLoopFloor",

@@ -145,4 +145,22 @@ struct ECGCommandTests {
         #expect(result.status == 76, "stderr: \(result.stderr)")
         #expect(result.stderr.contains("ATT MTU is 185, Polar needs at least 232"), "stderr: \(result.stderr)")
     }
+
+    @Test("Ctrl-C while streaming: the streams are stopped on the strap (its control point's stop) before the link goes; status 0 without --count, 78 before it")
+    func interruptStopsTheStreamsOnTheStrap() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--h10"])
+        defer { peer.stop() }
+        let open = try await CLI.run(["ecg", "--acc", "--json", "--transport", peer.transport],
+                                     when: { stdout, _ in stdout.contains("\"event\":\"acc\"") })
+        #expect(open.status == 0, "stderr: \(open.stderr)")
+        let counted = try await CLI.run(["ecg", "--count", "100000", "--json", "--transport", peer.transport],
+                                        when: { stdout, _ in stdout.contains("\"event\":\"ecg\"") })
+        #expect(counted.status == 78 && counted.stderrLines.last == "rawble: interrupted", "stderr: \(counted.stderr)")
+        // Each run: every stream it started stopped by the client, before the link went.
+        let log = try Self.peerLog(peer)
+        let relevant = log.filter { ["h10-start", "h10-stop", "h10-disconnection"].contains($0["kind"] as? String) }
+        let kinds = relevant.map { "\($0["kind"] as? String ?? "")\(($0["by"] as? String).map { " by " + $0 } ?? "")" }
+        #expect(kinds == ["h10-start", "h10-start", "h10-stop by client", "h10-stop by client", "h10-disconnection",
+                          "h10-start", "h10-stop by client", "h10-disconnection"], "\(kinds)")
+    }
 }

@@ -70,6 +70,7 @@ struct ECG: AsyncParsableCommand {
         let result = await running.result
         withExtendedLifetime(interrupt) {}
         status.stop()
+        if !output.json, let line = session.summaryLine() { Output.line(line) }
         await host.close()
         do {
             try result.get()
@@ -96,7 +97,7 @@ struct ECGSession: Sendable {
     let jsonl: AppendFile?
 
     /// What the run has done so far, across reconnections.
-    private final class Progress: Sendable {
+    final class Progress: Sendable {
         struct State {
             var ecgSamples = 0
             var accelerationVectors = 0
@@ -115,8 +116,26 @@ struct ECGSession: Sendable {
         case lost(String)
     }
 
+    /// What the run did, across reconnections.
+    let progress = Progress()
+
+    /// The line a person sees last: what was received, and the heart rates.
+    func summaryLine() -> String? {
+        let state = progress.state.withLock { $0 }
+        guard state.ecgSamples > 0 || state.accelerationVectors > 0 else { return nil }
+        var parts = ["\(state.ecgSamples) ECG samples"]
+        if state.accelerationVectors > 0 { parts.append("\(state.accelerationVectors) acceleration vectors") }
+        if let since = state.streamingSince {
+            parts[parts.count - 1] += " in \((ContinuousClock.now - since).components.seconds) s"
+        }
+        var line = parts.joined(separator: " and ")
+        if let bpm = state.ecgBPM { line += "; ECG \(bpm) bpm" }
+        if let bpm = state.strapBPM { line += ", strap \(bpm) bpm" }
+        return line
+    }
+
     func run() async throws {
-        let progress = Progress()
+        let progress = self.progress
         var backoff = Duration.seconds(1)
         var reconnecting = false
         while true {
@@ -224,7 +243,7 @@ struct ECGSession: Sendable {
         var batch: [UInt8] = []
         var csvBatch: [UInt8] = []
         batch.reserveCapacity(16 * 1024)
-        var trace = ECGTrace(width: 48)
+        var trace = ECGTrace(width: 64)
         var beats = LiveBeats()
         /// Device time → host time (µs), measured on the first frame of this connection.
         var offset: Int64?
@@ -488,7 +507,7 @@ struct ECGTrace: Sendable {
     /// The newest sample's position in `samples` once full (a ring).
     private var next = 0
 
-    /// A trace `width` characters wide (`2 × width` samples: at 130 Hz, 48 characters are 0.7 s).
+    /// A trace `width` characters wide (`2 × width` samples: at 130 Hz, 64 characters are 1 s).
     init(width: Int) {
         capacity = max(1, width) * 2
         samples.reserveCapacity(capacity)
