@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// Two small programs built on rawble as a package dependency, as an embedder writes them: each
+// Three small programs built on rawble as a package dependency, as an embedder writes them: each
 // opens the transport given on its command line with one library call and imports one module,
 // the umbrella RawbleStack. `Scripts/examples` builds them (CI too), so they keep compiling
 // against the library.
@@ -16,6 +16,13 @@ let package = Package(
         /// Finds a heart-rate strap and prints each beat.
         .executableTarget(
             name: "heart-rate-logger",
+            dependencies: [
+                .product(name: "RawbleStack", package: "rawble"),
+            ]
+        ),
+        /// Streams a Polar H10's raw ECG for a few seconds and prints each sample.
+        .executableTarget(
+            name: "ecg-logger",
             dependencies: [
                 .product(name: "RawbleStack", package: "rawble"),
             ]

@@ -392,3 +392,44 @@ struct PMDClientTests {
         }
     }
 }
+
+/// The Polar example of docs/library.md, as written there, on the scripted H10.
+@Suite("README examples (Polar PMD)", .timeLimit(.minutes(1)))
+struct PMDReadmeExampleTests {
+    @Test("the library example runs on a scripted H10: the features, both starts, ECG and acceleration with their times, the strap's stop")
+    func libraryExample() async throws {
+        let h10 = ScriptedH10()
+        let gatt = GATTClient(bearer: h10.bearer)
+        var lines: [String] = []
+        try await gatt.exchangeMTU()
+        let pmd = try await PMDClient.attach(to: gatt)
+        lines.append("\(try await pmd.features())")
+        let events = await pmd.events()
+        try await pmd.start(.ecg, settings: .h10ECG)
+        try await pmd.start(.acceleration, settings: .h10Acceleration(sampleRate: 200, range: 8))
+        h10.notify(workedECGFrame)
+        h10.notify([0x02, 0xEA, 0x54, 0xA2, 0x42, 0x8B, 0x45, 0x52, 0x08, 0x01, 0x45, 0xFF, 0xE4, 0xFF, 0xB5, 0x03])
+        h10.indicate([0x01, 0x00, 0x02])
+        do {
+            for try await event in events {
+                switch event {
+                case .ecg(let frame): for (ns, uV) in zip(frame.times, frame.microvolts) { lines.append("ecg \(ns) \(uV)") }
+                case .acceleration(let frame): for (ns, v) in zip(frame.times, frame.vectors) { lines.append("acc \(ns) \(v.x) \(v.y) \(v.z)") }
+                case .stopped(let streams): lines.append("the strap stopped \(streams)")
+                case .invalid(let raw, let error): lines.append("invalid \(raw): \(error)")
+                case .frame: break
+                }
+            }
+        } catch let error as PMDError {
+            lines.append("\(error)")
+        }
+        await pmd.close()
+        #expect(lines == [
+            "ecg acc",
+            "ecg 599616028213509295 104", "ecg 599616028221201603 88", "ecg 599616028228893910 70", "ecg 599616028236586218 61",
+            "acc 599618164814402794 -187 -28 949",
+            "the strap stopped [ecg, acc]",
+            "the device stopped ecg and acc itself",
+        ])
+    }
+}
