@@ -414,11 +414,7 @@ struct ECGSession: Sendable {
             return LinkEnd.lost(connection.ending?.description ?? pmdError.description)
         case .silent, .stoppedByDevice:
             // The strap stopped sending: a new connection starts the streams again.
-            if reconnect {
-                try? Task.checkCancellation()
-                Task { try? await connection.disconnect(timeout: .seconds(3)) }
-                return LinkEnd.lost(pmdError.description)
-            }
+            if reconnect { return LinkEnd.lost(pmdError.description) }  // follow's exit disconnects
             return CLIError(.peerError, "\(device.address.address): \(pmdError)")
         case .gatt(let gattError) where gattError.isTimeout:
             return CLIError(.timeout, "\(device.address.address): \(pmdError)")
