@@ -231,6 +231,7 @@ public enum ECGSessionError: Error, Hashable, Sendable, CustomStringConvertible 
     /// No line was an ECG sample; the summary says what they were.
     case noECG(ECGSessionSummary)
 
+    /// One line a person reads.
     public var description: String {
         switch self {
         case .empty: "the file is empty: no ECG to read"
@@ -279,7 +280,7 @@ public struct ECGSessionReader: Sendable {
     /// Two ECG samples further apart than this on the device's clock (ns) split a run even
     /// without a `gap` line.
     public let runBreak: UInt64
-    /// Everything gathered so far (``finish()`` returns it complete).
+    /// Everything gathered so far (``finish(each:)`` returns it complete).
     public private(set) var session = ECGRecording()
 
     private var columns: ECGColumns?
