@@ -19,6 +19,26 @@ struct ECGReportTests {
         var loopMs: Double
         /// Device time of sample 0, PMD ns.
         var timestampBase: UInt64
+
+        /// The R-peak nearest `deviceTime` (its absolute index, counting loops) and how far it is, ms.
+        func nearestPeak(_ deviceTime: UInt64) -> (index: Int, distance: Double) {
+            let absolute = Double(deviceTime &- timestampBase) / 1e6
+            let inLoop = absolute.truncatingRemainder(dividingBy: loopMs)
+            let (k, distance) = rPeakTimesMs.indices.map { k -> (Int, Double) in
+                let d = abs(rPeakTimesMs[k] - inLoop)
+                return (k, min(d, loopMs - d))
+            }.min { $0.1 < $1.1 } ?? (0, .infinity)
+            // A peak near the loop's end seen from just after its start belongs to the loop before.
+            var loop = Int((absolute / loopMs).rounded(.down))
+            if rPeakTimesMs[k] - inLoop > loopMs / 2 { loop -= 1 } else if inLoop - rPeakTimesMs[k] > loopMs / 2 { loop += 1 }
+            return (loop * rrMs.count + k, distance)
+        }
+
+        /// The true RR interval ending at absolute R-peak `index`, ms.
+        func rr(endingAt index: Int) -> Double {
+            let count = rrMs.count
+            return rrMs[((index - 1) % count + count) % count]
+        }
     }
 
     /// A recorded session: its CSV and JSON lines files and the strap's truth.
@@ -67,23 +87,17 @@ struct ECGReportTests {
         let beats = try #require(ecg["beats"] as? [[String: Any]])
 
         // Each beat: the truth's R-peak nearest it in the loop, and the RR ending there.
-        let peaksMs = truth.rPeakTimesMs
         var differences: [Double] = []
         var matched: [Int] = []
         for beat in beats {
             let deviceTime = try #require((beat["deviceTime"] as? Int).map(UInt64.init))
             let rr = try #require(Self.number(beat, "rrMs"))
-            let absolute = Double(deviceTime - truth.timestampBase) / 1e6
-            let inLoop = absolute.truncatingRemainder(dividingBy: truth.loopMs)
-            let (k, distance) = peaksMs.indices.map { k -> (Int, Double) in
-                let d = abs(peaksMs[k] - inLoop)
-                return (k, min(d, truth.loopMs - d))
-            }.min { $0.1 < $1.1 } ?? (0, .infinity)
-            #expect(distance <= 12, "a beat \(distance) ms from the nearest R-peak (\(k))")
-            let expected = truth.rrMs[(k - 1 + truth.rrMs.count) % truth.rrMs.count]
+            let (index, distance) = truth.nearestPeak(deviceTime)
+            #expect(distance <= 12, "a beat \(distance) ms from the nearest R-peak (\(index))")
+            let expected = truth.rr(endingAt: index)
             differences.append(abs(rr - expected))
-            matched.append(Int((absolute / truth.loopMs).rounded(.down)) * truth.rrMs.count + k)
-            #expect(abs(rr - expected) <= 8, "beat at R-peak \(k): \(rr) ms found, \(expected) ms true")
+            matched.append(index)
+            #expect(abs(rr - expected) <= 8, "beat at R-peak \(index): \(rr) ms found, \(expected) ms true")
         }
         // Beat for beat: no R-peak found twice, none skipped between the first and the last found.
         #expect(beats.count >= 18, "\(beats.count) beats in 20 s")
@@ -107,7 +121,7 @@ struct ECGReportTests {
         // The strap derives its RR from the same ECG: mean HR within a beat a minute.
         #expect(abs(Self.number(difference, "meanHR") ?? 99) < 1, "\(difference)")
         // The true RMSSD of the beats in the recording, to the ECG's within a few ms.
-        let trueRR = matched.map { truth.rrMs[($0 - 1 + 10 * truth.rrMs.count) % truth.rrMs.count] }
+        let trueRR = matched.map(truth.rr(endingAt:))
         let successive = zip(trueRR, trueRR.dropFirst()).map { ($1 - $0) * ($1 - $0) }
         let trueRMSSD = (successive.reduce(0, +) / Double(max(successive.count, 1))).squareRoot()
         #expect(abs((Self.number(hrv, "rmssd") ?? 0) - trueRMSSD) < 5, "RMSSD \(hrv["rmssd"] ?? "") vs the truth's \(trueRMSSD)")
@@ -175,5 +189,62 @@ struct ECGReportTests {
             .write(toFile: hr, atomically: true, encoding: .utf8)
         let report = try CLI.jsonObject(try await CLI.run(["report", hr, "--json"]).stdout)
         #expect(report["kind"] == nil && report["measurements"] as? Int == 1)
+    }
+}
+
+/// `rawble report` on an ECG session recorded once from the simulated H10 (`rawble ecg --csv`,
+/// 6 s, then a gap line, then 6 s: `Fixtures/ecg-session.csv`; the strap's truth, without its
+/// samples, in `Fixtures/ecg-session-truth.json`). Needs no Bumble.
+@Suite("rawble report on a recorded ECG session (fixture)")
+struct ECGReportFixtureTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    static let session = fixtures.appendingPathComponent("ecg-session.csv").path
+
+    @Test("two runs across the gap line, no RR across it; every RR the truth's within 8 ms; the strap's figures beside")
+    func recordedSession() async throws {
+        let truth = try JSONDecoder().decode(ECGReportTests.Truth.self,
+                                             from: Data(contentsOf: Self.fixtures.appendingPathComponent("ecg-session-truth.json")))
+        let result = try await CLI.run(["report", Self.session, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let report = try CLI.jsonObject(result.stdout)
+        #expect(report["kind"] as? String == "ecg")
+        #expect(report["runs"] as? Int == 2)
+        let gaps = try #require(report["gaps"] as? [[String: Any]])
+        #expect(gaps.count == 1 && gaps.first?["marked"] as? Bool == true)
+        #expect(abs((ECGReportTests.number(gaps.first, "durationSeconds") ?? 0) - 3) < 0.1, "\(gaps)")
+        let ecg = try #require(report["ecg"] as? [String: Any])
+        let beats = try #require(ecg["beats"] as? [[String: Any]])
+        // Each run's first R-peak starts no interval: peaks = intervals + runs.
+        #expect(report["rPeaks"] as? Int == beats.count + 2)
+        #expect(beats.count >= 8, "\(beats.count) beats in 12 s of ECG")
+        var matched: [Int] = []
+        for beat in beats {
+            let deviceTime = try #require((beat["deviceTime"] as? Int).map(UInt64.init))
+            let rr = try #require(ECGReportTests.number(beat, "rrMs"))
+            let (index, distance) = truth.nearestPeak(deviceTime)
+            #expect(distance <= 12)
+            #expect(abs(rr - truth.rr(endingAt: index)) <= 8, "R-peak \(index): \(rr) ms, true \(truth.rr(endingAt: index)) ms")
+            #expect(rr < 1500, "no interval across the 3-s gap: \(rr) ms")
+            matched.append(index)
+        }
+        #expect(Set(matched).count == matched.count && matched == matched.sorted(), "\(matched)")
+        let strap = try #require(report["strap"] as? [String: Any])
+        #expect(strap["measurements"] as? Int == 12 && strap["rrIntervals"] as? Int == 14, "\(strap)")
+        let text = try await CLI.run(["report", Self.session])
+        #expect(text.stdout.contains("2 runs, 1 gap"), "\(text.stdout)")
+        #expect(text.stdout.contains("the strap's own: 12 heart-rate measurements, 14 RR intervals"), "\(text.stdout)")
+    }
+
+    @Test("an ECG session piped on standard input is told from its first line too")
+    func standardInput() async throws {
+        let piped = try await CLI.run(["report", "-", "--json"], launcher: ["/bin/sh", "-c", "exec \"$0\" \"$@\" < '\(Self.session)'"])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(try CLI.jsonObject(piped.stdout)["kind"] as? String == "ecg")
+        // The header arriving in two pieces (a slow pipe): the kind is judged on the whole first line.
+        let split = try await CLI.run(["report", "-", "--json"], launcher: [
+            "/bin/sh", "-c", "(head -c 9 '\(Self.session)'; sleep 0.3; tail -c +10 '\(Self.session)') | \"$0\" \"$@\"",
+        ])
+        #expect(split.status == 0, "\(split.stderr)")
+        #expect(try CLI.jsonObject(split.stdout)["kind"] as? String == "ecg")
     }
 }
