@@ -168,7 +168,7 @@ private struct ECGPlotRenderer {
         valueAxis(frame, ticks: ticks, scale: y, unit: "mV")
         text(frame.right, frame.bottom + 34, "seconds from \(clock(start, seconds: true))", class: "note", anchor: "end")
         guard !strip.isEmpty else {
-            emptyNote(frame, "no ECG in this session")
+            emptyNote(frame, "no ECG in this strip")
             return
         }
         out += #"<clipPath id="strip"><rect x="\#(n(frame.x))" y="\#(n(frame.y))" width="\#(n(frame.width))" height="\#(n(frame.height))"/></clipPath>"# + "\n"

@@ -235,6 +235,29 @@ struct ECGReportFixtureTests {
         #expect(text.stdout.contains("the strap's own: 12 heart-rate measurements, 14 RR intervals"), "\(text.stdout)")
     }
 
+    @Test("--strip-start: the strip starts that far into the ECG, in the run that holds it or the next one after a gap")
+    func stripStart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-ecg-strip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The first sample at 04:41:42.57 UTC; 6 s of ECG, a gap, ECG again from 04:41:51.57.
+        for (start, clock) in [("0", "04:41:42"), ("2.5", "04:41:45"), ("7", "04:41:51"), ("10", "04:41:52"), ("100", nil)] {
+            let svg = directory.appendingPathComponent("strip-\(start).svg").path
+            let result = try await CLI.run(["report", Self.session, "--plot", svg, "--strip-start", start], environment: ["TZ": "UTC"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let text = try String(contentsOfFile: svg, encoding: .utf8)
+            let marks = text.components(separatedBy: #"<circle class="peak""#).count - 1
+            if let clock {
+                #expect(text.contains("s from \(clock), R-peaks marked"), "--strip-start \(start)")
+                #expect(marks >= 3, "--strip-start \(start): \(marks) R-peaks")
+            } else {
+                #expect(text.contains("no ECG in this strip") && marks == 0, "--strip-start \(start): past the end")
+            }
+        }
+        let bad = try await CLI.run(["report", Self.session, "--strip-start", "-1"])
+        #expect(bad.status == 64, "\(bad.stderr)")
+    }
+
     @Test("an ECG session piped on standard input is told from its first line too")
     func standardInput() async throws {
         let piped = try await CLI.run(["report", "-", "--json"], launcher: ["/bin/sh", "-c", "exec \"$0\" \"$@\" < '\(Self.session)'"])

@@ -46,7 +46,7 @@ struct ECGPlotTests {
     func edges() {
         let empty = ECGPlot(title: "", strip: [], peaks: [], ecgBeats: [], strapBeats: []).svg()
         #expect(xmlError(empty) == nil)
-        #expect(empty.contains("no ECG in this session") && empty.contains("no RR intervals in this session"))
+        #expect(empty.contains("no ECG in this strip") && empty.contains("no RR intervals in this session"))
         let odd = ECGPlot(title: "x", strip: [ECGPlotSample(time: .nan, microvolts: 1), ECGPlotSample(time: 5, microvolts: .infinity),
                                               ECGPlotSample(time: 6, microvolts: 1e300)],
                           peaks: [ECGPlotSample(time: 6, microvolts: -1e300)],

@@ -57,7 +57,7 @@ function __rawble_parse_tokens -S
         case 'ecg'
             __rawble_parse_subcommand 1 'acc' 'acc-rate=' 'acc-range=' 'count=' 'duration=' 'csv=' 'jsonl=' 'reconnect' 'no-reconnect' 'transport=' 'btsnoop=' 'trace' 'timeout=' 'json' 'v/verbose' 'quiet' 'version' 'h/help'
         case 'report'
-            __rawble_parse_subcommand 1 'plot=' 'title=' 'segment=' 'max-hr=' 'age=' 'json' 'v/verbose' 'quiet' 'version' 'h/help'
+            __rawble_parse_subcommand 1 'plot=' 'title=' 'segment=' 'strip-start=' 'max-hr=' 'age=' 'json' 'v/verbose' 'quiet' 'version' 'h/help'
         case 'peripheral'
             __rawble_parse_subcommand 0 'version' 'h/help'
             switch $unparsed_tokens[1]
@@ -334,6 +334,7 @@ complete -c 'rawble' -n '__rawble_should_offer_completions_for_flags_or_options 
 complete -c 'rawble' -n '__rawble_should_offer_completions_for_flags_or_options "rawble report" plot' -l 'plot' -d 'Also draw the session as an SVG: heart rate by zone, the RR tachogram, a Poincaré plot (ECG: a strip with R-peaks, both tachograms).' -rfka ''
 complete -c 'rawble' -n '__rawble_should_offer_completions_for_flags_or_options "rawble report" title' -l 'title' -d 'The plot\'s title (default: the file\'s name).' -rfka ''
 complete -c 'rawble' -n '__rawble_should_offer_completions_for_flags_or_options "rawble report" segment' -l 'segment' -d 'Length of the HRV segments, in seconds.' -rfka ''
+complete -c 'rawble' -n '__rawble_should_offer_completions_for_flags_or_options "rawble report" strip-start' -l 'strip-start' -d 'ECG sessions: where the plot\'s 10-s ECG strip starts, in seconds from the first ECG sample.' -rfka ''
 complete -c 'rawble' -n '__rawble_should_offer_completions_for_flags_or_options "rawble report" max-hr' -l 'max-hr' -d 'Your maximum heart rate, for the five zones (50-60-70-80-90 % of it).' -rfka ''
 complete -c 'rawble' -n '__rawble_should_offer_completions_for_flags_or_options "rawble report" age' -l 'age' -d 'Your age, for the zones when --max-hr is not given (max HR = 208 − 0.7 × age, Tanaka 2001).' -rfka ''
 complete -c 'rawble' -n '__rawble_should_offer_completions_for_flags_or_options "rawble report" json' -l 'json' -d 'Machine output: one JSON object per line on stdout.'

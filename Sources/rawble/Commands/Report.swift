@@ -26,7 +26,7 @@ struct Report: AsyncParsableCommand {
             samples, and their HRV (RMSSD, SDNN, pNN50, mean HR, after the same artifact \
             correction) is set beside the same figures from the strap's own RR intervals (its \
             hr lines), with the difference. --plot draws a 10-s ECG strip with the R-peaks \
-            marked and both RR tachograms.
+            marked (from --strip-start seconds into the ECG) and both RR tachograms.
 
             Examples:
               rawble report session.csv --max-hr 185
@@ -45,12 +45,16 @@ struct Report: AsyncParsableCommand {
     var title: String?
     @Option(help: ArgumentHelp("Length of the HRV segments, in seconds.", valueName: "seconds"))
     var segment: Double = 300
+    @Option(help: ArgumentHelp("ECG sessions: where the plot's 10-s ECG strip starts, in seconds from the first ECG sample.",
+                               valueName: "seconds"))
+    var stripStart: Double = 0
     @OptionGroup var zones: ZoneOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard segment >= 10, segment <= 86_400 else { throw ValidationError("--segment must be between 10 and 86400 seconds") }
         if let plot, plot.isEmpty { throw ValidationError("--plot needs a file name") }
+        guard stripStart >= 0, stripStart <= 1e7 else { throw ValidationError("--strip-start must be between 0 and 10000000 seconds") }
     }
 
     func run() async throws {
@@ -158,13 +162,22 @@ struct Report: AsyncParsableCommand {
     private func ecgPlot(_ analysis: ECGReportAnalysis, session: ECGRecording) -> String {
         var strip: [ECGPlotSample] = []
         var peaks: [ECGPlotSample] = []
-        if let run = session.runs.first, let first = run.deviceTimes.first {
-            let end = first &+ 10_000_000_000
-            for index in run.deviceTimes.indices where run.deviceTimes[index] <= end {
-                strip.append(ECGPlotSample(time: run.seconds(at: index), microvolts: Double(run.microvolts[index])))
-            }
-            for index in analysis.peaks.first ?? [] where index < strip.count {
-                peaks.append(strip[index])
+        // The run that holds --strip-start (or the first that starts after it), 10 s from there.
+        if let origin = session.runs.first.map({ $0.seconds(at: 0) }) {
+            let target = origin + stripStart
+            let runIndex = session.runs.firstIndex { $0.seconds(at: $0.deviceTimes.count - 1) >= target }
+            if let runIndex {
+                let run = session.runs[runIndex]
+                let first = run.deviceTimes.indices.first { run.seconds(at: $0) >= target } ?? 0
+                let end = run.deviceTimes[first] &+ 10_000_000_000
+                var last = first
+                while last < run.deviceTimes.count, run.deviceTimes[last] <= end {
+                    strip.append(ECGPlotSample(time: run.seconds(at: last), microvolts: Double(run.microvolts[last])))
+                    last += 1
+                }
+                for index in (analysis.peaks.indices.contains(runIndex) ? analysis.peaks[runIndex] : []) where index >= first && index < last {
+                    peaks.append(strip[index - first])
+                }
             }
         }
         let gaps = session.gaps.map { PlotGap(start: Double($0.start) / 1e6, end: Double($0.end) / 1e6) }
