@@ -142,3 +142,27 @@ enum FieldText {
         return nil
     }
 }
+
+extension FieldText {
+    /// A whole number in `Int32`'s range (`-187`, also `-187.0`); `nil` for anything else.
+    static func int32(_ text: ArraySlice<UInt8>) -> Int32? {
+        guard let value = number(text), value >= Double(Int32.min), value <= Double(Int32.max),
+              value == value.rounded(.towardZero) else { return nil }
+        return Int32(value)
+    }
+
+    /// Decimal digits only (at most 20, no sign, no fraction) as a `UInt64`; `nil` for anything
+    /// else, a value beyond `UInt64.max` included (a device time is exact: no floating point).
+    static func uint64(_ text: ArraySlice<UInt8>) -> UInt64? {
+        guard !text.isEmpty, text.count <= 20 else { return nil }
+        var value: UInt64 = 0
+        for byte in text {
+            guard let digit = digitValue(byte) else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(UInt64(digit))
+            guard !overflow, !carry else { return nil }
+            value = sum
+        }
+        return value
+    }
+}

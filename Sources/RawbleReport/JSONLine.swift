@@ -17,7 +17,7 @@ enum JSONLine {
     /// Nesting deeper than this is refused as broken (no recursion without bound on hostile input).
     static let maxDepth = 32
 
-    private struct Broken: Error {
+    fileprivate struct Broken: Error {
         var index: Int
     }
 
@@ -107,7 +107,7 @@ enum JSONLine {
 
     /// A cursor over the line; every method either advances past what it read or throws
     /// ``Broken`` at the offending byte.
-    private struct Scanner {
+    fileprivate struct Scanner {
         let text: ArraySlice<UInt8>
         var index: Int
 
@@ -243,5 +243,155 @@ extension UInt8 {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self)
             || self == UInt8(ascii: "-") || self == UInt8(ascii: "+") || self == UInt8(ascii: ".")
             || self == UInt8(ascii: "E")
+    }
+}
+
+// MARK: - ECG session lines
+
+/// What one line of an ECG session file says, field by field (`nil`: the line lacks the field;
+/// `typeText`: the `type` as written).
+struct ECGLineFields {
+    var time: Int64?
+    var deviceTime: UInt64?
+    var type: ArraySlice<UInt8>?
+    var microvolts: Int32?
+    var x: Int32?
+    var y: Int32?
+    var z: Int32?
+    var raw: [UInt8]?
+    /// A key only `rawble hr`'s files have (`bpm`, `event`): the line is of the other kind.
+    var heartRateKey = false
+    /// The first field that is there but bad.
+    var problem: SessionLineProblem?
+
+    mutating func fail(_ problem: SessionLineProblem) {
+        if self.problem == nil { self.problem = problem }
+    }
+
+    /// The record the line holds, or why it holds none.
+    func record(line: Int) -> Result<ECGSessionRecord, SessionLineProblem> {
+        if let problem { return .failure(problem) }
+        guard let type else { return .failure(heartRateKey ? .otherFileKind : .badField("type")) }
+        guard let time else { return .failure(.badTime) }
+        if FieldText.equals(type, "ecg") {
+            guard let deviceTime else { return .failure(.badField("device_time_ns")) }
+            guard let microvolts else { return .failure(.badField("uV")) }
+            return .success(.ecg(ECGSessionSample(time: time, deviceTime: deviceTime, microvolts: microvolts, line: line)))
+        }
+        if FieldText.equals(type, "acc") {
+            guard let x, let y, let z else { return .failure(.badField(x == nil ? "x" : y == nil ? "y" : "z")) }
+            return .success(.acceleration(time: time, deviceTime: deviceTime, x: x, y: y, z: z, line: line))
+        }
+        if FieldText.equals(type, "hr") {
+            guard let raw else { return .failure(.badField("raw")) }
+            do {
+                let measurement = try HeartRateMeasurement.decode(raw)
+                return .success(.heartRate(ECGStrapMeasurement(
+                    time: time, bpm: measurement.bpm, rrIntervals: measurement.rrIntervals.map(\.milliseconds), line: line)))
+            } catch {
+                return .failure(.rawDoesNotDecode(error))
+            }
+        }
+        if FieldText.equals(type, "gap") { return .success(.gap(time: time, line: line)) }
+        return .failure(.unknownType(String(decoding: type.prefix(20), as: UTF8.self)))
+    }
+}
+
+extension JSONLine {
+    enum ECGOutcome {
+        /// Not one well-formed JSON object; the byte offset where it broke.
+        case broken(offset: Int)
+        /// An object; its fields.
+        case fields(ECGLineFields)
+    }
+
+    /// One JSON line of an ECG session (`{"time":…,"deviceTime":…,"type":"ecg","uV":104}`).
+    static func parseECG(_ line: ArraySlice<UInt8>) -> ECGOutcome {
+        var scanner = Scanner(text: line, index: line.startIndex)
+        var fields = ECGLineFields()
+        do throws(Broken) {
+            try scanner.expect(UInt8(ascii: "{"))
+            scanner.skipSpace()
+            if !scanner.consume(UInt8(ascii: "}")) {
+                while true {
+                    scanner.skipSpace()
+                    let key = try scanner.string()
+                    scanner.skipSpace()
+                    try scanner.expect(UInt8(ascii: ":"))
+                    scanner.skipSpace()
+                    func integer(_ name: String) throws(Broken) -> Int32? {
+                        guard scanner.peek != UInt8(ascii: "\"") else {
+                            _ = try scanner.string()
+                            fields.fail(.badField(name))
+                            return nil
+                        }
+                        let text = try scanner.scalar()
+                        if FieldText.equals(text, "null") { return nil }
+                        guard let value = FieldText.int32(text) else {
+                            fields.fail(.badField(name))
+                            return nil
+                        }
+                        return value
+                    }
+                    if FieldText.equals(key, "time") {
+                        let text = scanner.peek == UInt8(ascii: "\"") ? try scanner.string() : try scanner.scalar()
+                        fields.time = FieldText.microseconds(text)
+                    } else if FieldText.equals(key, "deviceTime") {
+                        if scanner.peek == UInt8(ascii: "\"") {
+                            _ = try scanner.string()
+                            fields.fail(.badField("deviceTime"))
+                        } else {
+                            let text = try scanner.scalar()
+                            if !FieldText.equals(text, "null") {
+                                fields.deviceTime = FieldText.uint64(text)
+                                if fields.deviceTime == nil { fields.fail(.badField("deviceTime")) }
+                            }
+                        }
+                    } else if FieldText.equals(key, "type") {
+                        if scanner.peek == UInt8(ascii: "\"") {
+                            fields.type = try scanner.string()
+                        } else {
+                            try scanner.skipValue(depth: 0)
+                            fields.fail(.badField("type"))
+                        }
+                    } else if FieldText.equals(key, "uV") {
+                        fields.microvolts = try integer("uV")
+                    } else if FieldText.equals(key, "x") {
+                        fields.x = try integer("x")
+                    } else if FieldText.equals(key, "y") {
+                        fields.y = try integer("y")
+                    } else if FieldText.equals(key, "z") {
+                        fields.z = try integer("z")
+                    } else if FieldText.equals(key, "raw") {
+                        if scanner.peek == UInt8(ascii: "\"") {
+                            let text = try scanner.string()
+                            fields.raw = FieldText.hex(text)
+                            if fields.raw == nil || text.isEmpty { fields.fail(.badField("raw")) }
+                        } else {
+                            try scanner.skipValue(depth: 0)
+                            fields.fail(.badField("raw"))
+                        }
+                    } else {
+                        if FieldText.equals(key, "bpm") || FieldText.equals(key, "event") { fields.heartRateKey = true }
+                        try scanner.skipValue(depth: 0)
+                    }
+                    scanner.skipSpace()
+                    if scanner.consume(UInt8(ascii: "}")) { break }
+                    try scanner.expect(UInt8(ascii: ","))
+                }
+            }
+            scanner.skipSpace()
+            guard scanner.index == line.endIndex else { throw Broken(index: scanner.index) }
+        } catch {
+            return .broken(offset: error.index - line.startIndex)
+        }
+        return .fields(fields)
+    }
+
+    /// Whether `line` is a JSON object with a top-level string `type` (an ECG session's line;
+    /// `rawble hr`'s lines have `event` instead).
+    static func hasTypeKey(_ line: ArraySlice<UInt8>) -> Bool {
+        guard case .fields(let fields) = parseECG(line) else { return false }
+        return fields.type != nil
     }
 }

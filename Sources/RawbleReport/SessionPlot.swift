@@ -49,7 +49,7 @@ public struct SessionPlot: Sendable {
 }
 
 /// A linear map from data to pixels.
-private struct Scale {
+struct Scale {
     var domain: (Double, Double)
     var range: (Double, Double)
 
@@ -61,7 +61,7 @@ private struct Scale {
 }
 
 /// The panels' rectangle.
-private struct Frame {
+struct Frame {
     var x: Double
     var y: Double
     var width: Double

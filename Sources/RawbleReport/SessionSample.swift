@@ -84,11 +84,21 @@ public enum SessionLineProblem: Error, Hashable, Sendable, CustomStringConvertib
     case tooLong(limit: Int)
     /// The measurement is older than the one before it (a clock set back, lines shuffled): left out.
     case earlierThanPrevious(previous: Int64)
+    /// ECG sessions: a sample whose device time is not after the one before it in its run
+    /// (lines shuffled or repeated), in PMD nanoseconds: left out.
+    case deviceTimeNotIncreasing(previous: UInt64)
+    /// ECG sessions: a `type` that is none of `ecg`, `acc`, `hr`, `gap` (its first 20 bytes).
+    case unknownType(String)
+    /// ECG sessions: a line of another kind of file (a `rawble hr` measurement: files mixed).
+    case otherFileKind
 
-    /// Whether the line itself is broken (every case but ``earlierThanPrevious(previous:)``).
+    /// Whether the line itself is broken (every case but ``earlierThanPrevious(previous:)`` and
+    /// ``deviceTimeNotIncreasing(previous:)``).
     public var isBroken: Bool {
-        if case .earlierThanPrevious = self { return false }
-        return true
+        switch self {
+        case .earlierThanPrevious, .deviceTimeNotIncreasing: false
+        default: true
+        }
     }
 
     public var description: String {
@@ -101,6 +111,9 @@ public enum SessionLineProblem: Error, Hashable, Sendable, CustomStringConvertib
         case .rawDoesNotDecode(let error): "its raw value does not decode: \(error)"
         case .tooLong(let limit): "longer than \(limit) bytes"
         case .earlierThanPrevious: "earlier than the measurement before it"
+        case .deviceTimeNotIncreasing: "its device time is not after the sample's before it"
+        case .unknownType(let type): "an unknown type “\(type)”"
+        case .otherFileKind: "a line of another kind of session file (rawble hr's), not an ECG session's"
         }
     }
 }

@@ -591,7 +591,7 @@ _rawble_report() {
     repeating_flags=(-v --verbose)
     non_repeating_flags=(--json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--plot --title --segment --max-hr --age)
+    non_repeating_options=(--plot --title --segment --strip-start --max-hr --age)
     __rawble_offer_flags_options 1
 
     # Offer option value completions
@@ -603,6 +603,9 @@ _rawble_report() {
         return
         ;;
     '--segment')
+        return
+        ;;
+    '--strip-start')
         return
         ;;
     '--max-hr')

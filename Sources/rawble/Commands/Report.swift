@@ -7,61 +7,92 @@ import SystemPackage
 
 /// `rawble report FILE`: a session that `rawble hr` wrote (`--csv`, `--jsonl`, or `--json`'s
 /// stdout), summarized: heart rate, time in zones, HRV over the session and per segment after
-/// RR artifact correction, gaps; `--plot` draws it as an SVG.
+/// RR artifact correction, gaps; `--plot` draws it as an SVG. An ECG session (`rawble ecg
+/// --csv`/`--jsonl`) is told by its first line: R-peaks found in its ECG, HRV from their RR
+/// intervals beside the strap's own.
 struct Report: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Summarize a heart-rate session that `rawble hr` wrote: heart rate, zones, HRV, artifacts, gaps.",
+        abstract: "Summarize a session that `rawble hr` or `rawble ecg` wrote: heart rate, zones, HRV, artifacts, gaps.",
         discussion: """
             FILE is what `rawble hr --csv FILE`, `--jsonl FILE` or `--json > FILE` wrote (- reads \
             standard input). RR intervals are corrected for artifacts (missed, extra and ectopic \
             beats; Lipponen & Tarvainen 2019) before any HRV figure. Two measurements more than \
             5 s apart are a gap (a disconnection): no zone time, no HRV across it.
 
+            An ECG session (`rawble ecg --csv FILE` or `--jsonl FILE`, told by its first line) \
+            is reported differently: R-peaks are found in each run of ECG (NeuroKit2's method; \
+            a gap line ends a run), RR intervals come from the device times of the peak \
+            samples, and their HRV (RMSSD, SDNN, pNN50, mean HR, after the same artifact \
+            correction) is set beside the same figures from the strap's own RR intervals (its \
+            hr lines), with the difference. --plot draws a 10-s ECG strip with the R-peaks \
+            marked (from --strip-start seconds into the ECG) and both RR tachograms.
+
             Examples:
               rawble report session.csv --max-hr 185
+              rawble report ecg.csv --plot ecg.svg
               rawble report session.csv --plot session.svg --title "Tuesday intervals"
               rawble hr --json --count 600 | rawble report - --json
             """)
 
-    @Argument(help: ArgumentHelp("The session file (CSV or JSON lines from `rawble hr`), or - for standard input.",
+    @Argument(help: ArgumentHelp("The session file (CSV or JSON lines from `rawble hr` or `rawble ecg`), or - for standard input.",
                                  valueName: "file"))
     var file: String
-    @Option(help: ArgumentHelp("Also draw the session as an SVG: heart rate by zone, the RR tachogram, a Poincaré plot.",
+    @Option(help: ArgumentHelp("Also draw the session as an SVG: heart rate by zone, the RR tachogram, a Poincaré plot (ECG: a strip with R-peaks, both tachograms).",
                                valueName: "file.svg"))
     var plot: String?
     @Option(help: ArgumentHelp("The plot's title (default: the file's name).", valueName: "text"))
     var title: String?
     @Option(help: ArgumentHelp("Length of the HRV segments, in seconds.", valueName: "seconds"))
     var segment: Double = 300
+    @Option(help: ArgumentHelp("ECG sessions: where the plot's 10-s ECG strip starts, in seconds from the first ECG sample.",
+                               valueName: "seconds"))
+    var stripStart: Double = 0
     @OptionGroup var zones: ZoneOptions
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard segment >= 10, segment <= 86_400 else { throw ValidationError("--segment must be between 10 and 86400 seconds") }
         if let plot, plot.isEmpty { throw ValidationError("--plot needs a file name") }
+        guard stripStart >= 0, stripStart <= 1e7 else { throw ValidationError("--strip-start must be between 0 and 10000000 seconds") }
     }
 
     func run() async throws {
-        let (samples, summary) = try readSession()
-        let measurements = samples.lazy.map {
-            HeartRateSample(time: $0.seconds, heartRate: Double($0.bpm), rrIntervals: $0.rrIntervals)
-        }
-        let analysis = SessionAnalysis(
-            measurements: measurements,
-            configuration: SessionAnalysis.Configuration(zones: zones.zones, segmentDuration: segment))
-        if let plot { try draw(analysis, samples: samples, summary: summary, to: plot) }
-        if output.json {
-            Output.json(ReportJSON.object(analysis, summary: summary, zones: zones, plot: plot))
-        } else {
-            for line in ReportText.lines(analysis, summary: summary, zones: zones, file: file, plot: plot) {
-                Output.line(line)
+        switch try readSession() {
+        case .heartRate(let samples, let summary):
+            let measurements = samples.lazy.map {
+                HeartRateSample(time: $0.seconds, heartRate: Double($0.bpm), rrIntervals: $0.rrIntervals)
+            }
+            let analysis = SessionAnalysis(
+                measurements: measurements,
+                configuration: SessionAnalysis.Configuration(zones: zones.zones, segmentDuration: segment))
+            if let plot { try draw(analysis, samples: samples, summary: summary, to: plot) }
+            if output.json {
+                Output.json(ReportJSON.object(analysis, summary: summary, zones: zones, plot: plot))
+            } else {
+                for line in ReportText.lines(analysis, summary: summary, zones: zones, file: file, plot: plot) {
+                    Output.line(line)
+                }
+            }
+        case .ecg(let session):
+            let analysis = ECGReportAnalysis(session: session)
+            if let plot { try write(ecgPlot(analysis, session: session), to: plot) }
+            if output.json {
+                Output.json(ECGReportJSON.object(analysis, session: session, plot: plot))
+            } else {
+                for line in ECGReportText.lines(analysis, session: session, file: file, plot: plot) { Output.line(line) }
             }
         }
     }
 
-    /// Reads the file (or stdin) in chunks through the session reader.
-    private func readSession() throws -> (samples: [SessionSample], summary: SessionFileSummary) {
+    /// What the file held: a heart-rate session or an ECG one.
+    private enum Session {
+        case heartRate([SessionSample], SessionFileSummary)
+        case ecg(ECGRecording)
+    }
+
+    /// Reads the file (or stdin) in chunks; its first line says which reader reads it.
+    private func readSession() throws -> Session {
         let name = file == "-" ? "standard input" : file
         let descriptor: FileDescriptor
         if file == "-" {
@@ -70,14 +101,23 @@ struct Report: AsyncParsableCommand {
             do {
                 descriptor = try FileDescriptor.open(file, .readOnly)
             } catch let error as Errno where error == .noSuchFileOrDirectory || error == .notDirectory {
-                throw CLIError(.cannotOpen, "no such file: \(file)", fix: "name the file `rawble hr --csv` or `--jsonl` wrote")
+                throw CLIError(.cannotOpen, "no such file: \(file)", fix: "name the file `rawble hr` or `rawble ecg` wrote (--csv or --jsonl)")
             } catch {
                 throw CLIError(.permission, "cannot open \(file): \(error)", fix: "check its permissions")
             }
         }
         defer { if file != "-" { try? descriptor.close() } }
+        var kind: SessionFileKind?
+        var head: [UInt8] = []
         var reader = SessionFileReader()
         var samples: [SessionSample] = []
+        var ecgReader = ECGSessionReader()
+        func feed(_ chunk: ArraySlice<UInt8>) throws {
+            switch kind {
+            case .ecg?: try ecgReader.read(chunk: chunk)
+            default: try reader.read(chunk: chunk) { samples.append($0) }
+            }
+        }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         do {
             while true {
@@ -85,19 +125,72 @@ struct Report: AsyncParsableCommand {
                 do {
                     count = try buffer.withUnsafeMutableBytes { try descriptor.read(into: $0, retryOnInterrupt: true) }
                 } catch let error as Errno where error == .isDirectory {
-                    throw CLIError(.cannotOpen, "\(name) is a directory", fix: "name the file `rawble hr --csv` or `--jsonl` wrote")
+                    throw CLIError(.cannotOpen, "\(name) is a directory", fix: "name the file `rawble hr` or `rawble ecg` wrote (--csv or --jsonl)")
                 } catch {
                     throw CLIError(.cannotOpen, "cannot read \(name): \(error)")
                 }
                 if count == 0 { break }
-                try reader.read(chunk: buffer[..<count]) { samples.append($0) }
+                if kind == nil {
+                    // The kind from the first whole line (a pipe may deliver less at a time).
+                    head += buffer[..<count]
+                    let firstLine = head.firstIndex { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: " ") }
+                        .flatMap { start in head[start...].firstIndex(of: UInt8(ascii: "\n")) }
+                    guard firstLine != nil || head.count >= 1 << 16 else { continue }
+                    kind = SessionFileKind.detect(head)
+                    try feed(head[...])
+                    head = []
+                } else {
+                    try feed(buffer[..<count])
+                }
             }
+            if kind == nil {
+                kind = SessionFileKind.detect(head)
+                try feed(head[...])
+            }
+            if kind == .ecg { return .ecg(try ecgReader.finish()) }
             let summary = try reader.finish { samples.append($0) }
-            return (samples, summary)
+            return .heartRate(samples, summary)
         } catch let error as SessionFileError {
             throw CLIError(.malformedInput, "\(name): \(ReportText.describe(error))",
-                           fix: "give a file that `rawble hr --csv`, `--jsonl` or `--json` wrote")
+                           fix: "give a file that `rawble hr --csv`, `--jsonl` or `--json` (or `rawble ecg --csv` or `--jsonl`) wrote")
+        } catch let error as ECGSessionError {
+            throw CLIError(.malformedInput, "\(name): \(error)", fix: "give a file that `rawble ecg --csv` or `--jsonl` wrote")
         }
+    }
+
+    /// The ECG plot: a strip of the first run's first 10 s with its R-peaks, the two tachograms.
+    private func ecgPlot(_ analysis: ECGReportAnalysis, session: ECGRecording) -> String {
+        var strip: [ECGPlotSample] = []
+        var peaks: [ECGPlotSample] = []
+        // The run that holds --strip-start (or the first that starts after it), 10 s from there.
+        if let origin = session.runs.first.map({ $0.seconds(at: 0) }) {
+            let target = origin + stripStart
+            let runIndex = session.runs.firstIndex { $0.seconds(at: $0.deviceTimes.count - 1) >= target }
+            if let runIndex {
+                let run = session.runs[runIndex]
+                let first = run.deviceTimes.indices.first { run.seconds(at: $0) >= target } ?? 0
+                let end = run.deviceTimes[first] &+ 10_000_000_000
+                var last = first
+                while last < run.deviceTimes.count, run.deviceTimes[last] <= end {
+                    strip.append(ECGPlotSample(time: run.seconds(at: last), microvolts: Double(run.microvolts[last])))
+                    last += 1
+                }
+                for index in (analysis.peaks.indices.contains(runIndex) ? analysis.peaks[runIndex] : []) where index >= first && index < last {
+                    peaks.append(strip[index - first])
+                }
+            }
+        }
+        let gaps = session.gaps.map { PlotGap(start: Double($0.start) / 1e6, end: Double($0.end) / 1e6) }
+        let notes = [analysis.ecg, analysis.strap].enumerated().map { offset, side in
+            (offset == 0 ? "ECG: " : "strap: ") + ReportText.describe(side.figures)
+        }
+        return ECGPlot(
+            title: title ?? (file == "-" ? "rawble ecg session" : FilePath(file).lastComponent?.string ?? file),
+            strip: strip, peaks: peaks,
+            ecgBeats: analysis.beats.map { PlotBeat(time: $0.time, rrMs: $0.rrMs) },
+            strapBeats: analysis.strapBeats, gaps: gaps, notes: notes,
+            utcOffset: TimeZone.current.secondsFromGMT()
+        ).svg()
     }
 
     private func draw(_ analysis: SessionAnalysis, samples: [SessionSample], summary: SessionFileSummary, to path: String) throws {
@@ -115,6 +208,10 @@ struct Report: AsyncParsableCommand {
             samples: plotSamples, beats: beats, gaps: summary.gaps.map(PlotGap.init), zones: plotZones,
             utcOffset: TimeZone.current.secondsFromGMT()
         ).svg()
+        try write(document, to: path)
+    }
+
+    private func write(_ document: String, to path: String) throws {
         do {
             let out = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite, .groupRead, .otherRead])
             defer { try? out.close() }
