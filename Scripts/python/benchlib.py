@@ -11,6 +11,7 @@ Python (Scripts/venv-python), after its launcher ran Scripts/bootstrap.
                         by PID (SIGTERM, then SIGKILL) with a bounded wait
   run_json(...)         one process whose stdout is JSON lines, timed from just before its start
   median, load, cpu_times, cpu_seconds, rss_mib, rotations, slope_per_minute
+  guest_tsc_clock()     tsc_early_khz= for Scripts/vm-test's guest (a nanosecond clock under TCG)
   table(...)            a padded markdown table, printed and kept for the results file
   record(...), finish() the figures of a run, written as JSON: always LOGS/results.json, and
                         --results [PATH] (default docs/performance-data/NAME-YYYYMMDD-HHMMZ.json)
@@ -309,6 +310,39 @@ def slope_per_minute(xs, ys):
     """Least-squares slope of ys over xs (seconds), per minute."""
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / (sum((x - mx) ** 2 for x in xs) or 1) * 60
+
+
+TSC_KHZ_C = """#include <stdio.h>
+#include <time.h>
+#include <x86intrin.h>
+static double ns(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC_RAW, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
+int main(void) { double a = ns(), b; unsigned long long t0 = __rdtsc(); while ((b = ns()) - a < 2e8) {}
+  printf("%.0f\\n", (double)(__rdtsc() - t0) / (b - a) * 1e6); return 0; }
+"""
+
+
+def guest_tsc_clock():
+    """The guest's clock for Scripts/vm-test: under TCG the guest's TSC is the host's (qemu reads
+    the host's counter), but the kernel cannot calibrate it with acpi=off (no HPET, no PM timer)
+    and falls back to refined-jiffies: 4 ms steps that lose ticks when the host is loaded (a guest
+    measured 7.4 s for 9.5 s). Adds tsc_early_khz= the host's TSC rate (measured here, 200 ms
+    against CLOCK_MONOTONIC_RAW) to RAWBLE_VM_CMDLINE, which gives it a nanosecond clock; the
+    benchmarks check it against the host's (stamp files). Returns the rate, or None (said on
+    stderr) when it cannot be measured."""
+    os.makedirs(".build/bench", exist_ok=True)
+    tsc_khz = None
+    if platform.machine() == "x86_64":
+        with open(".build/bench/tsc_khz.c", "w") as f:
+            f.write(TSC_KHZ_C)
+        if subprocess.run([os.environ.get("CC") or "cc", "-O2", "-o", ".build/bench/tsc_khz", ".build/bench/tsc_khz.c"],
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            tsc_khz = subprocess.run([".build/bench/tsc_khz"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    if tsc_khz:
+        cmdline = os.environ.get("RAWBLE_VM_CMDLINE")
+        os.environ["RAWBLE_VM_CMDLINE"] = f"{cmdline + ' ' if cmdline else ''}tsc_early_khz={tsc_khz}"
+    else:
+        sys.stderr.write(f"{NAME}: cannot measure the host's TSC rate: the guest keeps its jiffies clock (4 ms steps)\n")
+    return tsc_khz
 
 
 def record(key, value):

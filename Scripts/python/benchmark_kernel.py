@@ -39,7 +39,6 @@ each program with its log read live (rawble -vv, the scripts' phase lines): wher
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -101,32 +100,7 @@ if subprocess.run([os.path.join(VENV, "bin", "python"), "-c", "import socket; so
                      "make the venv from Debian's /usr/bin/python3\n")
     sys.exit(77)
 
-# The guest's clock: under TCG the guest's TSC is the host's (qemu reads the host's counter), but
-# the kernel cannot calibrate it with acpi=off (no HPET, no PM timer) and falls back to
-# refined-jiffies: 4 ms steps that lose ticks when the host is loaded (a guest measured 7.4 s
-# for 9.5 s). tsc_early_khz= the host's TSC rate (measured here, 200 ms against
-# CLOCK_MONOTONIC_RAW) gives it a nanosecond clock; the run checks it against the host's.
-TSC_KHZ_C = """#include <stdio.h>
-#include <time.h>
-#include <x86intrin.h>
-static double ns(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC_RAW, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
-int main(void) { double a = ns(), b; unsigned long long t0 = __rdtsc(); while ((b = ns()) - a < 2e8) {}
-  printf("%.0f\\n", (double)(__rdtsc() - t0) / (b - a) * 1e6); return 0; }
-"""
-os.makedirs(".build/bench", exist_ok=True)
-tsc_khz = None
-if platform.machine() == "x86_64":
-    with open(".build/bench/tsc_khz.c", "w") as f:
-        f.write(TSC_KHZ_C)
-    if subprocess.run([os.environ.get("CC") or "cc", "-O2", "-o", ".build/bench/tsc_khz", ".build/bench/tsc_khz.c"],
-                      stderr=subprocess.DEVNULL).returncode == 0:
-        tsc_khz = subprocess.run([".build/bench/tsc_khz"], stdout=subprocess.PIPE, text=True).stdout.strip()
-if tsc_khz:
-    cmdline = os.environ.get("RAWBLE_VM_CMDLINE")
-    os.environ["RAWBLE_VM_CMDLINE"] = f"{cmdline + ' ' if cmdline else ''}tsc_early_khz={tsc_khz}"
-else:
-    sys.stderr.write("benchmark-kernel: cannot measure the host's TSC rate: the guest keeps its jiffies clock (4 ms steps)\n")
-
+benchlib.guest_tsc_clock()
 benchlib.header(bumble=False, swift_suffix=f"; rawble: {RAWBLE_BINARY}")
 print(f"== guest kernel parameters added: {os.environ.get('RAWBLE_VM_CMDLINE') or 'none'}")
 print(f"== bumble {benchlib.bumble_version()}, guest python {benchlib.first_line(['/usr/bin/python3', '--version'])}",
