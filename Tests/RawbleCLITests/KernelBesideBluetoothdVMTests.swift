@@ -11,7 +11,7 @@ import Testing
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct KernelBesideBluetoothdVMTests {
-    @Test("scan, then gatt, hr, notify and ecg (the simulated Polar H10's raw ECG) in the same kernel; no capability: one setcap line (77) with the adapter up; bluetoothd works afterwards",
+    @Test("scan, then gatt, hr, notify and ecg --acc (the simulated Polar H10's raw ECG and acceleration) in the same kernel; no capability: one setcap line (77) with the adapter up; bluetoothd works afterwards",
           arguments: ["idle", "discovering"])
     func besideTheDaemon(mode: String) async throws {
         let (steps, result) = try await KernelPathVMTests.boot(#"""
@@ -19,7 +19,7 @@ struct KernelBesideBluetoothdVMTests {
             step gatt "$r" gatt C0:B1:E0:00:00:01 --timeout 20 --json
             step hr "$r" hr --count 5 --timeout 20 --json
             step notify "$r" notify C0:B1:E0:00:00:01 2A37 --count 3 --timeout 20 --json
-            step ecg "$r" ecg --count 260 --timeout 20 --json
+            step ecg "$r" ecg --acc --count 260 --timeout 20 --json
             step nocap setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- "$r" scan --duration 2
             step daemon /run/rawble-vm/bluetoothd-check C0:B1:E0:00:00:01
             # What the kernel and the daemon logged, for a failure's message (the guest is gone after).
@@ -45,13 +45,15 @@ struct KernelBesideBluetoothdVMTests {
         #expect(notify.status == 0, "\(notify.stderr)\n\(logs)")
         #expect(KernelPathVMTests.objects(notify.stdout).filter { $0["value"] != nil }.count == 3, "\(notify.stdout)")
 
-        // Polar's PMD over the kernel's L2CAP socket: the MTU exchanged to at least 232, ECG
-        // started, two seconds of samples, the stream stopped before the link went.
+        // Polar's PMD over the kernel's L2CAP socket: the MTU exchanged to at least 232, ECG and
+        // acceleration started, two seconds of ECG with the vectors beside it.
         let ecg = try #require(steps["ecg"])
         #expect(ecg.status == 0, "\(ecg.stderr)\n\(logs)")
         let ecgEvents = KernelPathVMTests.objects(ecg.stdout)
         #expect((ecgEvents.first { $0["event"] as? String == "connected" }?["mtu"] as? Int ?? 0) >= 232, "\(ecg.stdout)")
         #expect(ecgEvents.filter { $0["event"] as? String == "ecg" }.flatMap { $0["uV"] as? [Int] ?? [] }.count == 260, "\(ecg.stdout)")
+        #expect(ecgEvents.filter { $0["event"] as? String == "started" }.compactMap { $0["type"] as? String } == ["ecg", "acc"])
+        #expect(!ecgEvents.filter { $0["event"] as? String == "acc" }.flatMap { $0["mG"] as? [[Int]] ?? [] }.isEmpty, "\(ecg.stdout)")
 
         // The adapter is up (the daemon powered it): no capability is one line naming setcap.
         let nocap = try #require(steps["nocap"])
