@@ -4,7 +4,7 @@
 // values replaced by NaN and infinities, and fed to the streaming detector in chunks whose
 // sizes the input also picks. Nothing may trap; every peak is a sample index of the input, in
 // order, none twice; the streaming detector's memory stays within its bound and each peak it
-// reports is at most `maximumLatency` samples old; RR intervals are finite and positive.
+// reports comes with the call that delivered sample peak + `maximumLatency` at the latest; RR intervals are finite and positive.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRPeaks(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
@@ -36,7 +36,9 @@ public func fuzzRPeaks(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     while start < samples.count {
         let end = min(samples.count, start + chunk)
         let peaks = streaming.append(samples[start..<end])
-        precondition(peaks.allSatisfy { $0 < end && end - 1 - $0 <= streaming.maximumLatency })
+        // On time: reported no later than the call that delivered sample peak + maximumLatency
+        // (this chunk may hold that sample and more after it).
+        precondition(peaks.allSatisfy { $0 < end && $0 + streaming.maximumLatency >= start })
         found += peaks
         precondition(streaming.bufferedSampleCount <= max(1, 4 * streaming.maximumLatency + 64))
         start = end

@@ -203,6 +203,27 @@ struct RPeakDetectionTests {
         #expect(worst > 0)
     }
 
+    @Test("fuzz finding: fed in chunks, a peak comes with the chunk that holds sample peak + maximumLatency at the latest, perhaps with samples after it (FuzzRPeaks' own check had counted from the chunk's end)")
+    func chunkedPeaksAreOnTimeCountedFromTheSampleThatMadeThemDue() {
+        let ecg = SyntheticECG(seconds: 60, samplingRate: Self.rate, meanInterval: 0.6, seed: 43)
+        var detector = StreamingRPeakDetector(samplingRate: Self.rate)
+        var start = 0
+        var reported = 0
+        var lateFromTheChunksEnd = 0
+        while start < ecg.samples.count {
+            let end = min(ecg.samples.count, start + 400)  // 3 s a chunk: longer than the latency
+            for peak in detector.append(ecg.samples[start..<end]) {
+                #expect(peak + detector.maximumLatency >= start, "peak \(peak) was due before the chunk at \(start)")
+                if end - 1 - peak > detector.maximumLatency { lateFromTheChunksEnd += 1 }
+                reported += 1
+            }
+            start = end
+        }
+        #expect(reported > 60)
+        // The case the fuzzer found: counted from the chunk's end, some peaks look late.
+        #expect(lateFromTheChunksEnd > 0)
+    }
+
     @Test func memoryStaysBoundedOverAnHour() {
         // One hour at 130 Hz (468,000 samples) in H10-sized frames of 73 samples: the windows stay
         // the same size, a few seconds of signal, and the beats keep coming.
