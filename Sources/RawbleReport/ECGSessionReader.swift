@@ -290,8 +290,7 @@ public struct ECGSessionReader: Sendable {
     private var outOfOrderKept = 0
     private var segment = 0
     private var gapPending = false
-    private var pending: [UInt8] = []
-    private var pendingTooLong = false
+    private var lines: LineAssembler
     private var fields: [Range<Int>] = []
 
     /// A reader.
@@ -303,6 +302,7 @@ public struct ECGSessionReader: Sendable {
     public init(keptProblems: Int = 5, maxLineLength: Int = 4096, runBreak: Duration = .seconds(1)) {
         self.keptProblems = max(0, keptProblems)
         self.maxLineLength = max(1, maxLineLength)
+        lines = LineAssembler(limit: maxLineLength)
         let (seconds, attoseconds) = runBreak.components
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if seconds < 0 {
@@ -385,16 +385,9 @@ public struct ECGSessionReader: Sendable {
     ///   - chunk: the next bytes of the file.
     ///   - each: called with each record, in order.
     public mutating func read(chunk: some Collection<UInt8>, each: (ECGSessionRecord) -> Void = { _ in }) throws(ECGSessionError) {
-        let bytes = Array(chunk)
-        var start = 0
-        while start < bytes.count {
-            guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else {
-                keep(bytes[start...])
-                return
-            }
-            try completeLine(with: bytes[start..<newline], each: each)
-            start = newline + 1
-        }
+        var assembler = lines
+        defer { lines = assembler }
+        try assembler.add(chunk) { (line) throws(ECGSessionError) in try complete(line, each: each) }
     }
 
     /// Ends a read: the last line if it had no newline, then the whole session. Throws
@@ -403,7 +396,9 @@ public struct ECGSessionReader: Sendable {
     /// - Parameter each: called with the last line's record, if any.
     /// - Returns: the session.
     public mutating func finish(each: (ECGSessionRecord) -> Void = { _ in }) throws(ECGSessionError) -> ECGRecording {
-        if !pending.isEmpty || pendingTooLong { try completeLine(with: [][...], each: each) }
+        var assembler = lines
+        defer { lines = assembler }
+        try assembler.finish { (line) throws(ECGSessionError) in try complete(line, each: each) }
         if let failure { throw failure }
         guard sawContent else { throw .empty }
         guard session.summary.ecgSampleCount > 0 else { throw .noECG(session.summary) }
@@ -421,35 +416,15 @@ public struct ECGSessionReader: Sendable {
 
     // MARK: Internals
 
-    private mutating func keep(_ part: ArraySlice<UInt8>) {
-        guard !pendingTooLong else { return }
-        if pending.count + part.count > maxLineLength {
-            pendingTooLong = true
-            pending.removeAll()
-        } else {
-            pending.append(contentsOf: part)
-        }
-    }
-
-    private mutating func completeLine(with tail: ArraySlice<UInt8>, each: (ECGSessionRecord) -> Void) throws(ECGSessionError) {
-        if pendingTooLong || pending.count + tail.count > maxLineLength {
-            pendingTooLong = false
-            pending.removeAll(keepingCapacity: true)
+    private mutating func complete(_ line: LineAssembler.Line, each: (ECGSessionRecord) -> Void) throws(ECGSessionError) {
+        switch line {
+        case .tooLong:
             if let failure { throw failure }
             session.summary.lineCount += 1
             broken(.tooLong(limit: maxLineLength), line: session.summary.lineCount)
-            return
+        case .bytes(let bytes):
+            if let record = try read(line: bytes) { each(record) }
         }
-        let record: ECGSessionRecord?
-        if pending.isEmpty {
-            record = try read(line: tail)
-        } else {
-            pending.append(contentsOf: tail)
-            let line = pending
-            pending.removeAll(keepingCapacity: true)
-            record = try read(line: line[...])
-        }
-        if let record { each(record) }
     }
 
     private mutating func accept(_ record: ECGSessionRecord) -> ECGSessionRecord? {

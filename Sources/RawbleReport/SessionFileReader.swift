@@ -31,9 +31,8 @@ public struct SessionFileReader: Sendable {
     private var disconnectedSinceLast = false
     private var brokenKept = 0
     private var outOfOrderKept = 0
-    /// The start of a line split across chunks (``read(chunk:each:)``).
-    private var pending: [UInt8] = []
-    private var pendingTooLong = false
+    /// Lines split across chunks (``read(chunk:each:)``), joined.
+    private var lines: LineAssembler
     /// CSV field boundaries, reused from line to line.
     private var fields: [Range<Int>] = []
 
@@ -51,6 +50,7 @@ public struct SessionFileReader: Sendable {
         self.keptProblems = max(0, keptProblems)
         self.keptGaps = max(0, keptGaps)
         self.maxLineLength = max(1, maxLineLength)
+        lines = LineAssembler(limit: maxLineLength)
     }
 
     // MARK: Reading
@@ -127,23 +127,18 @@ public struct SessionFileReader: Sendable {
     /// Reads a chunk of the file as it arrives (any split: a line may span chunks), calling
     /// `each` for every measurement in the lines it completes. Call ``finish(each:)`` at the end.
     public mutating func read(chunk: some Collection<UInt8>, each: (SessionSample) -> Void) throws(SessionFileError) {
-        let bytes = Array(chunk)
-        var start = 0
-        while start < bytes.count {
-            guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else {
-                keep(bytes[start...])
-                return
-            }
-            try completeLine(with: bytes[start..<newline], each: each)
-            start = newline + 1
-        }
+        var assembler = lines
+        defer { lines = assembler }
+        try assembler.add(chunk) { (line) throws(SessionFileError) in try complete(line, each: each) }
     }
 
     /// Ends a read: the last line when it had no newline, then the verdict on the whole file.
     /// Throws ``SessionFileError/empty`` for a file with nothing but blank lines and
     /// ``SessionFileError/noMeasurements(_:)`` when no line was a measurement.
     public mutating func finish(each: (SessionSample) -> Void = { _ in }) throws(SessionFileError) -> SessionFileSummary {
-        if !pending.isEmpty || pendingTooLong { try completeLine(with: [][...], each: each) }
+        var assembler = lines
+        defer { lines = assembler }
+        try assembler.finish { (line) throws(SessionFileError) in try complete(line, each: each) }
         if let failure { throw failure }
         guard sawContent else { throw .empty }
         guard summary.sampleCount > 0 else { throw .noMeasurements(summary) }
@@ -162,35 +157,15 @@ public struct SessionFileReader: Sendable {
 
     // MARK: Internals
 
-    private mutating func keep(_ part: ArraySlice<UInt8>) {
-        guard !pendingTooLong else { return }
-        if pending.count + part.count > maxLineLength {
-            pendingTooLong = true
-            pending.removeAll()
-        } else {
-            pending.append(contentsOf: part)
-        }
-    }
-
-    private mutating func completeLine(with tail: ArraySlice<UInt8>, each: (SessionSample) -> Void) throws(SessionFileError) {
-        if pendingTooLong || pending.count + tail.count > maxLineLength {
-            pendingTooLong = false
-            pending.removeAll(keepingCapacity: true)
+    private mutating func complete(_ line: LineAssembler.Line, each: (SessionSample) -> Void) throws(SessionFileError) {
+        switch line {
+        case .tooLong:
             if let failure { throw failure }
             summary.lineCount += 1
             broken(.tooLong(limit: maxLineLength), line: summary.lineCount)
-            return
+        case .bytes(let bytes):
+            if let record = try read(line: bytes) { each(record) }
         }
-        let sample: SessionSample?
-        if pending.isEmpty {
-            sample = try read(line: tail)
-        } else {
-            pending.append(contentsOf: tail)
-            let line = pending
-            pending.removeAll(keepingCapacity: true)
-            sample = try read(line: line[...])
-        }
-        if let sample { each(sample) }
     }
 
     private mutating func accept(_ sample: SessionSample) -> SessionSample? {
