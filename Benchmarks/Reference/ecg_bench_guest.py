@@ -2,26 +2,29 @@
 --bluetoothd idle) by the guest's /usr/bin/python3 as root, with hci0 backed by one Bumble peer
 (the simulated Polar H10) and BlueZ's bluetoothd holding hci0 (powered) on the system D-Bus.
 
-  python3 ecg_bench_guest.py --rawble PATH --bleak-python PATH --address ADDR
-                             [--rounds N] [--seconds S] [--programs rawble,bleakheart] [--stamp DIR]
+  python3 ecg_bench_guest.py --rawble PATH --bleak-python PATH [--floor PATH] --address ADDR
+                             [--rounds N] [--seconds S] [--programs rawble,bleakheart[,floor]]
+                             [--stamp DIR]
 
 Programs (each told the H10's address, each stopping its stream on the strap before it leaves):
   rawble      `rawble ecg ADDR --json --quiet --transport hci0 --no-reconnect` (the kernel's raw
               HCI socket and L2CAP ATT socket, beside the daemon)
   bleakheart  Benchmarks/Reference/bleakheart_ecg.py ADDR with the bleak venv's python (bleak over
               bluetoothd's D-Bus API; bleakheart's PolarMeasurementData as its example uses it)
+  floor       the --floor binary (Benchmarks/Reference/ecg_floor.c) ADDR: the native floor, the
+              kernel's L2CAP ATT socket, one epoll_wait + read + write per ECG frame
 N rounds, the order rotated each round; before each run, untimed: hci0 up, no connection left on
 it (HCIGETCONNLIST, up to 5 s), 0.5 s settle (kernel_bench_guest.prepare).
 
 A run: CLOCK_MONOTONIC just before fork/exec = 0; the timer reads the program's stdout lines as
-they come and keeps the arrival of each event's first line: `connected` (rawble: after the MTU
-exchange and discovery; bleak: BleakClient's connect, which returns once bluetoothd has resolved
-the services), `started`, and the first `ecg` line (the first frame of samples). From the first
-ECG frame on it streams S seconds; at the first frame and S s later it reads utime+stime
-(/proc/PID/stat) of the program, of bluetoothd (/run/rawble-vm/bluetoothd.pid) and of
+they come and keeps the arrival of each event's first line: `connected` (rawble and the floor:
+after the MTU exchange and discovery; bleak: BleakClient's connect, which returns once bluetoothd
+has resolved the services), `started`, and the first `ecg` line (the first frame of samples).
+From the first ECG frame on it streams S seconds; at the first frame and S s later it reads
+utime+stime (/proc/PID/stat) of the program, of bluetoothd (/run/rawble-vm/bluetoothd.pid) and of
 dbus-daemon (found by name in /proc): CPU in that window / ECG samples that arrived in it = CPU
-per sample, steady state. Then SIGINT (both programs stop ECG on the strap and disconnect), up to
-20 s for the exit (then SIGKILL); the program's whole CPU (start to exit, os.wait4's rusage) is
+per sample, steady state. Then SIGINT (each program stops ECG on the strap and disconnects), up
+to 20 s for the exit (then SIGKILL); the program's whole CPU (start to exit, os.wait4's rusage) is
 reported too. No ECG frame within --first-timeout s (default 90: bleakheart's start is known to
 take ~30 s on some setups) fails the run.
 
@@ -88,6 +91,7 @@ def commands(args):
         "rawble": [args.rawble, "ecg", a, "--json", "--quiet", "--transport", "hci0", "--no-reconnect",
                    "--timeout", "60"],
         "bleakheart": [args.bleak_python, os.path.join(HERE, "bleakheart_ecg.py"), a, "--scan-timeout", "60"],
+        "floor": [args.floor, a, "--timeout", "60"],
     }
 
 
@@ -165,6 +169,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rawble", required=True)
     parser.add_argument("--bleak-python", required=True)
+    parser.add_argument("--floor", help="the ecg_floor binary (for the program `floor`)")
     parser.add_argument("--address", default="C0:B1:E0:00:00:06")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=60)
@@ -174,6 +179,8 @@ def main():
     args = parser.parse_args()
     table = commands(args)
     names = args.programs.split(",")
+    if "floor" in names and not args.floor:
+        parser.error("the program floor needs --floor PATH")
 
     def emit(fields):
         sys.stdout.write(json.dumps(fields) + "\n")
