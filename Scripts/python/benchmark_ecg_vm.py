@@ -27,10 +27,9 @@ of its first ECG frame (the first samples); then S s of streaming ($BENCH_SECOND
 of bluetoothd and of dbus-daemon is read at the first frame and at the end: CPU / ECG samples in
 that window = CPU per sample (bleak's data passes through bluetoothd and D-Bus, so theirs is
 counted beside the program's; during rawble's and the floor's runs the daemons are measured
-too). Then SIGINT:
-each stops ECG on the strap and disconnects. Checks: every run got ECG samples (at least 90 % of
-130/s over the window; a run without is a failure, listed, left out of the medians), exited 0,
-and the strap's log has one ECG start and one stop by the client per run.
+too). Then SIGINT: each stops ECG on the strap and disconnects. Checks: every run got ECG samples
+(at least 90 % of 130/s over the window; a run without is a failure, listed, left out of the
+medians), exited 0, and the strap's log has one ECG start and one stop by the client per run.
 Targets (issue 26): rawble's first sample within 1 s of its connection; rawble's CPU per sample
 (its own + the daemons' during its run) <= 1/10 of bleakheart's (bleakheart + bluetoothd + D-Bus).
 The floor is not judged: it shows what the kernel path costs at the least (its CPU per sample,
