@@ -21,7 +21,7 @@ they come and keeps the arrival of each event's first line: `connected` (rawble 
 after the MTU exchange and discovery; bleak: BleakClient's connect, which returns once bluetoothd
 has resolved the services), `started`, and the first `ecg` line (the first frame of samples).
 From the first ECG frame on it streams S seconds; at the first frame and S s later it reads
-utime+stime (/proc/PID/stat) of the program, of bluetoothd (/run/rawble-vm/bluetoothd.pid) and of
+the CPU time (cpu_seconds: the process CPU-time clock, ns) of the program, of bluetoothd (/run/rawble-vm/bluetoothd.pid) and of
 dbus-daemon (found by name in /proc): CPU in that window / ECG samples that arrived in it = CPU
 per sample, steady state. Then SIGINT (each program stops ECG on the strap and disconnects), up
 to 20 s for the exit (then SIGKILL); the program's whole CPU (start to exit, os.wait4's rusage) is
@@ -53,9 +53,18 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds(pid):
-    """utime + stime of a whole process so far (all its threads); None once it is gone."""
+    """The CPU time of a whole process so far (all its threads, exited ones included), in
+    seconds to the nanosecond: its process CPU-time clock (clock_getcpuclockid(3): the
+    scheduler's sum_exec_runtime, what utime + stime in /proc/PID/stat round down to 10 ms
+    ticks); /proc/PID/stat's ticks where that clock cannot be read. None once it is gone."""
     if pid is None:
         return None
+    try:
+        # The kernel's clock id for a process's CPU time: ~pid << 3 | CPUCLOCK_SCHED (2),
+        # what glibc's clock_getcpuclockid returns (Python has no binding for it).
+        return time.clock_gettime((~pid << 3) | 2)
+    except OSError:
+        pass
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()

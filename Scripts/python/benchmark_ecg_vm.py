@@ -23,7 +23,7 @@ The timer runs in the guest (Benchmarks/Reference/ecg_bench_guest.py, /usr/bin/p
 ($BENCH_RUNS, default 3), each one run of each program, the order rotated each round. A run:
 CLOCK_MONOTONIC from just before fork/exec to the arrival of the program's `connected` line and
 of its first ECG frame (the first samples); then S s of streaming ($BENCH_SECONDS, default 60;
---quick: 2 rounds of 20 s) during which the CPU (utime + stime, /proc/PID/stat) of the program,
+--quick: 2 rounds of 20 s) during which the CPU time of the program (all its threads),
 of bluetoothd and of dbus-daemon is read at the first frame and at the end: CPU / ECG samples in
 that window = CPU per sample (bleak's data passes through bluetoothd and D-Bus, so theirs is
 counted beside the program's; during rawble's and the floor's runs the daemons are measured
@@ -34,9 +34,10 @@ Targets (issue 26): rawble's first sample within 1 s of its connection; rawble's
 (its own + the daemons' during its run) <= 1/10 of bleakheart's (bleakheart + bluetoothd + D-Bus).
 The floor is not judged: it shows what the kernel path costs at the least (its CPU per sample,
 with the idle daemons', beside rawble's and bleakheart's: the ratios rawble / floor and floor /
-bleakheart), and where it stands against the 1/10 target in µs per sample. Its CPU in a window is
-a few clock ticks at most (0-2 of 10 ms in 20 s): its figures are at /proc's resolution, one tick
-/ the window's samples (3.9 µs per sample in 20 s, 1.3 µs in 60 s).
+bleakheart), and where it stands against the 1/10 target in µs per sample. CPU time is each
+process's CPU-time clock (clock_getcpuclockid: the scheduler's sum_exec_runtime, in ns), not
+/proc/PID/stat's utime + stime: those round down to 10 ms ticks, and the floor's CPU in a window
+is a few ticks at most.
 --kernel K: the guest's kernel (vm-test --kernel; default 6.12). Takes ~13 min on a 2-core machine
 (--quick ~4 min). BENCH_RAWBLE=PATH: time that rawble binary instead of building one.
 """
@@ -248,7 +249,7 @@ benchlib.table(("program", "start → connected", "start → first ECG sample", 
                 "ECG started → first sample", "runs ok"), rows, left={0}, title="start-up")
 
 print(f"\n== CPU per ECG sample over {SECONDS:g} s of streaming from the first frame (median (range) of the checked runs; "
-      f"utime+stime from /proc, {guest.get('tick')} ticks/s, of the guest's one vCPU)")
+      f"each process's CPU-time clock (ns), of the guest's one vCPU)")
 rows = []
 for program in PROGRAMS:
     ok = ok_runs(program)

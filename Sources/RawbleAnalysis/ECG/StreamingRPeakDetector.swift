@@ -87,24 +87,35 @@ public struct StreamingRPeakDetector: Sendable, Hashable {
     ///   the newest sample; empty when none was confirmed.
     public mutating func append(_ samples: some Collection<Double>) -> [Int] {
         var peaks: [Int] = []
-        for sample in samples {
-            sampleCount += 1
-            guard parameters != nil else { continue }
-            if sample.isFinite {
-                if lastFinite == nil {
-                    // The samples before the first finite one take its value (a backward fill).
-                    for _ in 0..<leadingMissing { if let peak = process(sample) { peaks.append(peak) } }
-                    leadingMissing = 0
-                }
-                lastFinite = sample
-                if let peak = process(sample) { peaks.append(peak) }
-            } else if let lastFinite {
-                if let peak = process(lastFinite) { peaks.append(peak) }
-            } else {
-                leadingMissing += 1
-            }
-        }
+        for sample in samples { feed(sample, into: &peaks) }
         return peaks
+    }
+
+    /// Feeds the next samples and returns the peaks they confirmed, as the generic `append(_:)`
+    /// does, for an array: no generic dispatch per sample (a live stream's path, one frame at a
+    /// time, from another module).
+    public mutating func append(_ samples: [Double]) -> [Int] {
+        var peaks: [Int] = []
+        for sample in samples { feed(sample, into: &peaks) }
+        return peaks
+    }
+
+    private mutating func feed(_ sample: Double, into peaks: inout [Int]) {
+        sampleCount += 1
+        guard parameters != nil else { return }
+        if sample.isFinite {
+            if lastFinite == nil {
+                // The samples before the first finite one take its value (a backward fill).
+                for _ in 0..<leadingMissing { if let peak = process(sample) { peaks.append(peak) } }
+                leadingMissing = 0
+            }
+            lastFinite = sample
+            if let peak = process(sample) { peaks.append(peak) }
+        } else if let lastFinite {
+            if let peak = process(lastFinite) { peaks.append(peak) }
+        } else {
+            leadingMissing += 1
+        }
     }
 
     /// The samples held in the detector's windows, a constant fixed by the sampling rate

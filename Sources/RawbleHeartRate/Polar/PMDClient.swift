@@ -299,16 +299,24 @@ public actor PMDClient {
         silenceWatch?.cancel()
         guard let limit = configuration.silenceLimit else { return }
         let link = self.link
-        let step = min(limit / 4, .seconds(1))
+        // It looks every quarter of the limit (a silence is reported between the limit and
+        // 1.25 × it), or sooner when a stream that never sent reaches the limit: a few wake-ups
+        // a minute while streams run, not one a second.
+        let step = limit / 4
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         silenceWatch = Task {
             var lastFrames = link.progress.frames
             var lastHeard = ContinuousClock.now
+            var lastLook = lastHeard
             while !Task.isCancelled {
-                guard (try? await Task.sleep(for: step)) != nil else { return }
+                let (_, pending) = link.progress
+                let next = ([lastLook + step] + pending.map { $0.since + limit }).min() ?? lastLook + step
+                guard (try? await Task.sleep(until: next, tolerance: step / 10, clock: .continuous)) != nil
+                else { return }
                 let running = link.running
                 if running.isEmpty { return }
                 let now = ContinuousClock.now
+                lastLook = now
                 let (frames, neverHeard) = link.progress
                 if frames != lastFrames {
                     lastFrames = frames

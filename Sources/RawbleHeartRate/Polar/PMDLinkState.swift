@@ -27,7 +27,8 @@ final class PMDLinkState: Sendable {
         var streams: [PMDMeasurementType: Stream] = [:]
         var waiter: Waiter?
         var channel: EventChannel<PMDEvent>?
-        /// Frames received, any type: the silence watch compares it over time.
+        /// Frames received, any type: the silence watch compares it over time (a count, not
+        /// a clock read per frame: in a VM without a vDSO clock each read is a system call).
         var frames: UInt64 = 0
         /// Frames received per running type since it started, and when it started (the silence
         /// watch names the silent ones).

@@ -201,7 +201,8 @@ struct ECGSession: Sendable {
         } catch let error as GATTError {
             throw lostOrFailed(PMDError.gatt(error), device: device, connection: connection)
         }
-        let heartRate = Task { await followHeartRate(gatt, progress: progress) }
+        // On the host's loop, like the frames: a notification is handled where it arrives.
+        let heartRate = Task(executorPreference: host.central.taskExecutor) { await followHeartRate(gatt, progress: progress) }
         defer { heartRate.cancel() }
         let events = await pmd.events()
         do {
@@ -240,9 +241,14 @@ struct ECGSession: Sendable {
     private func stream(_ events: PMDEvents, from pmd: PMDClient, progress: Progress) async throws {
         var ecgLines = ECGSessionWriter(format: .jsonLines)
         var csvLines = ECGSessionWriter(format: .csv)
+        var eventLines = ECGEventLines()
         var batch: [UInt8] = []
         var csvBatch: [UInt8] = []
+        /// `--json`'s `ecg`, `acc` and `beat` events, written on stdout with the files' lines.
+        var eventBatch: [UInt8] = []
         batch.reserveCapacity(16 * 1024)
+        // The trace is drawn only on a terminal (and without --json or --quiet).
+        let drawing = !json && status.enabled
         var trace = ECGTrace(width: 64)
         var beats = LiveBeats()
         /// Device time → host time (µs), measured on the first frame of this connection.
@@ -267,9 +273,10 @@ struct ECGSession: Sendable {
             guard let event = try await iterator.next() else {
                 try Task.checkCancellation()
                 if let deadline, ContinuousClock.now >= deadline {
-                    flush(&batch, &csvBatch)
+                    flush(&batch, &csvBatch, &eventBatch)
                     throw LinkEnd.done
                 }
+                flush(&batch, &csvBatch, &eventBatch)
                 return
             }
             let now = Clock.unixMicroseconds()
@@ -282,7 +289,10 @@ struct ECGSession: Sendable {
                 gapMarked = true
                 if let last = progress.state.withLock({ $0.lastSampleMicroseconds }) {
                     let milliseconds = (now - last) / 1000
-                    if json { emit([("event", "gap"), ("seconds", .double(Double(milliseconds) / 1000))]) }
+                    if json {
+                        flush(&batch, &csvBatch, &eventBatch)
+                        emit([("event", "gap"), ("seconds", .double(Double(milliseconds) / 1000))])
+                    }
                     if jsonl != nil { ecgLines.appendGap(milliseconds: milliseconds, time: now, to: &batch) }
                     if csv != nil { csvLines.appendGap(milliseconds: milliseconds, time: now, to: &csvBatch) }
                 }
@@ -292,20 +302,21 @@ struct ECGSession: Sendable {
                 var written = progress.state.withLock { $0.ecgSamples }
                 let wanted = count.map { max(0, $0 - written) } ?? frame.microvolts.count
                 let samples = min(wanted, frame.microvolts.count)
-                var values: [JSON] = []
-                for index in 0..<samples {
-                    let value = frame.microvolts[index]
-                    let time = hostTime(frame.times[index])
-                    if jsonl != nil { ecgLines.appendECG(value, deviceTime: frame.times[index], time: time, to: &batch) }
-                    if csv != nil { csvLines.appendECG(value, deviceTime: frame.times[index], time: time, to: &csvBatch) }
-                    if json { values.append(JSON(Int(value))) }
-                    trace.add(value)
-                }
-                for beat in beats.add(frame) {
-                    if json {
-                        emit([("event", "beat"), ("deviceTime", JSON(Int64(clamping: beat.deviceTime))),
-                              ("rr", beat.rrMilliseconds.map { .double(($0 * 10).rounded() / 10_000) } ?? .null)])
+                if jsonl != nil || csv != nil || drawing {
+                    for index in 0..<samples {
+                        let value = frame.microvolts[index]
+                        if jsonl != nil || csv != nil {
+                            let time = hostTime(frame.times[index])
+                            if jsonl != nil { ecgLines.appendECG(value, deviceTime: frame.times[index], time: time, to: &batch) }
+                            if csv != nil { csvLines.appendECG(value, deviceTime: frame.times[index], time: time, to: &csvBatch) }
+                        }
+                        if drawing { trace.add(value) }
                     }
+                }
+                for beat in beats.add(frame) where json {
+                    eventLines.appendBeat(deviceTime: beat.deviceTime,
+                                          rrSeconds: beat.rrMilliseconds.map { ($0 * 10).rounded() / 10_000 },
+                                          time: now, to: &eventBatch)
                 }
                 if let bpm = beats.heartRate { progress.state.withLock { $0.ecgBPM = bpm } }
                 written += samples
@@ -313,49 +324,50 @@ struct ECGSession: Sendable {
                     state.ecgSamples = written
                     state.lastSampleMicroseconds = now
                 }
-                if json, samples > 0 {
-                    emit([("event", "ecg"), ("deviceTime", JSON(frame.times.first.map { Int64(clamping: $0) } ?? 0)),
-                          ("interval", .double(frame.times.interval / 1e9)), ("uV", .array(values))])
-                }
-                if !json { showTrace(trace, progress: progress) }
+                if json, samples > 0 { eventLines.appendECG(frame, count: samples, time: now, to: &eventBatch) }
+                if drawing { showTrace(trace, progress: progress) }
                 if let count, written >= count {
-                    flush(&batch, &csvBatch)
+                    flush(&batch, &csvBatch, &eventBatch)
                     throw LinkEnd.done
                 }
             case .acceleration(let frame):
-                var vectors: [JSON] = []
-                for index in frame.vectors.indices {
-                    let vector = frame.vectors[index]
-                    let time = hostTime(frame.times[index])
-                    if jsonl != nil { ecgLines.appendAcceleration(vector, deviceTime: frame.times[index], time: time, to: &batch) }
-                    if csv != nil { csvLines.appendAcceleration(vector, deviceTime: frame.times[index], time: time, to: &csvBatch) }
-                    if json { vectors.append(.array([JSON(Int(vector.x)), JSON(Int(vector.y)), JSON(Int(vector.z))])) }
+                if jsonl != nil || csv != nil {
+                    for index in frame.vectors.indices {
+                        let vector = frame.vectors[index]
+                        let time = hostTime(frame.times[index])
+                        if jsonl != nil { ecgLines.appendAcceleration(vector, deviceTime: frame.times[index], time: time, to: &batch) }
+                        if csv != nil { csvLines.appendAcceleration(vector, deviceTime: frame.times[index], time: time, to: &csvBatch) }
+                    }
                 }
                 progress.state.withLock { state in
                     state.accelerationVectors += frame.vectors.count
                     state.lastSampleMicroseconds = now
                 }
-                if json {
-                    emit([("event", "acc"), ("deviceTime", JSON(frame.times.first.map { Int64(clamping: $0) } ?? 0)),
-                          ("interval", .double(frame.times.interval / 1e9)), ("mG", .array(vectors))])
-                }
+                if json { eventLines.appendAcceleration(frame, time: now, to: &eventBatch) }
             case .frame(let frame):
-                if json { emit([("event", "frame"), ("type", .string(frame.type.description))]) }
+                if json { flush(&batch, &csvBatch, &eventBatch); emit([("event", "frame"), ("type", .string(frame.type.description))]) }
             case let .invalid(raw, error):
                 if json {
+                    flush(&batch, &csvBatch, &eventBatch)
                     emit([("event", "invalid"), ("raw", .hex(raw)), ("error", .string(error.description))])
                 } else {
                     status.printError("rawble: a PMD frame that does not decode (\(Hex.encode(raw.prefix(32)))\(raw.count > 32 ? "…" : "")): \(error)")
                 }
             case .stopped(let streams):
-                if json { emit([("event", "stopped"), ("streams", .array(streams.map { .string($0.description) }))]) }
+                if json { flush(&batch, &csvBatch, &eventBatch); emit([("event", "stopped"), ("streams", .array(streams.map { .string($0.description) }))]) }
             }
-            if iterator.bufferedCount == 0 || batch.count + csvBatch.count >= 64 * 1024 { flush(&batch, &csvBatch) }
+            if iterator.bufferedCount == 0 || batch.count + csvBatch.count + eventBatch.count >= 64 * 1024 {
+                flush(&batch, &csvBatch, &eventBatch)
+            }
         }
     }
 
-    /// The file lines gathered, written.
-    private func flush(_ batch: inout [UInt8], _ csvBatch: inout [UInt8]) {
+    /// The file lines and the `--json` events gathered, written (each with one write(2)).
+    private func flush(_ batch: inout [UInt8], _ csvBatch: inout [UInt8], _ eventBatch: inout [UInt8]) {
+        if !eventBatch.isEmpty {
+            status.printLine(bytes: eventBatch)
+            eventBatch.removeAll(keepingCapacity: true)
+        }
         if !batch.isEmpty {
             jsonl?.append(line: batch[...])
             batch.removeAll(keepingCapacity: true)
@@ -465,6 +477,8 @@ struct LiveBeats: Sendable {
     private var received = 0
     private var lastPeakTime: UInt64?
     private var recent: [Double] = []
+    /// The frame's samples as the detector takes them, reused from frame to frame.
+    private var scratch: [Double] = []
 
     /// The frame's samples fed to the detector; the R-peaks it confirmed.
     mutating func add(_ frame: PMDECGFrame) -> [Beat] {
@@ -473,7 +487,9 @@ struct LiveBeats: Sendable {
         let reach = detector.maximumLatency + 2 * frame.microvolts.count
         frames.removeAll { $0.first + $0.times.count < received - reach }
         var beats: [Beat] = []
-        for peak in detector.append(frame.microvolts.lazy.map(Double.init)) {
+        scratch.removeAll(keepingCapacity: true)
+        for sample in frame.microvolts { scratch.append(Double(sample)) }
+        for peak in detector.append(scratch) {
             guard let owner = frames.last(where: { $0.first <= peak }), peak - owner.first < owner.times.count else { continue }
             let time = owner.times[peak - owner.first]
             let rr = lastPeakTime.flatMap { time > $0 ? Double(time - $0) / 1e6 : nil }
