@@ -1,0 +1,52 @@
+import Foundation
+import RawbleTestSupport
+import Testing
+
+/// The Bumble peers the other suites test rawble against, checked on their own: each script
+/// drives the peer with an independent Bumble host and its own decoders, written from the
+/// notes, with no rawble involved. A fixture that drifted from the notes would otherwise make
+/// rawble's tests agree with the fixture instead of with the device.
+@Suite("The test peers, checked against the notes without rawble", .tags(.bumble),
+       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
+struct TestPeerSelfCheckTests {
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// Runs `Scripts/python/<script>` under the project's venv: its exit status and its stdout
+    /// lines (one per case, `ok …` or `FAIL …`), bounded by `seconds`.
+    static func run(_ script: String, seconds: Double) async throws -> (status: Int32, lines: [Substring]) {
+        let process = Process()
+        process.executableURL = root.appendingPathComponent("Scripts/venv-python")
+        process.arguments = [root.appendingPathComponent("Scripts/python/\(script)").path]
+        process.standardInput = FileHandle.nullDevice
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let reader = output.fileHandleForReading
+        let data = try await within(seconds: seconds) { await Task.detached { reader.readToEndRetryingInterrupts() }.value }
+        try await within(seconds: 60) { await Task.detached { process.waitUntilExit() }.value }
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self).split(separator: "\n"))
+    }
+
+    @Test("the simulated Polar H10 (bumble-peer --h10) sends what the PMD note says an H10 sends, byte for byte")
+    func simulatedH10() async throws {
+        let (status, lines) = try await Self.run("check_h10_peer.py", seconds: 240)
+        let failures = lines.filter { $0.hasPrefix("FAIL") }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+        #expect(status == 0, "check_h10_peer.py exited \(status): \(lines.suffix(3).joined(separator: " / "))")
+        #expect(lines.filter { $0.hasPrefix("ok ") }.count >= 5)
+        #expect(lines.last?.contains(" passed, 0 failed") == true)
+    }
+
+    @Test("the pairing peers (the strap's pairing options, bumble-peer --central) pair, refuse and fail as documented")
+    func pairingPeers() async throws {
+        let (status, lines) = try await Self.run("check_pairing_peers.py", seconds: 300)
+        let failures = lines.filter { $0.hasPrefix("FAIL") }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+        #expect(status == 0, "check_pairing_peers.py exited \(status): \(lines.suffix(3).joined(separator: " / "))")
+        #expect(lines.filter { $0.hasPrefix("ok ") }.count >= 5)
+    }
+}
