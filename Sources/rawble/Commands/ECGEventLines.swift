@@ -16,9 +16,7 @@ struct ECGEventLines {
     mutating func appendECG(_ frame: PMDECGFrame, count: Int, time: Int64, to bytes: inout [UInt8]) {
         let text = intervalText(frame.times.interval / 1e9)
         LineWriter.append(to: &bytes, bound: 160 + text.count + 12 * count) { line in
-            start(&line, "ecg", time: time)
-            line.write(",\"deviceTime\":")
-            line.writeDecimal(Int64(clamping: frame.times.first ?? 0))
+            start(&line, "ecg", time: time, deviceTime: frame.times.first ?? 0)
             line.write(",\"interval\":")
             line.write(contentsOf: text)
             line.write(",\"uV\":[")
@@ -34,9 +32,7 @@ struct ECGEventLines {
     mutating func appendAcceleration(_ frame: PMDAccelerationFrame, time: Int64, to bytes: inout [UInt8]) {
         let text = intervalText(frame.times.interval / 1e9)
         LineWriter.append(to: &bytes, bound: 160 + text.count + 40 * frame.vectors.count) { line in
-            start(&line, "acc", time: time)
-            line.write(",\"deviceTime\":")
-            line.writeDecimal(Int64(clamping: frame.times.first ?? 0))
+            start(&line, "acc", time: time, deviceTime: frame.times.first ?? 0)
             line.write(",\"interval\":")
             line.write(contentsOf: text)
             line.write(",\"mG\":[")
@@ -59,21 +55,21 @@ struct ECGEventLines {
     mutating func appendBeat(deviceTime: UInt64, rrSeconds: Double?, time: Int64, to bytes: inout [UInt8]) {
         let rr = Array((rrSeconds.map { JSON.double($0) } ?? .null).serialized().utf8)
         LineWriter.append(to: &bytes, bound: 128 + rr.count) { line in
-            start(&line, "beat", time: time)
-            line.write(",\"deviceTime\":")
-            line.writeDecimal(Int64(clamping: deviceTime))
+            start(&line, "beat", time: time, deviceTime: deviceTime)
             line.write(",\"rr\":")
             line.write(contentsOf: rr)
             line.write("}\n")
         }
     }
 
-    private mutating func start(_ line: inout LineWriter, _ event: StaticString, time: Int64) {
+    /// `{"event":…,"time":…,"deviceTime":…`: what every line starts with.
+    private mutating func start(_ line: inout LineWriter, _ event: StaticString, time: Int64, deviceTime: UInt64) {
         line.write("{\"event\":\"")
         line.write(event)
         line.write("\",\"time\":\"")
         timestamps.write(unixMicroseconds: time, to: &line)
-        line.write(UInt8(ascii: "\""))
+        line.write("\",\"deviceTime\":")
+        line.writeDecimal(Int64(clamping: deviceTime))
     }
 
     /// `seconds` as ``JSON`` prints a double, kept while the interval stays the same.
