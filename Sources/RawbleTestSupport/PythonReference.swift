@@ -30,12 +30,14 @@ public func runPythonReference(_ script: String, root: URL, input: String, secon
     defer { if process.isRunning { process.terminate() } }
     let reader = output.fileHandleForReading
     let errorReader = errors.fileHandleForReading
+    // The reads and the wait block: on threads of their own (``onOwnThread(_:)``), not Swift's
+    // cooperative pool, which a reference running for minutes would take from every other test.
     let (data, errorData) = try await within(seconds: seconds) {
-        async let out = Task.detached { reader.readToEndRetryingInterrupts() }.value
-        async let err = Task.detached { errorReader.readToEndRetryingInterrupts() }.value
-        return await (out, err)
+        async let out = onOwnThread { reader.readToEndRetryingInterrupts() }
+        async let err = onOwnThread { errorReader.readToEndRetryingInterrupts() }
+        return try await (out, err)
     }
-    try await within(seconds: 60) { await Task.detached { process.waitUntilExit() }.value }
+    try await within(seconds: 60) { try await onOwnThread { process.waitUntilExit() } }
     guard process.terminationStatus == 0 else {
         let last = String(decoding: errorData, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
         throw PythonReferenceFailure(description: "\(script) exited with status \(process.terminationStatus): \(last)")

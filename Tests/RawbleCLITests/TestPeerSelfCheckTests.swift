@@ -14,21 +14,14 @@ struct TestPeerSelfCheckTests {
     }
 
     /// Runs `Scripts/python/<script>` under the project's venv: its exit status and its stdout
-    /// lines (one per case, `ok …` or `FAIL …`), bounded by `seconds`.
+    /// lines (one per case, `ok …` or `FAIL …`), waited for at most `seconds`. The script runs on
+    /// a thread of its own (``onOwnThread(_:)``): half a minute of blocking on Swift's
+    /// cooperative pool would stall every other test of the run.
     static func run(_ script: String, seconds: Double) async throws -> (status: Int32, lines: [Substring]) {
-        let process = Process()
-        process.executableURL = root.appendingPathComponent("Scripts/venv-python")
-        process.arguments = [root.appendingPathComponent("Scripts/python/\(script)").path]
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        let reader = output.fileHandleForReading
-        let data = try await within(seconds: seconds) { await Task.detached { reader.readToEndRetryingInterrupts() }.value }
-        try await within(seconds: 60) { await Task.detached { process.waitUntilExit() }.value }
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self).split(separator: "\n"))
+        let venvPython = root.appendingPathComponent("Scripts/venv-python").path
+        let path = root.appendingPathComponent("Scripts/python/\(script)").path
+        let (output, status) = try await within(seconds: seconds) { try await runToEnd(venvPython, [path]) }
+        return (status, String(decoding: output, as: UTF8.self).split(separator: "\n"))
     }
 
     /// Expects every case of `script` to have passed (at least `cases`), naming the failures.

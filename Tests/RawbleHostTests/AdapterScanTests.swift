@@ -192,17 +192,21 @@ struct AdapterCentralTests {
     func throughTheSeam() async throws {
         let controller = ScriptedController()
         _ = controller.run()
-        let central: any Central = try await Adapter.open(controller.transport, configuration: configuration())
-        let link = try await central.connect(to: ScriptedController.peer, timeout: .seconds(10))
+        // Every step bounded: a wait that never ends fails here, naming the step, instead of
+        // holding the whole test run (seen once in a full parallel run on 2 cores).
+        let central: any Central = try await within(seconds: 30) {
+            try await Adapter.open(controller.transport, configuration: configuration())
+        }
+        let link = try await within(seconds: 30) { try await central.connect(to: ScriptedController.peer, timeout: .seconds(10)) }
         #expect(link.peer == ScriptedController.peer)
         #expect(link.ending == nil)
-        try await link.att.send([0x02, 0x17, 0x00])  // Exchange MTU Request
+        try await within(seconds: 30) { try await link.att.send([0x02, 0x17, 0x00]) }  // Exchange MTU Request
         let sent = await controller.waitForACL(count: 1)
         #expect(sent.first.map { Array($0.payload.suffix(3)) } == [0x02, 0x17, 0x00])
-        try await link.disconnect(timeout: .seconds(5))
+        try await within(seconds: 30) { try await link.disconnect(timeout: .seconds(5)) }
         #expect(link.ending != nil)
         #expect(controller.commands.contains { if case .disconnect(_, .remoteUserTerminatedConnection) = $0 { true } else { false } })
-        await central.close()
+        try await within(seconds: 30) { await central.close() }
     }
 }
 

@@ -204,14 +204,14 @@ struct BumbleCentralTests {
         try input.fileHandleForWriting.close()
         defer { if process.isRunning { process.terminate() } }
         let reader = output.fileHandleForReading
-        let data = try await within(seconds: 60) { await Task.detached { reader.readToEndRetryingInterrupts() }.value }
+        let data = try await within(seconds: 60) { try await onOwnThread { reader.readToEndRetryingInterrupts() } }
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
         let done = try lines.compactMap { line -> BumbleCentral.Event? in
             guard line.contains("\"event\"") else { return nil }
             return try JSONDecoder().decode(BumbleCentral.Event.self, from: Data(line.utf8))
         }.last
         #expect(done?.event == "done" && done?.doneReason == "count" && done?.values == 2)
-        try await within(seconds: 60) { await Task.detached { process.waitUntilExit() }.value }
+        try await within(seconds: 60) { try await onOwnThread { process.waitUntilExit() } }
         #expect(process.terminationStatus == 0)
     }
 

@@ -387,8 +387,8 @@ struct BumblePeerTests {
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         let reader = output.fileHandleForReading
-        let data = try await within(seconds: 60) { await Task.detached { reader.readToEndRetryingInterrupts() }.value }
-        try await within(seconds: 10) { await Task.detached { process.waitUntilExit() }.value }
+        let data = try await within(seconds: 60) { try await onOwnThread { reader.readToEndRetryingInterrupts() } }
+        try await within(seconds: 10) { try await onOwnThread { process.waitUntilExit() } }
         #expect(process.terminationStatus == 0)
         return try JSONDecoder().decode(RealisticSummary.self, from: data)
     }
