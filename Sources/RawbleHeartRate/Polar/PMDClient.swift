@@ -31,7 +31,9 @@ public actor PMDClient {
         public var responseTimeout: Duration = .seconds(5)
         /// How long a started stream may send no frame before the sequence ends with
         /// ``PMDError/silent(_:seconds:)`` (nil: never). Reports say a strap not worn sends
-        /// nothing; some hosts saw ECG start ~30 s late, so this is not shorter.
+        /// nothing; some hosts saw ECG start ~30 s late, so this is not shorter. A stream that
+        /// never sent is reported at the limit; one that stopped sending within a quarter of the
+        /// limit after it (the watch looks every quarter of the limit, not every second).
         public var silenceLimit: Duration? = .seconds(35)
 
         public init(responseTimeout: Duration = .seconds(5), silenceLimit: Duration? = .seconds(35)) {
