@@ -69,8 +69,8 @@ public enum RPeakDetection {
     ///
     /// - Parameters:
     ///   - peaks: Peak sample indices in increasing order, as ``peaks(in:samplingRate:)`` or
-    ///     ``StreamingRPeakDetector/append(_:)`` return them. A pair that does not increase
-    ///     gives no interval (it is skipped, not a negative or zero interval).
+    ///     ``StreamingRPeakDetector/append(_:)-(Collection<Double>)`` return them. A pair that
+    ///     does not increase gives no interval (it is skipped, not a negative or zero interval).
     ///   - samplingRate: The rate the indices count in, Hz, within ``samplingRateRange``.
     /// - Returns: (peaks[k] − peaks[k − 1]) × 1000 / `samplingRate` for each increasing pair,
     ///   in order; empty for fewer than two peaks or a rate out of range.

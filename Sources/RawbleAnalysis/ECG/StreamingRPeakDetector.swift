@@ -25,10 +25,10 @@ public struct StreamingRPeakDetector: Sendable, Hashable {
     /// The sampling rate, Hz, as given.
     public let samplingRate: Double
     /// The longest a peak can take to be reported, in samples: the peak at sample p is returned
-    /// by the ``append(_:)`` call that delivers sample p + `maximumLatency` at the latest (often
-    /// much sooner: about 0.45 s plus the rest of its QRS region). 187 samples (1.44 s) at
-    /// 130 Hz; 0 when the sampling rate is out of ``RPeakDetection/samplingRateRange`` (no peak
-    /// is ever reported then).
+    /// by the ``append(_:)-(Collection<Double>)`` call that delivers sample p + `maximumLatency`
+    /// at the latest (often much sooner: about 0.45 s plus the rest of its QRS region). 187
+    /// samples (1.44 s) at 130 Hz; 0 when the sampling rate is out of
+    /// ``RPeakDetection/samplingRateRange`` (no peak is ever reported then).
     public let maximumLatency: Int
     /// The samples received so far, counting the non-finite ones: the global index the next
     /// sample will have.
@@ -91,9 +91,9 @@ public struct StreamingRPeakDetector: Sendable, Hashable {
         return peaks
     }
 
-    /// Feeds the next samples and returns the peaks they confirmed, as the generic `append(_:)`
-    /// does, for an array: no generic dispatch per sample (a live stream's path, one frame at a
-    /// time, from another module).
+    /// Feeds the next samples and returns the peaks they confirmed, as
+    /// ``append(_:)-(Collection<Double>)`` does, for an array: no generic dispatch per sample
+    /// (a live stream's path, one frame at a time, from another module).
     public mutating func append(_ samples: [Double]) -> [Int] {
         var peaks: [Int] = []
         for sample in samples { feed(sample, into: &peaks) }
