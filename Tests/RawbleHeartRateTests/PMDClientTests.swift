@@ -335,6 +335,43 @@ struct PMDClientTests {
         }
     }
 
+    @Test func aStreamThatKeepsSendingIsNeverSilentAndOneThatStopsIsSilentAfterTheLimit() async throws {
+        let h10 = ScriptedH10()
+        let limit = Duration.milliseconds(400)
+        let pmd = try await h10.attach(.init(silenceLimit: limit))
+        let events = await pmd.events()
+        try await pmd.start(.ecg, settings: .h10ECG)
+        // A frame every 100 ms for 2.5 × the limit: the watch looks several times meanwhile.
+        let sender = Task {
+            for _ in 0..<10 {
+                h10.notify(workedECGFrame)
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        // Frames counted until the sequence ends, and how long after the last one it ended.
+        let (frames, quietFor, ending) = try await within(seconds: 30) { () -> (Int, Duration, PMDError?) in
+            var frames = 0
+            var lastFrame = ContinuousClock.now
+            do {
+                for try await event in events {
+                    if case .ecg = event {
+                        frames += 1
+                        lastFrame = .now
+                    }
+                }
+                return (frames, ContinuousClock.now - lastFrame, nil)
+            } catch {
+                return (frames, ContinuousClock.now - lastFrame, PMDError(error))
+            }
+        }
+        // Every frame came before the silence was declared, no sooner than the limit after the
+        // last one.
+        #expect(ending == PMDError.silent([.ecg], seconds: 0.4))
+        #expect(frames == 10)
+        #expect(quietFor >= limit)
+        sender.cancel()
+    }
+
     @Test func aFrameThatDoesNotDecodeIsReportedAndTheStreamGoesOn() async throws {
         let h10 = ScriptedH10()
         let pmd = try await h10.attach()
