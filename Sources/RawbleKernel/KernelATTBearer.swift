@@ -263,8 +263,15 @@ public final class KernelATTBearer: ATTBearer {
         let timeout = securityTimeout
         let waiting = Task { await L2CAPATTSocket.waitUntilWritable(sharing: descriptor, timeout: timeout) == .ready }
         pendingSecurity.withLock { $0 = waiting }
+        // A failed pairing leaves the socket suspended: the kernel's word on the control
+        // channel is the only way to learn of it before the bound.
+        confirmer?.onFailure { _ in waiting.cancel() }
         let ready = await withTaskCancellationHandler { await waiting.value } onCancel: { waiting.cancel() }
         pendingSecurity.withLock { if $0 == waiting { $0 = nil } }
+        if let status = confirmer?.failureStatus {
+            logger.debug("the kernel failed pairing with \(peer) (management status \(status)): the link stays at security \(current)")
+            return false
+        }
         if !ready {
             let asked = confirmer?.answer == nil ? "the kernel asked nothing (confirming a pairing needs CAP_NET_ADMIN)" : "pairing was answered"
             logger.debug("the link to \(peer) did not become usable at security \(target) in time; \(asked)")

@@ -154,16 +154,36 @@ extension KernelManagement {
     }
 }
 
+extension KernelManagement {
+    /// The status of an Authentication Failed event about `peer` in `packet`; `nil` for any
+    /// other event, another peer, or bytes that do not decode.
+    static func authenticationFailure(in packet: ArraySlice<UInt8>, pairingWith peer: BluetoothAddress) -> ManagementStatus? {
+        guard case let .authenticationFailed(_, address, _, status) = try? ManagementEvent.decode(packet), address == peer else {
+            return nil
+        }
+        return status
+    }
+}
+
 /// Answers the kernel's pairing questions about one peer while the link's security is raised
 /// without bluetoothd: the kernel asks user space to confirm even a Just Works pairing (a
 /// management User Confirmation Request) and waits up to 30 s for an answer. Listens on the
 /// management control channel from ``start(pairingWith:)`` until ``stop()``. The kernel sends
 /// these questions only to privileged (CAP_NET_ADMIN) listeners.
+///
+/// It also hears the kernel give up: when its Security Manager fails the pairing (Pairing
+/// Failed from either side, e.g. Authentication Requirements when BT_SECURITY high meets a
+/// Just Works pairing), the kernel reports Authentication Failed on the control channel but
+/// never wakes the L2CAP socket it suspended for the pairing (`l2cap_security_cfm` resumes a
+/// channel only on success): without this event, a wait for the socket ends only at its own
+/// bound, after the request it guards has timed out.
 final class PairingConfirmer: Sendable {
     private let queue: DispatchQueue
     // Only touched on `queue` (its handlers) and in stop(), which hops there.
     nonisolated(unsafe) private let source: any DispatchSourceRead
     private let answered = Mutex<ManagementCommand?>(nil)
+    /// The kernel's Authentication Failed status for the peer, once heard, and who is told.
+    private let failure = Mutex<(status: ManagementStatus?, handler: (@Sendable (ManagementStatus) -> Void)?)>((nil, nil))
 
     private init(source: any DispatchSourceRead, queue: DispatchQueue) {
         self.source = source
@@ -185,7 +205,12 @@ final class PairingConfirmer: Sendable {
         source.setEventHandler { [weak confirmer] in
             var buffer = [UInt8](repeating: 0, count: 6 + ManagementPacket.maximumParameterCount)
             let count = buffer.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress, $0.count) }
-            guard count > 0, let reply = KernelManagement.reply(to: buffer[..<count], pairingWith: peer) else { return }
+            guard count > 0 else { return }
+            if let status = KernelManagement.authenticationFailure(in: buffer[..<count], pairingWith: peer) {
+                confirmer?.failed(status)
+                return
+            }
+            guard let reply = KernelManagement.reply(to: buffer[..<count], pairingWith: peer) else { return }
             _ = reply.encoded.withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
             confirmer?.answered.withLock { $0 = reply }
         }
@@ -198,6 +223,30 @@ final class PairingConfirmer: Sendable {
     /// was confirmed), or `nil` when the kernel asked nothing.
     var answer: ManagementCommand? {
         answered.withLock { $0 }
+    }
+
+    /// The kernel's Authentication Failed status for the peer, or `nil` while none was heard.
+    var failureStatus: ManagementStatus? {
+        failure.withLock { $0.status }
+    }
+
+    /// Calls `handler` (on the confirmer's queue) when the kernel reports that pairing with
+    /// the peer failed, or at once when it already has. One handler; a later one replaces it.
+    func onFailure(_ handler: @escaping @Sendable (ManagementStatus) -> Void) {
+        let heard: ManagementStatus? = failure.withLock { state in
+            state.handler = handler
+            return state.status
+        }
+        if let heard { handler(heard) }
+    }
+
+    private func failed(_ status: ManagementStatus) {
+        let handler: (@Sendable (ManagementStatus) -> Void)? = failure.withLock { state in
+            guard state.status == nil else { return nil }
+            state.status = status
+            return state.handler
+        }
+        handler?(status)
     }
 
     /// Stops listening and closes the control channel.

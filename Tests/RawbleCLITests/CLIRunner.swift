@@ -42,13 +42,22 @@ enum CLI {
     }
 
     /// Runs the binary as user and group nobody (65534) through util-linux's `setpriv`, so a
-    /// test run as root can meet permissions; `nil` when `setpriv` is not installed.
+    /// test run as root can meet permissions; `nil` when `setpriv` is not installed. Nobody
+    /// runs a copy in a folder of its own that every user may enter: the checkout may be
+    /// closed to other users (a 0700 home, as root's `/root` is).
     static func runAsNobody(_ arguments: [String]) async throws -> CLIResult? {
         guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
             return nil
         }
-        let launcher = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-        return try await onOwnThread { try runBlocking(arguments, launcher: launcher) }
+        return try await onOwnThread {
+            let folder = try TemporaryFolder.make()
+            defer { TemporaryFolder.remove(folder) }
+            let copy = folder.appendingPathComponent("rawble")
+            try FileManager.default.copyItem(at: executable.resolvingSymlinksInPath(), to: copy)
+            guard chmod(folder.path, 0o755) == 0, chmod(copy.path, 0o755) == 0 else { throw CocoaError(.fileWriteNoPermission) }
+            let launcher = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+            return try runBlocking(arguments, executable: copy, launcher: launcher)
+        }
     }
 
     /// Runs the binary and, once what it printed so far satisfies `ready` (stdout, stderr),
@@ -88,14 +97,15 @@ enum CLI {
         return directory
     }
 
-    static func runBlocking(_ arguments: [String], environment: [String: String] = [:], launcher: [String] = [],
-                            trigger: Trigger? = nil, limit: Duration = .seconds(120)) throws -> CLIResult {
+    static func runBlocking(_ arguments: [String], environment: [String: String] = [:], executable binary: URL? = nil,
+                            launcher: [String] = [], trigger: Trigger? = nil, limit: Duration = .seconds(120)) throws -> CLIResult {
         let process = Process()
+        let binary = binary ?? executable
         if let first = launcher.first {
             process.executableURL = URL(fileURLWithPath: first)
-            process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
+            process.arguments = Array(launcher.dropFirst()) + [binary.path] + arguments
         } else {
-            process.executableURL = executable
+            process.executableURL = binary
             process.arguments = arguments
         }
         var env = ProcessInfo.processInfo.environment

@@ -151,10 +151,46 @@ struct ShippingTests {
     // MARK: Scripts/install
 
     /// Scripts/install with `arguments`, the binary under test given with --binary.
-    static func install(_ arguments: [String], environment: [String: String] = [:], asNobody: Bool = false) async throws -> ProgramResult {
+    static func install(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProgramResult {
         let script = root.appendingPathComponent("Scripts/install").path
-        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        return try await Program.run((asNobody ? nobody : []) + [script, "--binary", CLI.executable.path] + arguments, environment: environment)
+        return try await Program.run([script, "--binary", CLI.executable.path] + arguments, environment: environment)
+    }
+
+    /// Scripts/install and the binary under test where a user without root runs them: as
+    /// themselves when the tests do not run as root; as root, copies in `folder` (which every
+    /// user may enter) run as nobody, since the checkout may be closed to other users (a
+    /// 0700 home, as root's `/root` is).
+    struct UnprivilegedInstall {
+        let script: String
+        let binary: String
+        let asNobody: Bool
+
+        init(in folder: URL) throws {
+            asNobody = getuid() == 0
+            guard asNobody else {
+                script = ShippingTests.root.appendingPathComponent("Scripts/install").path
+                binary = CLI.executable.resolvingSymlinksInPath().path
+                return
+            }
+            let copies = folder.appendingPathComponent("copies")
+            try FileManager.default.createDirectory(at: copies.appendingPathComponent("Scripts"), withIntermediateDirectories: true)
+            let script = copies.appendingPathComponent("Scripts/install")
+            let binary = copies.appendingPathComponent("rawble")
+            try FileManager.default.copyItem(at: ShippingTests.root.appendingPathComponent("Scripts/install"), to: script)
+            try FileManager.default.copyItem(at: CLI.executable.resolvingSymlinksInPath(), to: binary)
+            for (path, mode) in [(copies.path, 0o755), (copies.appendingPathComponent("Scripts").path, 0o755),
+                                 (script.path, 0o755), (binary.path, 0o755)] {
+                guard chmod(path, mode_t(mode)) == 0 else { throw CocoaError(.fileWriteNoPermission) }
+            }
+            self.script = script.path
+            self.binary = binary.path
+        }
+
+        /// Runs the script with `arguments` and --binary, as that user, from `folder`.
+        func run(_ arguments: [String]) async throws -> ProgramResult {
+            let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+            return try await Program.run((asNobody ? nobody : []) + [script, "--binary", binary] + arguments)
+        }
     }
 
     /// Every file under `folder`, relative, sorted.
@@ -232,9 +268,10 @@ struct ShippingTests {
         // World-writable, so only the missing root can be what stops the script.
         #expect(chmod(folder.path, 0o777) == 0)
         let prefix = folder.appendingPathComponent("usr")
-        let refused = try await Self.install(["--prefix", prefix.path], asNobody: getuid() == 0)
+        let unprivileged = try UnprivilegedInstall(in: folder)
+        let refused = try await unprivileged.run(["--prefix", prefix.path])
         #expect(refused.status == 77, "\(refused.stderr)")
-        #expect(refused.stderr.contains("nothing was changed. Run: sudo \(Self.root.path)/Scripts/install --prefix \(prefix.path) --binary \(CLI.executable.resolvingSymlinksInPath().path)"),
+        #expect(refused.stderr.contains("nothing was changed. Run: sudo \(unprivileged.script) --prefix \(prefix.path) --binary \(unprivileged.binary)"),
                 "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: prefix.path))
 
@@ -242,9 +279,9 @@ struct ShippingTests {
         let bin = prefix.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         try Data("x".utf8).write(to: bin.appendingPathComponent("rawble"))
-        let notRemoved = try await Self.install(["--prefix", prefix.path, "--uninstall"], asNobody: getuid() == 0)
+        let notRemoved = try await unprivileged.run(["--prefix", prefix.path, "--uninstall"])
         #expect(notRemoved.status == 77)
-        #expect(notRemoved.stderr.contains("Run: sudo \(Self.root.path)/Scripts/install --prefix \(prefix.path) --uninstall"), "\(notRemoved.stderr)")
+        #expect(notRemoved.stderr.contains("Run: sudo \(unprivileged.script) --prefix \(prefix.path) --uninstall"), "\(notRemoved.stderr)")
         #expect(FileManager.default.fileExists(atPath: bin.appendingPathComponent("rawble").path))
     }
 

@@ -118,6 +118,18 @@ import Testing
         let failed: [UInt8] = [0x11, 0x00, 0x00, 0x00, 0x08, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x05]
         #expect(KernelManagement.reply(to: failed[...], pairingWith: Self.strap) == nil)
     }
+
+    /// The kernel's word that pairing failed (it never wakes the suspended socket): heard for
+    /// the peer only, with its status; nothing from a question, another peer or a short packet.
+    @Test func aFailedPairingIsHeardForThePeerOnly() {
+        // Authentication Failed (0x0011) on hci0: C0:B1:E0:00:00:01 LE random, status 0x05 (Authentication Failed).
+        let failed: [UInt8] = [0x11, 0x00, 0x00, 0x00, 0x08, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x05]
+        #expect(KernelManagement.authenticationFailure(in: failed[...], pairingWith: Self.strap) == .authenticationFailed)
+        #expect(KernelManagement.authenticationFailure(in: failed[...], pairingWith: BluetoothAddress(0xC0B1_E000_0002)) == nil)
+        #expect(KernelManagement.authenticationFailure(in: failed.prefix(13), pairingWith: Self.strap) == nil)
+        let request: [UInt8] = [0x0F, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x01, 0x00, 0x00, 0xE0, 0xB1, 0xC0, 0x02, 0x01, 0, 0, 0, 0]
+        #expect(KernelManagement.authenticationFailure(in: request[...], pairingWith: Self.strap) == nil)
+    }
 }
 
 extension KernelSecurityTests {
