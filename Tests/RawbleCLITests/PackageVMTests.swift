@@ -4,10 +4,14 @@ import Testing
 
 /// The Debian package where users install it: `Scripts/package-deb` builds the `.deb`, and in a
 /// real Linux kernel (Scripts/vm-test, each pinned kernel in its own phase) `dpkg -i` installs
-/// it; then user `nobody`, with no inheritable or ambient capability (the file capability the
-/// postinst set is all it has), lists the adapters, scans for the strap and logs three beats;
-/// `man rawble` renders; with the capability removed, the one line names the installed path;
-/// `dpkg -r` leaves the file system as it was before the install.
+/// it non-interactively (debconf's default answer); the binary is root:rawble 0754 with
+/// cap_net_raw,cap_net_admin=ep and the system group rawble has no member. A user outside the
+/// group (`nobody`) cannot run it, and a copy it makes runs with no capability: no monitor, raw
+/// or control socket, one line naming the group. A member (nobody with the group, no
+/// inheritable or ambient capability: the file capability is all it has) lists the adapters,
+/// scans for the strap and logs three beats; `man rawble` renders. Reconfigured to "no", the
+/// binary is root:root 0755 with no capability; an administrator's dpkg-statoverride is left
+/// alone; `dpkg -r` leaves the file system as it was before the install.
 ///
 /// The package holds the binary under test (the debug build every test runs, linked to the
 /// toolchain's runtime: `--toolchain-runtime`), not the static release build, whose build would
@@ -20,7 +24,7 @@ import Testing
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct PackageVMTests {
-    @Test("dpkg -i, then as nobody with only the file capability: adapters, scan finds the strap, hr --count 3; man rawble renders; without the capability one setcap line naming /usr/bin/rawble; dpkg -r leaves nothing behind")
+    @Test("dpkg -i non-interactively: root:rawble 0754 with the two capabilities, an empty group; outside it rawble does not run and a copy opens nothing; a member (only the file capability) scans and logs 3 beats; man rawble renders; reconfigured to no: 0755 and no capability; an override is left alone; dpkg -r leaves nothing behind")
     func installUseRemove() async throws {
         // Under the repository's .build, which the guest sees at the same path (the host's / is
         // its root); removed afterwards.
@@ -49,17 +53,26 @@ struct PackageVMTests {
             # man-db's dpkg trigger re-indexes every manual page of the host's root (~18,000,
             # read over 9p under TCG: minutes); `man rawble` finds the page without that index.
             rm -f /var/lib/man-db/auto-update
-            step install dpkg -i "$deb"
+            step install env DEBIAN_FRONTEND=noninteractive dpkg -i "$deb"
             step getcap getcap /usr/bin/rawble
-            nobody="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all"
-            step caps $nobody -- sh -c 'id -u; grep -E "^Cap(Inh|Amb):" /proc/self/status'
-            step adapters $nobody -- /usr/bin/rawble adapters --json
-            step scan $nobody -- /usr/bin/rawble scan --duration 4 --json
-            step hr $nobody -- /usr/bin/rawble hr --count 3 --timeout 20 --json
+            step owner stat -c '%U %G %a' /usr/bin/rawble
+            step group sh -c 'getent group rawble | cut -d: -f1,4'
+            gid=$(getent group rawble | cut -d: -f3)
+            outsider="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all"
+            member="setpriv --reuid=65534 --regid=65534 --groups=$gid --inh-caps=-all"
+            step caps $member -- sh -c 'id -u; id -G; grep -E "^Cap(Inh|Amb):" /proc/self/status'
+            # Outside the group: not runnable; a copy of it (readable) has no capability.
+            step outsider $outsider -- /usr/bin/rawble scan --duration 2
+            mkdir -p /tmp/outsider && chown 65534 /tmp/outsider
+            step copy $outsider -- sh -c 'cp /usr/bin/rawble /tmp/outsider/rawble && /tmp/outsider/rawble scan --duration 2 --btsnoop /tmp/outsider/all.log'
+            step adapters $member -- /usr/bin/rawble adapters --json
+            step scan $member -- /usr/bin/rawble scan --duration 4 --json
+            step hr $member -- /usr/bin/rawble hr --count 3 --timeout 20 --json
             step man sh -c 'MANWIDTH=80 man -P cat rawble | col -b'
-            # Without the file capability (removed by hand): the one line naming the installed path.
-            step dropcap setcap -r /usr/bin/rawble
-            step nocap $nobody -- /usr/bin/rawble scan --duration 2
+            # The administrator says no: everyone may run it, with no capability.
+            step reconfigure sh -c 'echo "rawble rawble/group-capabilities boolean false" | debconf-set-selections && dpkg-reconfigure -fnoninteractive rawble && stat -c "%U %G %a" /usr/bin/rawble && getcap /usr/bin/rawble'
+            # An administrator's override is the administrator's: the postinst changes nothing.
+            step override sh -c 'dpkg-statoverride --add root root 0750 /usr/bin/rawble && chmod 0750 /usr/bin/rawble && echo "rawble rawble/group-capabilities boolean true" | debconf-set-selections && dpkg-reconfigure -fnoninteractive rawble && stat -c "%U %G %a" /usr/bin/rawble && getcap /usr/bin/rawble; dpkg-statoverride --remove /usr/bin/rawble'
             step remove dpkg -r rawble
             step known sh -c 'dpkg-query -W rawble; echo "status $?"'
             step after sh /tmp/present
@@ -68,13 +81,25 @@ struct PackageVMTests {
 
         let install = try #require(steps["install"], "\(result.stdout)\n\(result.stderr)")
         #expect(install.status == 0, "dpkg -i: \((install.stdout + install.stderr).joined(separator: "\n"))")
-        // The postinst gave the binary its two capabilities (getcap prints them in its order).
+        // The postinst gave the binary its two capabilities, permitted and effective (getcap
+        // prints them in its order), for root and the group only; the group has no member.
         let getcap = try #require(steps["getcap"])
-        #expect(getcap.stdout.joined().contains("cap_net_admin,cap_net_raw=eip"), "\(getcap.stdout) \(getcap.stderr)")
+        #expect(getcap.stdout.joined().hasSuffix(" cap_net_admin,cap_net_raw=ep"), "\(getcap.stdout) \(getcap.stderr)")
+        #expect(steps["owner"]?.stdout == ["root rawble 754"], "\(steps["owner"].map { $0.stdout + $0.stderr } ?? [])")
+        #expect(steps["group"]?.stdout == ["rawble:"], "\(steps["group"].map { $0.stdout + $0.stderr } ?? [])")
+        #expect(install.stderr.contains { $0.contains("members of group rawble may use Bluetooth adapters") }, "\(install.stderr)")
 
-        // The launching shell: nobody, nothing inheritable or ambient.
+        // The member's launching shell: nobody with the group, nothing inheritable or ambient.
         let caps = try #require(steps["caps"])
-        #expect(caps.stdout == ["65534", "CapInh:\t0000000000000000", "CapAmb:\t0000000000000000"], "\(caps.stdout) \(caps.stderr)")
+        #expect(caps.stdout.count == 4 && caps.stdout[0] == "65534" && caps.stdout[1].split(separator: " ").count == 2
+                && Array(caps.stdout.suffix(2)) == ["CapInh:\t0000000000000000", "CapAmb:\t0000000000000000"], "\(caps.stdout) \(caps.stderr)")
+
+        // Outside the group: rawble does not run, and a copy has no capability to open anything.
+        let outsider = try #require(steps["outsider"])
+        #expect(outsider.status == 126 && outsider.stderr.joined().contains("Permission denied"), "\(outsider.status) \(outsider.stderr)")
+        let copy = try #require(steps["copy"])
+        #expect(copy.status == 77, "\(copy.stdout) \(copy.stderr)")
+        #expect(copy.stderr.count == 1 && copy.stderr.first?.contains("group rawble") == true, "\(copy.stderr)")
 
         let adapters = try #require(steps["adapters"])
         #expect(adapters.status == 0, "\(adapters.stderr)")
@@ -94,11 +119,13 @@ struct PackageVMTests {
         let page = man.stdout.joined(separator: "\n")
         #expect(page.contains("RAWBLE(1)") && page.contains("SYNOPSIS") && page.contains("rawble hr"), "\(page.prefix(2_000))")
 
-        let nocap = try #require(steps["nocap"])
-        #expect(steps["dropcap"]?.status == 0, "\(steps["dropcap"]?.stderr ?? [])")
-        #expect(nocap.status == 77, "\(nocap.stderr)")
-        #expect(nocap.stderr.count == 1 && nocap.stderr.first?.contains("sudo setcap cap_net_raw,cap_net_admin+eip /usr/bin/rawble") == true,
-                "\(nocap.stderr)")
+        // Reconfigured to no: root:root 0755, no capability (getcap prints nothing).
+        let reconfigure = try #require(steps["reconfigure"])
+        #expect(reconfigure.status == 0 && reconfigure.stdout == ["root root 755"], "\(reconfigure.stdout) \(reconfigure.stderr)")
+        // An override: left as the administrator set it, and said so.
+        let override = try #require(steps["override"])
+        #expect(override.stdout == ["root root 750"], "\(override.stdout) \(override.stderr)")
+        #expect(override.stderr.contains { $0.contains("has an override") }, "\(override.stderr)")
 
         let remove = try #require(steps["remove"])
         #expect(remove.status == 0, "dpkg -r: \((remove.stdout + remove.stderr).joined(separator: "\n"))")

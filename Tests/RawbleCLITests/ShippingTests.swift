@@ -150,10 +150,30 @@ struct ShippingTests {
 
     // MARK: Scripts/install
 
-    /// Scripts/install with `arguments`, the binary under test given with --binary.
-    static func install(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProgramResult {
+    /// Scripts/install with `arguments`, the binary under test given with --binary. As root it
+    /// runs in a mount namespace of its own over `etc`, a copy of /etc (``privateEtc(in:)``):
+    /// the system group it creates lands there, and the machine's own groups stay as they were.
+    static func install(_ arguments: [String], environment: [String: String] = [:], etc: URL? = nil) async throws -> ProgramResult {
         let script = root.appendingPathComponent("Scripts/install").path
-        return try await Program.run([script, "--binary", CLI.executable.path] + arguments, environment: environment)
+        let command = [script, "--binary", CLI.executable.path] + arguments
+        guard let etc else { return try await Program.run(command, environment: environment) }
+        return try await Program.run(["unshare", "--mount", "sh", "-c", #"mount --bind "$0" /etc && exec "$@""#, etc.path] + command,
+                                     environment: environment)
+    }
+
+    /// A copy of /etc in `folder`, for ``install(_:environment:etc:)``.
+    static func privateEtc(in folder: URL) async throws -> URL {
+        let etc = folder.appendingPathComponent("etc")
+        let copied = try await Program.run(["cp", "-a", "/etc", etc.path])
+        try #require(copied.status == 0, "cp -a /etc: \(copied.stderr)")
+        return etc
+    }
+
+    /// The line of group `name` in the group file `file` (`name:x:GID:members`), if any.
+    static func groupLine(_ name: String, in file: URL) throws -> [Substring]? {
+        try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+            .map { $0.split(separator: ":", omittingEmptySubsequences: false) }
+            .first { $0.first.map(String.init) == name }
     }
 
     /// Scripts/install and the binary under test where a user without root runs them: as
@@ -227,17 +247,36 @@ struct ShippingTests {
             #expect(!FileManager.default.fileExists(atPath: prefix.path))
             return
         }
-        let dryRun = try await Self.install(["--prefix", prefix.path, "--dry-run"])
+        // The machine's groups are not touched: the group is created in a copy of /etc.
+        try #require(try Self.groupLine("rawble", in: URL(fileURLWithPath: "/etc/group")) == nil,
+                     "this machine has a group rawble already: the test could not tell the script created it")
+        let etc = try await Self.privateEtc(in: folder)
+        let dryRun = try await Self.install(["--prefix", prefix.path, "--dry-run"], etc: etc)
         #expect(dryRun.status == 0, "\(dryRun.stderr)")
-        #expect(dryRun.stdout.contains("would run: setcap cap_net_raw,cap_net_admin+eip \(prefix.path)/bin/rawble"), "\(dryRun.stdout)")
+        #expect(dryRun.stdout.contains("would create the system group rawble"), "\(dryRun.stdout)")
+        #expect(dryRun.stdout.contains("would run: chown root:rawble, chmod 0754, setcap cap_net_raw,cap_net_admin=ep \(prefix.path)/bin/rawble"),
+                "\(dryRun.stdout)")
         #expect(!FileManager.default.fileExists(atPath: prefix.path), "a dry run wrote files")
+        #expect(try Self.groupLine("rawble", in: etc.appendingPathComponent("group")) == nil, "a dry run created the group")
 
-        let first = try await Self.install(["--prefix", prefix.path])
+        let first = try await Self.install(["--prefix", prefix.path], etc: etc)
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(first.stdout.contains("with cap_net_raw,cap_net_admin+eip: so rawble may open the kernel's HCI sockets"), "\(first.stdout)")
+        #expect(first.stdout.contains("with cap_net_raw,cap_net_admin=ep: for root and the members of group rawble only (no one is added"),
+                "\(first.stdout)")
+        #expect(first.stdout.contains("created the system group rawble"), "\(first.stdout)")
         #expect(Self.files(under: prefix) == Self.installedFiles)
+        // A system group (below 1000 in Debian's login.defs), with no member.
+        let group = try #require(try Self.groupLine("rawble", in: etc.appendingPathComponent("group")), "no group rawble in the private /etc")
+        let gid = try #require(group.count == 4 ? UInt32(group[2]) : nil, "\(group)")
+        #expect(gid < 1000 && group[3].isEmpty, "\(group)")
+        #expect(try Self.groupLine("rawble", in: URL(fileURLWithPath: "/etc/group")) == nil, "the machine's own /etc/group was changed")
+        // root:rawble 0754: others may not run it (nor use its capability).
+        let installed = try FileManager.default.attributesOfItem(atPath: prefix.appendingPathComponent("bin/rawble").path)
+        #expect((installed[.ownerAccountID] as? NSNumber)?.uint32Value == 0)
+        #expect((installed[.groupOwnerAccountID] as? NSNumber)?.uint32Value == gid)
+        #expect((installed[.posixPermissions] as? NSNumber)?.intValue == 0o754)
         let capability = try await Program.run(["getcap", prefix.appendingPathComponent("bin/rawble").path])
-        #expect(capability.stdout.contains("cap_net_admin,cap_net_raw=eip"), "\(capability.stdout)")
+        #expect(capability.stdout.contains("cap_net_admin,cap_net_raw=ep"), "\(capability.stdout)")
         let version = try await Program.run([prefix.appendingPathComponent("bin/rawble").path, "--version"])
         #expect(version.stdout.hasPrefix(try Self.versionFile() + " ("), "\(version.stdout)")
         let bash = try String(contentsOf: prefix.appendingPathComponent("share/bash-completion/completions/rawble"), encoding: .utf8)
@@ -246,15 +285,15 @@ struct ShippingTests {
         let manPage = try Data(contentsOf: prefix.appendingPathComponent("share/man/man1/rawble.1"))
         #expect(manPage == (try Data(contentsOf: Self.root.appendingPathComponent("docs/man/rawble.1"))))
 
-        let again = try await Self.install(["--prefix", prefix.path])
+        let again = try await Self.install(["--prefix", prefix.path], etc: etc)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stdout.contains("already installed"), "\(again.stdout)")
         #expect(Self.files(under: prefix) == Self.installedFiles)
 
-        let removed = try await Self.install(["--prefix", prefix.path, "--uninstall"])
+        let removed = try await Self.install(["--prefix", prefix.path, "--uninstall"], etc: etc)
         #expect(removed.status == 0, "\(removed.stderr)")
         #expect(Self.files(under: prefix).isEmpty, "left behind: \(Self.files(under: prefix))")
-        let removedAgain = try await Self.install(["--prefix", prefix.path, "--uninstall"])
+        let removedAgain = try await Self.install(["--prefix", prefix.path, "--uninstall"], etc: etc)
         #expect(removedAgain.status == 0)
         #expect(removedAgain.stdout.contains("nothing to remove"), "\(removedAgain.stdout)")
     }
@@ -292,7 +331,9 @@ struct ShippingTests {
         defer { TemporaryFolder.remove(folder) }
         let file = folder.appendingPathComponent("a-file")
         try Data().write(to: file)
-        let result = try await Self.install(["--prefix", file.appendingPathComponent("usr").path])
+        let etcFolder = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(etcFolder) }
+        let result = try await Self.install(["--prefix", file.appendingPathComponent("usr").path], etc: try await Self.privateEtc(in: etcFolder))
         #expect(result.status == 73)
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(result.stderr.contains("choose a writable --prefix; nothing was changed"), "\(result.stderr)")
@@ -305,10 +346,12 @@ struct ShippingTests {
         let folder = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(folder) }
         // Debian's setcap is /usr/sbin/setcap: a PATH without the sbin folders finds none.
-        let result = try await Self.install(["--prefix", folder.appendingPathComponent("usr").path], environment: ["PATH": "/usr/bin:/bin"])
+        let etc = try await Self.privateEtc(in: folder)
+        let result = try await Self.install(["--prefix", folder.appendingPathComponent("usr").path], environment: ["PATH": "/usr/bin:/bin"], etc: etc)
         #expect(result.status == 69)
         #expect(result.stderr.contains("apt-get install libcap2-bin"), "\(result.stderr)")
-        #expect(Self.files(under: folder).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("usr").path))
+        #expect(try Self.groupLine("rawble", in: etc.appendingPathComponent("group")) == nil)
     }
 
     @Test("a file system without extended attributes (ramfs): one line, nothing left behind")
@@ -317,12 +360,20 @@ struct ShippingTests {
         let folder = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(folder) }
         let script = Self.root.appendingPathComponent("Scripts/install").path
-        // A mount namespace of its own: the ramfs is seen by this command alone and goes with it.
-        let command = "mount -t ramfs ramfs \"$1\" && \"$2\" --binary \"$3\" --prefix \"$1\"; status=$?; find \"$1\" -mindepth 1; exit $status"
-        let result = try await Program.run(["unshare", "--mount", "sh", "-c", command, "sh", folder.path, script, CLI.executable.path])
+        let etc = try await Self.privateEtc(in: folder)
+        let target = folder.appendingPathComponent("ramfs")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
+        // A mount namespace of its own: the ramfs (and the copy of /etc) are seen by this command
+        // alone and go with it.
+        let command = """
+            mount --bind "$4" /etc && mount -t ramfs ramfs "$1" && "$2" --binary "$3" --prefix "$1"; status=$?; find "$1" -mindepth 1; exit $status
+            """
+        let result = try await Program.run(["unshare", "--mount", "sh", "-c", command, "sh", target.path, script, CLI.executable.path, etc.path])
         #expect(result.status == 74, "\(result.stderr)")
         #expect(result.stderr.contains("keeps no extended attributes, so the capability cannot be set"), "\(result.stderr)")
         #expect(result.stdout.isEmpty, "left behind on the ramfs: \(result.stdout)")
+        // The group it created for the binary went with it.
+        #expect(try Self.groupLine("rawble", in: etc.appendingPathComponent("group")) == nil, "the group created for the failed install stayed")
     }
 
     // MARK: The binary
