@@ -106,6 +106,9 @@ static address and its own Bumble host and controller:
                    {"kind": "disconnection", "reason": n}  (only links where SMP or encryption
                     happened: e.g. 61 = 0x3D MIC failure)
                    {"kind": "rpa", "address": A}  (--strap-privacy)
+                   {"kind": "smp-received", "code": n}, {"kind": "attack", "step": S, ...}
+                    (--strap-fault with an attack: every SMP command received, and each step of
+                    the attack; bumble_fixture/pairing.py's ATTACKS)
                  BYTE ORDER: every 128-bit value (ltk, stk, centralLtk, peerIrk, the ready line's
                  irk) is 32 lower-case hex digits of the key as ONE BIG-ENDIAN NUMBER (most
                  significant byte first, as the specification prints keys and as Swift prints a

