@@ -592,6 +592,40 @@ async def case_legacy_passkey():
                             Host(HostDelegate("keyboard", passkey=314159), mitm=True), body)
 
 
+async def case_attack_reflected_public_key():
+    """--strap-fault reflect-public-key against a stock Bumble host, which compares no public
+    key (CVE-2020-26558): the strap reflects the host's key with Y negated and every round's
+    confirm and random, and learns the passkey the host typed, bit by bit."""
+    async def body(peer, host):
+        connection = await host.connect(peer.strap()["address"])
+        keys, reason = await host.pair(connection)
+        expect(keys is None, "the host completed the pairing with a reflected key")
+        learned = await peer.wait_log(lambda e: e.get("kind") == "attack" and e.get("step") == "passkey-learned",
+                                      what="passkey-learned")
+        bits = [e for e in peer.log() if e.get("kind") == "attack" and e.get("step") == "passkey-bit"]
+        expect(learned["passkey"] == 271828 and len(bits) == 20, f"learned {learned}, {len(bits)} bits")
+        expect([e for e in peer.log() if e.get("kind") == "attack" and e.get("step") == "reflected-public-key"],
+               "no reflected-public-key step")
+        return f"reflected the host's key; learned passkey {learned['passkey']:06d} in 20 rounds; pairing then failed (0x{reason or 0:02X})"
+    return await strap_case(["--strap-io", "display", "--strap-passkey", "271828", "--strap-mitm",
+                             "--strap-fault", "reflect-public-key"],
+                            Host(HostDelegate("keyboard", passkey=271828), mitm=True), body)
+
+
+async def case_attack_reflected_legacy_confirm():
+    """--strap-fault reflect-confirm against a stock Bumble host (legacy Just Works), which does
+    not compare the confirm and random it receives with its own: the link is encrypted with the
+    STK the reflected values give."""
+    async def body(peer, host):
+        connection = await host.connect(peer.strap()["address"])
+        await host.pair(connection)
+        await peer.wait_log(lambda e: e.get("kind") == "attack" and e.get("step") == "reflected-confirm",
+                            what="reflected-confirm")
+        enc = await peer.wait_log(lambda e: e.get("kind") == "encryption" and e.get("enabled"), what="encryption")
+        return f"reflected Mconfirm and Mrand; the host encrypted the link with s1(0, Mrand, Mrand) ({enc})"
+    return await strap_case(["--strap-legacy", "--strap-fault", "reflect-confirm"], Host(HostDelegate("none")), body)
+
+
 async def reconnect_and_encrypt(peer, host, connection, address=None):
     reason = await host.disconnect(connection)
     connection = await host.connect(address or peer.strap()["address"])
@@ -902,6 +936,8 @@ CASES = [
     ("strap fault: corrupted confirm (legacy)", lambda: case_fault("confirm", 0x04, legacy=True)),
     ("strap fault: corrupted DHKey check", lambda: case_fault("dhkey-check", 0x0B)),
     ("strap fault: silent", case_fault_silent),
+    ("strap attack: reflected public key learns the passkey", case_attack_reflected_public_key),
+    ("strap attack: reflected legacy confirm encrypts", case_attack_reflected_legacy_confirm),
     ("strap legacy Just Works", case_legacy_just_works),
     ("strap legacy passkey", case_legacy_passkey),
     ("strap LESC reconnect + encrypt", lambda: case_reconnect_encrypt(False)),

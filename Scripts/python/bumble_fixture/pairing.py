@@ -298,6 +298,7 @@ class FixtureSession(smp.Session):
         if self.fault == "reflect-confirm" and not self.sc and not self.is_initiator:
             mrand = command.random_value
             self.stk = smp.crypto.s1(self.tk, mrand, mrand)
+            self.ltk = smp.crypto.r()  # what Bumble's own legacy step makes here, for the key distribution
             self.emit("attack", step="reflected-confirm")
             self.send_command(smp.SMP_Pairing_Random_Command(random_value=mrand))
             return
