@@ -61,6 +61,12 @@ public protocol ATTBearer: Sendable {
     /// Optional: how secure the link is now, as far as attribute permissions care, or `nil`
     /// when the bearer cannot tell (the default). A GATT server checks each request against it.
     func linkSecurity() -> LinkSecurity?
+    /// Optional: the size, in octets (7–16), of the key the link is encrypted with, or `nil`
+    /// when it is not encrypted or the bearer cannot tell (the default). Part of the link's
+    /// security: a GATT server refuses an attribute that needs encryption over a key shorter
+    /// than it requires (Encryption Key Size Too Short), the check KNOB's downgrade to a short
+    /// key meets.
+    func encryptionKeySize() -> UInt8?
 }
 
 /// How secure a link is, as attribute permissions see it (Core Vol 3 Part C 10.3): what a
@@ -119,4 +125,7 @@ extension ATTBearer {
 
     /// Bearers that cannot tell keep the default: `nil`, the server keeps what its embedder set.
     public func linkSecurity() -> LinkSecurity? { nil }
+
+    /// Bearers that cannot tell keep the default: `nil`, the server keeps what its embedder set.
+    public func encryptionKeySize() -> UInt8? { nil }
 }

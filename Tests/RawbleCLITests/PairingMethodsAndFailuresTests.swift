@@ -36,7 +36,7 @@ struct PairingMethodsAndFailuresTests {
         }
     }
 
-    @Test("pair --io yesno --confirm with a strap that compares: Numeric Comparison, authenticated; the six digits rawble accepted are the strap's")
+    @Test("pair --io yesno --confirm with a strap that compares: Numeric Comparison, unauthenticated (nobody compared on rawble's side); the six digits rawble accepted are the strap's")
     func numericComparison() async throws {
         let state = try TemporaryState()
         defer { state.remove() }
@@ -44,7 +44,7 @@ struct PairingMethodsAndFailuresTests {
         defer { peer.stop() }
         let result = try await Self.pair(peer, ["--io", "yesno", "--confirm"], state: state)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout == "paired with \(Self.named): Numeric Comparison, LE Secure Connections, authenticated, bonded (16-octet key)\n",
+        #expect(result.stdout == "paired with \(Self.named): Numeric Comparison, LE Secure Connections, unauthenticated, bonded (16-octet key)\n",
                 "\(result.stdout)")
         // The strap logs its side when its own pairing ends, which can be after rawble exits.
         #expect(await eventually { ((try? peer.pairings()) ?? []).isEmpty == false }, "the strap logs its pairing")
@@ -54,8 +54,10 @@ struct PairingMethodsAndFailuresTests {
             if case .comparison(_, let number, true) = event { number } else { nil }
         }
         let number = try #require(compared.first)
-        #expect(result.stderr == "rawble: accepted \(Self.digits(number)) for \(Self.strap) (--confirm): it should show the same\n",
+        #expect(result.stderr == "rawble: accepted \(Self.digits(number)) for \(Self.strap) unseen (--confirm): it should show the same; the key counts as unauthenticated\n",
                 "\(result.stderr)")
+        let list = try await CLI.run(["bonds"], environment: state.environment)
+        #expect(list.stdout.hasPrefix("\(Self.named): unauthenticated, LE Secure Connections"), "the bond says so too: \(list.stdout)")
     }
 
     @Test("pair --io yesno without --confirm and no terminal: the comparison is declined here: 79, one line")
@@ -70,11 +72,28 @@ struct PairingMethodsAndFailuresTests {
                 + "the numbers were not confirmed here (--confirm accepts them in scripts)\n", "\(result.stderr)")
     }
 
-    @Test("pair --legacy: LE legacy pairing, Just Works; bonds lists the legacy bond")
+    @Test("a strap that can only do LE legacy pairing: refused by default, 85 and one line naming --legacy; the strap saw Authentication Requirements")
+    func legacyRefusedByDefault() async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let peer = try await PairCommandTests.start(BumblePeer.StrapSecurity(pairing: BumblePeer.PairingOptions(legacy: true)))
+        defer { peer.stop() }
+        let result = try await Self.pair(peer, [], state: state)
+        ExitStatusTests.expectOneLine(result, status: 85, containing: "--legacy")
+        #expect(result.stderr == "rawble: pairing with \(Self.named) failed: rawble stopped it: the peer offers only LE legacy pairing, "
+                + "which this side does not accept: pair again with --legacy to accept LE legacy pairing from \(Self.strap) (its keys are weaker)\n",
+                "\(result.stderr)")
+        #expect(await eventually { ((try? Self.strapFailures(peer)) ?? []).contains(0x03) }, "the strap got Authentication Requirements")
+        #expect(try peer.pairings().isEmpty)
+        let list = try await CLI.run(["bonds"], environment: state.environment)
+        #expect(list.stdout.isEmpty, "no bond: \(list.stdout)")
+    }
+
+    @Test("pair --legacy with a strap that can only do LE legacy pairing: LE legacy pairing, Just Works; bonds lists the legacy bond")
     func legacy() async throws {
         let state = try TemporaryState()
         defer { state.remove() }
-        let peer = try await PairCommandTests.start(BumblePeer.StrapSecurity())
+        let peer = try await PairCommandTests.start(BumblePeer.StrapSecurity(pairing: BumblePeer.PairingOptions(legacy: true)))
         defer { peer.stop() }
         let result = try await Self.pair(peer, ["--legacy"], state: state)
         #expect(result.status == 0, "\(result.stderr)")
@@ -374,15 +393,17 @@ struct PeripheralSecurityTests {
         #expect(Self.readError(central, "2A38") == nil, "\(central.events)")
     }
 
-    @Test("--require authenticated --io display --passkey 123456: a central typing 123456 pairs with Passkey Entry and reads; one pairing Just Works is answered Insufficient Authentication (0x05)",
+    @Test("--require authenticated --io keyboard --passkey 123456: a central displaying 123456 pairs with Passkey Entry and reads; one pairing Just Works is answered Insufficient Authentication (0x05)",
           arguments: [true, false])
     func authenticated(passkey: Bool) async throws {
-        let options = passkey ? BumblePeer.PairingOptions(io: .keyboard, mitm: true, passkey: 123456) : BumblePeer.PairingOptions()
+        // rawble types the passkey the central shows: a passkey rawble shows is new each time,
+        // and the central cannot know it beforehand.
+        let options = passkey ? BumblePeer.PairingOptions(io: .display, mitm: true, passkey: 123456) : BumblePeer.PairingOptions()
         let central = try await BumbleCentral.start(
             target: "rawble-hr", arguments: ["--no-standard"], ports: 2, timeout: 60, pairing: BumbleCentral.Pairing(options: options))
         defer { central.stop() }
         let strap = try await PeripheralCommandTests.peripheral(["hr", "--transport", central.peer.controllers[1].transport,
-                                                                 "--require", "authenticated", "--io", "display", "--passkey", "123456"])
+                                                                 "--require", "authenticated", "--io", "keyboard", "--passkey", "123456"])
         let done = try await central.finished()
         #expect(done.doneReason != nil, "\(central.events)")
         #expect(strap.status == 0, "\(strap.stderr)")

@@ -12,12 +12,14 @@ import Testing
 private final class ReportingBearer: ATTBearer {
     let inner: PipeBearer
     let reported = Mutex<LinkSecurity?>(LinkSecurity.none)
+    let reportedKeySize = Mutex<UInt8?>(nil)
     init(_ inner: PipeBearer) { self.inner = inner }
     var pdus: AsyncThrowingStream<[UInt8], any Error> { inner.pdus }
     var maximumPDULength: Int { inner.maximumPDULength }
     func send(_ pdu: [UInt8]) async throws(BearerError) { try await inner.send(pdu) }
     func close() async { await inner.close() }
     func linkSecurity() -> LinkSecurity? { reported.withLock { $0 } }
+    func encryptionKeySize() -> UInt8? { reportedKeySize.withLock { $0 } }
 }
 
 @Suite("Server: the link's security as its bearer reports it")
@@ -58,6 +60,32 @@ struct ServerLinkSecurityTests {
             }
             await server.setSecurity(.authenticated, for: connection)
             #expect(try await client.read(handle: 30) == [1, 2])
+        }
+        await client.close()
+        _ = await serving.value
+    }
+
+    @Test("an authenticated link with a key shorter than the server requires (16 by default): Encryption Key Size Too Short (0x0C); a 16-octet key, or a server that requires less, is served",
+          arguments: [(UInt8(7), UInt8(16), false), (15, 16, false), (16, 16, true), (7, 7, true), (10, 12, false)])
+    func keySizeIsPartOfTheSecurity(keySize: UInt8, required: UInt8, served: Bool) async throws {
+        var configuration = GATTServer.Configuration()
+        configuration.att.requiredEncryptionKeySize = required
+        let server = GATTServer(database: try sampleDatabase(), configuration: configuration)
+        let (central, peripheral) = PipeBearer.pair()
+        let bearer = ReportingBearer(peripheral)
+        bearer.reported.withLock { $0 = .authenticated }
+        bearer.reportedKeySize.withLock { $0 = keySize }
+        let connection = await server.connect(bearer)
+        let serving = Task { await server.serve(connection) }
+        let client = GATTClient(bearer: central)
+        try await within(seconds: 60) { () async throws in
+            if served {
+                #expect(try await client.read(handle: 30) == [1, 2])
+            } else {
+                await #expect(throws: GATTError.att(ATTError(code: .encryptionKeySizeTooShort, requestOpcode: .readRequest, handle: 30))) {
+                    try await client.read(handle: 30)
+                }
+            }
         }
         await client.close()
         _ = await serving.value

@@ -3,7 +3,7 @@ import RawbleGATT
 import RawbleGATTCore
 import RawbleHost
 import RawbleHostCore
-import RawbleSMP
+@testable import RawbleSMP
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire
@@ -21,7 +21,7 @@ private func openAdapter(_ controller: BumblePeer.ServedController, io: SMPIOCap
     configuration.resetTimeout = .seconds(10)
     var pairing = PairingConfiguration(ioCapability: io)
     pairing.mitm = io != .noInputNoOutput
-    pairing.displayedPasskey = passkey
+    pairing.testingFixedDisplayedPasskey = passkey  // the test-only path: the other side must know it
     configuration.pairing = pairing
     configuration.pairingAgent = FixedPairingAgent(passkey: passkey)
     return try await Adapter.open(try await H4StreamTransport.connect(tcp: try #require(controller.host), port: try #require(controller.port)),

@@ -68,7 +68,7 @@ struct PairingCase: Sendable, CustomTestStringConvertible {
     static func configuration(_ io: SMPIOCapability, mitm: Bool = false, legacy: Bool = false) -> PairingConfiguration {
         var configuration = PairingConfiguration(ioCapability: io)
         configuration.mitm = mitm
-        configuration.secureConnections = !legacy
+        configuration.allowsLegacyPairing = legacy  // refused by default
         return configuration
     }
 
@@ -82,11 +82,11 @@ struct PairingCase: Sendable, CustomTestStringConvertible {
                     types: passkey, method: .passkey, authenticated: true),
         PairingCase(name: "LE Secure Connections, Numeric Comparison", bumble: .init(io: .yesNo, mitm: true),
                     rawble: configuration(.displayYesNo, mitm: true), types: nil, method: .numericComparison, authenticated: true),
-        PairingCase(name: "LE legacy pairing, Just Works", bumble: .init(legacy: true), rawble: configuration(.noInputNoOutput),
+        PairingCase(name: "LE legacy pairing, Just Works", bumble: .init(legacy: true), rawble: configuration(.noInputNoOutput, legacy: true),
                     types: nil, method: .justWorks, authenticated: false),
         PairingCase(name: "LE legacy pairing, Passkey Entry (Bumble displays, rawble types)",
                     bumble: .init(io: .display, legacy: true, mitm: true, passkey: passkey),
-                    rawble: configuration(.keyboardOnly, mitm: true), types: passkey, method: .passkey, authenticated: true),
+                    rawble: configuration(.keyboardOnly, mitm: true, legacy: true), types: passkey, method: .passkey, authenticated: true),
     ]
 
     /// rawble as peripheral, Bumble's central: the same ways.

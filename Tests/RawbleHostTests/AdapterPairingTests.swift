@@ -96,7 +96,11 @@ final class ScriptedSMPPeer: Sendable {
     /// the pairing's, or the bond's when EDIV and Rand name it.
     func key(encryptedDiversifier: UInt16, random: UInt64) -> UInt128? {
         state.withLock { state in
-            if let key = state.engine.longTermKey(encryptedDiversifier: encryptedDiversifier, random: random) { return key }
+            switch state.engine.longTermKeyRequested(encryptedDiversifier: encryptedDiversifier, random: random, now: .now) {
+            case .pairingKey(let key): return key
+            case .refuse: return nil
+            case .notPairing: break
+            }
             guard let bond = state.outcome?.reconnectionKey(asCentral: false),
                   bond.encryptedDiversifier == encryptedDiversifier, bond.random == random else { return nil }
             return bond.longTermKey
@@ -302,6 +306,7 @@ struct AdapterPairingTests {
         let peer = ScriptedSMPPeer(isCentral: false, configuration: strict, hostAddress: host)
         var short = PairingConfiguration()
         short.maximumKeySize = 7
+        short.minimumKeySize = 7
         let (controller, pump, adapter) = try await open(against: peer, configuration(pairing: short))
         let connection = try await adapter.connect(to: ScriptedController.peer)
         await #expect(throws: HostError.pairingFailed(ScriptedController.peer, .peerFailed(.encryptionKeySize))) {
@@ -418,5 +423,84 @@ struct AdapterPairingTests {
         #expect(peer.received.count == 1, "one Pairing Request, nothing after the timeout")
         await adapter.close()
         pump.cancel()
+    }
+}
+
+@Suite("Adapter: a bond is never replaced by a weaker one; the key size is part of the link's security; no key out of order")
+struct AdapterPairingHardeningTests {
+    private let host = DeviceAddress(hostAddress, type: .random)
+    /// An authenticated LE Secure Connections bond with the scripted peer (whose engine does not
+    /// have its key: only the bond's strength matters here).
+    static let authenticatedBond = Bond(peer: ScriptedController.peer, centralKey: Bond.LongTermKey(value: 0x42),
+                                        peripheralKey: Bond.LongTermKey(value: 0x42), authenticated: true, secureConnections: true, keySize: 16)
+
+    @Test("peripheral with an authenticated bond: a central re-pairing Just Works from the bonded address is refused (Authentication Requirements) before a Pairing Response; the bond stays")
+    func peripheralRefusesAWeakerRepairing() async throws {
+        let peer = ScriptedSMPPeer(isCentral: true, configuration: PairingConfiguration(), hostAddress: host)
+        let bonds = InMemoryBondStore([Self.authenticatedBond])
+        let (controller, pump, adapter) = try await open(against: peer, configuration(bonds: bonds))
+        _ = try await acceptCentral(adapter, controller)
+        for packet in peer.startPairing() { controller.transport.inject(packet) }
+        try await within(seconds: 60) { while peer.failure == nil { try await Task.sleep(for: .milliseconds(2)) } }
+        #expect(peer.failure == .peerFailed(.authenticationRequirements))
+        #expect(peer.received == [.pairingFailed(.authenticationRequirements)], "refused before any Pairing Response")
+        #expect(await bonds.bonds() == [Self.authenticatedBond])
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("central with an authenticated bond: pair() with a peer that can only do Just Works fails (weaker than the bond), one line; the bond stays")
+    func centralRefusesAWeakerRepairing() async throws {
+        let peer = ScriptedSMPPeer(isCentral: false, configuration: PairingConfiguration(), hostAddress: host)
+        let bonds = InMemoryBondStore([Self.authenticatedBond])
+        let (_, pump, adapter) = try await open(against: peer, configuration(bonds: bonds))
+        let connection = try await adapter.connect(to: ScriptedController.peer)
+        let weaker = KeyStrength(authenticated: false, secureConnections: true, keySize: 16)
+        let error = await #expect(throws: HostError.pairingFailed(ScriptedController.peer,
+                                                                  .weakerThanBond(bond: Self.authenticatedBond.strength, offered: weaker))) {
+            try await within(seconds: 60) { try await connection.pair() }
+        }
+        #expect(error?.description.contains("weaker than the bond kept") == true, "\(String(describing: error))")
+        #expect(peer.failure == .peerFailed(.authenticationRequirements))
+        #expect(await bonds.bonds() == [Self.authenticatedBond])
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("a 12-octet key, where both sides allow it: the link, its bearer and the bond say 12; the next link, encrypted with the bond, says 12 too")
+    func keySizeInTheLinkSecurity() async throws {
+        let allows12 = PairingConfiguration(maximumKeySize: 12, minimumKeySize: 7)
+        let peer = ScriptedSMPPeer(isCentral: false, configuration: PairingConfiguration(minimumKeySize: 7), hostAddress: host)
+        let bonds = InMemoryBondStore()
+        let (_, pump, adapter) = try await open(against: peer, configuration(pairing: allows12, bonds: bonds))
+        let first = try await adapter.connect(to: ScriptedController.peer)
+        #expect(first.encryptionKeySize == nil)
+        #expect(try await within(seconds: 60) { try await first.secure() } == .encrypted)
+        #expect(first.encryptionKeySize == 12 && first.att.encryptionKeySize() == 12)
+        #expect(await bonds.bonds().first?.keySize == 12)
+        try await first.disconnect()
+
+        peer.newLink()
+        let second = try await adapter.connect(to: ScriptedController.peer)
+        #expect(second.security == .encrypted, "encrypted with the bond before connect returned")
+        #expect(second.encryptionKeySize == 12 && second.att.encryptionKeySize() == 12)
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("peripheral: an LTK Request right after the central's Pairing Request gets a negative reply, never the bond's key")
+    func longTermKeyRequestMidPairing() async throws {
+        let peer = ScriptedSMPPeer(isCentral: true, configuration: PairingConfiguration(), hostAddress: host)
+        let bond = Bond(peer: ScriptedController.peer, centralKey: Bond.LongTermKey(value: 0x42), peripheralKey: Bond.LongTermKey(value: 0x42),
+                        authenticated: false, secureConnections: true, keySize: 16)
+        let (controller, pump, adapter) = try await open(against: peer, configuration(bonds: InMemoryBondStore([bond])))
+        _ = try await acceptCentral(adapter, controller)
+        for packet in peer.startPairing() { controller.transport.inject(packet) }
+        controller.transport.inject(.le(.longTermKeyRequest(.init(connectionHandle: ScriptedController.handle, random: 0, encryptedDiversifier: 0))))
+        try await controller.waitUntilSent(.leLongTermKeyRequestNegativeReply(handle: ScriptedController.handle))
+        #expect(!controller.commands.contains(.leLongTermKeyRequestReply(handle: ScriptedController.handle, longTermKey: 0x42)))
+        await adapter.close()
+        pump.cancel()
+        #expect(!controller.commands.contains(.leLongTermKeyRequestReply(handle: ScriptedController.handle, longTermKey: 0x42)))
     }
 }

@@ -73,7 +73,7 @@ struct BumbleCrossCheckTests {
              PairingConfiguration(ioCapability: .keyboardOnly, mitm: true), true),
             ("passkey", PairingConfiguration(ioCapability: .keyboardOnly, mitm: true),
              PairingConfiguration(ioCapability: .displayOnly, mitm: true), true),
-            ("justWorks", PairingConfiguration(maximumKeySize: 10), PairingConfiguration(), true),
+            ("justWorks", PairingConfiguration(maximumKeySize: 10, minimumKeySize: 10), PairingConfiguration(minimumKeySize: 7), true),
             ("legacy", PairingConfiguration(secureConnections: false), PairingConfiguration(secureConnections: false), false),
             ("legacy", PairingConfiguration(ioCapability: .keyboardDisplay, mitm: true, secureConnections: false),
              PairingConfiguration(ioCapability: .displayOnly, mitm: true, secureConnections: false), false),

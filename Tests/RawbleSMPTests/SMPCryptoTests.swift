@@ -234,7 +234,7 @@ struct PairingKeyPairTests {
 
     @Test func ourOwnPublicKeySentBackIsRefused() throws {
         let a = try PairingKeyPair(privateKey: coordinate(Self.privateA))
-        #expect(try dhKeyResult(a.publicKey) == .failure(.publicKeyIsOurOwn))
+        #expect(try dhKeyResult(a.publicKey) == .failure(.publicKeyHasOurX))
     }
 
     @Test func theSameKeysUnchangedAreAccepted() throws {

@@ -29,6 +29,8 @@ struct PairingLink {
     /// How each user answers a numeric comparison.
     var centralAccepts = true
     var peripheralAccepts = true
+    /// Whether the central's yes comes from a person who compared (else an option's, unseen).
+    var centralComparedByPerson = true
 
     // What happened, for the test to check.
     var shown: [UInt32] = []
@@ -94,16 +96,21 @@ struct PairingLink {
             return answers.map { (fromCentral, $0) }
         case .confirmNumericComparison(let value):
             compared.append((fromCentral, value))
-            let answers = fromCentral ? central.confirmNumericComparison(centralAccepts, now: now)
+            let answers = fromCentral ? central.confirmNumericComparison(centralAccepts, comparedByPerson: centralComparedByPerson, now: now)
                 : peripheral.confirmNumericComparison(peripheralAccepts, now: now)
             return answers.map { (fromCentral, $0) }
         case .startEncryption(let key, let ediv, let rand):
             encryptedWith = key
-            responderKey = peripheral.longTermKey(encryptedDiversifier: ediv, random: rand)
+            var refused: [(Bool, PairingAction)] = []
+            switch peripheral.longTermKeyRequested(encryptedDiversifier: ediv, random: rand, now: now) {
+            case .pairingKey(let key): responderKey = key
+            case .refuse(let actions): refused = actions.map { (false, $0) }
+            case .notPairing: break
+            }
             let status: UInt8 = responderKey == key ? 0x00 : 0x06  // PIN or Key Missing
             let p = peripheral.encryptionChanged(status: status, now: now).map { (false, $0) }
             let c = central.encryptionChanged(status: status, now: now).map { (true, $0) }
-            return p + c
+            return refused + p + c
         case .completed(let outcome):
             if fromCentral { centralOutcome = outcome } else { peripheralOutcome = outcome }
             return []
@@ -247,7 +254,7 @@ struct PairingEndToEndTests {
     }
 
     @Test func legacyJustWorksDistributesTheLTKWithEDIVAndRand() throws {
-        let config = PairingConfiguration(secureConnections: false)
+        let config = PairingConfiguration(secureConnections: false)  // legacy only: legacy allowed
         var link = PairingLink(central: config, peripheral: config)
         link.run()
         try Self.expectAgreement(link, method: .justWorks, secureConnections: false)
@@ -267,27 +274,29 @@ struct PairingEndToEndTests {
         #expect(link.peripheralOutcome?.isAuthenticated == true)
     }
 
-    @Test("one side without LE Secure Connections: legacy pairing; a side that requires it refuses (Authentication Requirements)")
+    @Test("one side without LE Secure Connections: legacy pairing where the other allows it; refused by default (Authentication Requirements)")
     func secureConnectionsOnly() throws {
-        var link = PairingLink(central: PairingConfiguration(secureConnections: false), peripheral: PairingConfiguration())
+        var link = PairingLink(central: PairingConfiguration(secureConnections: false),
+                               peripheral: PairingConfiguration(allowsLegacyPairing: true))
         link.run()
         try Self.expectAgreement(link, method: .justWorks, secureConnections: false)
 
-        var strict = PairingLink(central: PairingConfiguration(secureConnections: false),
-                                 peripheral: PairingConfiguration(secureConnectionsOnly: true))
+        var strict = PairingLink(central: PairingConfiguration(secureConnections: false), peripheral: PairingConfiguration())
         strict.run()
-        #expect(strict.peripheralFailure == .failed(.authenticationRequirements))
+        #expect(strict.peripheralFailure == .legacyPairingRefused)
         #expect(strict.centralFailure == .peerFailed(.authenticationRequirements))
+        #expect(strict.sent.map(\.pdu.code) == [.pairingRequest, .pairingFailed], "refused before any Pairing Response")
     }
 
     @Test("a key size below the minimum either side accepts: Encryption Key Size")
     func keySize() {
-        var link = PairingLink(central: PairingConfiguration(maximumKeySize: 7), peripheral: PairingConfiguration(minimumKeySize: 16))
+        var link = PairingLink(central: PairingConfiguration(maximumKeySize: 7, minimumKeySize: 7), peripheral: PairingConfiguration(minimumKeySize: 16))
         link.run()
         #expect(link.peripheralFailure == .failed(.encryptionKeySize))
         #expect(link.centralFailure == .peerFailed(.encryptionKeySize))
 
-        var shorter = PairingLink(central: PairingConfiguration(maximumKeySize: 10), peripheral: PairingConfiguration())
+        var shorter = PairingLink(central: PairingConfiguration(maximumKeySize: 10, minimumKeySize: 10),
+                                  peripheral: PairingConfiguration(minimumKeySize: 7))
         shorter.run()
         let outcome = shorter.centralOutcome
         #expect(outcome?.keySize == 10)

@@ -279,9 +279,11 @@ public actor GATTServer {
 
     /// Sets how secure a connection's link is (reads and writes are checked against it), for a
     /// bearer that cannot tell (`ATTBearer.linkSecurity()` is `nil`); a bearer's own report,
-    /// read before each request, wins.
-    public func setSecurity(_ security: GATTLinkSecurity, for id: GATTConnectionID) {
+    /// read before each request, wins. `keySize`: the encryption key's size in octets, when
+    /// known (checked against `ATTServer.Configuration.requiredEncryptionKeySize`).
+    public func setSecurity(_ security: GATTLinkSecurity, keySize: UInt8? = nil, for id: GATTConnectionID) {
         connections[id]?.core.security = security
+        connections[id]?.core.encryptionKeySize = keySize
     }
 
     private func handle(_ pdu: [UInt8], on id: GATTConnectionID) async {
@@ -289,6 +291,7 @@ public actor GATTServer {
         // The link may have been encrypted since the last request (the central paired after an
         // Insufficient Encryption answer): ask the bearer, which knows.
         if let security = connections[id]?.bearer.linkSecurity() { core.security = security }
+        if let bearer = connections[id]?.bearer { core.encryptionKeySize = bearer.encryptionKeySize() ?? core.encryptionKeySize }
         var output = core.receive(pdu, database: &database)
         connections[id]?.core = core
         await process(output, on: id)

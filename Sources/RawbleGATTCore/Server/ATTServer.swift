@@ -192,6 +192,11 @@ public struct ATTServer: Sendable {
         public var prepareQueueByteLimit = 8 * ATTPDU.maximumValueLength
         /// Indications waiting behind the one in flight before ``ATTIndicationRefusal/queueFull(limit:)``.
         public var indicationQueueLimit = 64
+        /// The shortest encryption key, in octets (7–16), an attribute that needs encryption or
+        /// authentication is read or written over: a link encrypted with a shorter key is
+        /// answered Encryption Key Size Too Short (0x0C). 16 by default: a shorter key is what
+        /// the KNOB attack downgrades a link to.
+        public var requiredEncryptionKeySize: UInt8 = 16
         public init() {}
     }
 
@@ -203,6 +208,10 @@ public struct ATTServer: Sendable {
     public private(set) var mtu: UInt16 = ATTPDU.defaultMTU
     /// The link's security, which attribute access is checked against; the shell keeps it current.
     public var security: GATTLinkSecurity = .none
+    /// The size, in octets, of the key the link is encrypted with, checked against
+    /// ``Configuration/requiredEncryptionKeySize`` with ``security``; `nil` when unknown (a
+    /// bearer that cannot tell: only the level is checked then).
+    public var encryptionKeySize: UInt8?
     /// An indication timed out: the server sends and answers nothing more on this bearer.
     public private(set) var isTimedOut = false
 
@@ -533,9 +542,15 @@ public struct ATTServer: Sendable {
         switch access {
         case .notPermitted: write ? .writeNotPermitted : .readNotPermitted
         case .open: nil
-        case .encryptionRequired: security >= .encrypted ? nil : .insufficientEncryption
-        case .authenticationRequired: security >= .authenticated ? nil : .insufficientAuthentication
+        case .encryptionRequired: security >= .encrypted ? keySizeRefusal : .insufficientEncryption
+        case .authenticationRequired: security >= .authenticated ? keySizeRefusal : .insufficientAuthentication
         }
+    }
+
+    /// Encryption Key Size Too Short when the link's key is known to be shorter than required.
+    private var keySizeRefusal: ATTErrorCode? {
+        guard let size = encryptionKeySize, size < configuration.requiredEncryptionKeySize else { return nil }
+        return .encryptionKeySizeTooShort
     }
 
     private func value(of attribute: GATTServerAttribute) -> Read {

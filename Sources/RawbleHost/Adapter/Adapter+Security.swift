@@ -29,19 +29,18 @@ extension Adapter {
         guard record.pairing != nil else { throw .pairingDisabled }
         if !record.securityPending {
             if record.isCentral {
-                var bond: Bond?
-                if !forcePairing {
-                    bond = await storedBond(for: record.peer)
-                    // The link may have ended, or a pairing started, while the store answered.
-                    guard let current = links.record(lifetime) else { throw lifetime.ending ?? .disconnected(.unknownConnectionIdentifier) }
-                    record = current
-                    if lifetime.security >= level { return lifetime.security }
-                }
+                // The bond decides both ways: its key may be good enough, and a new pairing must
+                // not be weaker than it.
+                let bond = await storedBond(for: record.peer)
+                // The link may have ended, or a pairing started, while the store answered.
+                guard let current = links.record(lifetime) else { throw lifetime.ending ?? .disconnected(.unknownConnectionIdentifier) }
+                record = current
+                if !forcePairing, lifetime.security >= level { return lifetime.security }
                 if !record.securityPending {
-                    if let bond, let key = bond.centralKey, level <= bond.level {
-                        encrypt(record, with: key, level: bond.level)
+                    if !forcePairing, let bond, let key = bond.centralKey, level <= bond.level {
+                        encrypt(record, with: key, bond: bond)
                     } else {
-                        try startPairing(on: record, authenticated: level == .authenticated)
+                        try startPairing(on: record, authenticated: level == .authenticated, keeping: bond)
                     }
                 }
             } else {
@@ -97,11 +96,12 @@ extension Adapter {
     }
 
     /// Central: starts a pairing (the Pairing Request), asking for MITM protection when
-    /// `authenticated`, else as the configuration says.
-    private func startPairing(on record: ConnectionRecord, authenticated: Bool) throws(HostError) {
+    /// `authenticated`, else as the configuration says; a pairing weaker than `bond` fails.
+    private func startPairing(on record: ConnectionRecord, authenticated: Bool, keeping bond: Bond?) throws(HostError) {
         guard var engine = record.pairing, let base = configuration.pairing else { throw .pairingDisabled }
         if engine.hasTimedOut { throw .pairingFailed(record.peer, .timedOut) }
         engine.configuration.mitm = base.mitm || authenticated
+        engine.bondToKeep = bond?.strength
         record.pairing = engine
         record.pairingGeneration += 1
         logger.debug("pairing with \(record.peer)\(authenticated ? " (an authenticated key is needed)" : "")")
@@ -160,8 +160,40 @@ extension Adapter {
 
     // MARK: The engine
 
-    /// One SMP command from the peer, for the link's engine.
+    /// One SMP command from the peer, for the link's engine. A Pairing Request that would
+    /// start a pairing waits, with what follows it, until the bond kept for the peer is looked
+    /// up: the pairing must not be weaker than that bond.
     func receiveSecurityManager(_ payload: ArraySlice<UInt8>, on record: ConnectionRecord) {
+        if record.heldSecurityManagerPDUs != nil {
+            // Bounded: a peer that floods while the store answers loses the excess (the
+            // pairing then fails on a missing PDU, or times out).
+            if record.heldSecurityManagerPDUs?.count ?? 0 < Self.heldSecurityManagerLimit {
+                record.heldSecurityManagerPDUs?.append(payload)
+            }
+            return
+        }
+        guard !record.isCentral, let engine = record.pairing, !engine.isPairing, !engine.hasTimedOut,
+              payload.first == SMPCode.pairingRequest.rawValue else {
+            feedSecurityManager(payload, on: record)
+            return
+        }
+        record.heldSecurityManagerPDUs = [payload]
+        let lifetime = record.lifetime
+        let peer = record.peer
+        Task {
+            let bond = await self.storedBond(for: peer)
+            guard let record = self.links.record(lifetime) else { return }
+            record.pairing?.bondToKeep = bond?.strength
+            let held = record.heldSecurityManagerPDUs ?? []
+            record.heldSecurityManagerPDUs = nil
+            for payload in held { self.feedSecurityManager(payload, on: record) }
+        }
+    }
+
+    /// SMP commands held at most while a bond is looked up.
+    static let heldSecurityManagerLimit = 32
+
+    private func feedSecurityManager(_ payload: ArraySlice<UInt8>, on record: ConnectionRecord) {
         // Outside a pairing, this PDU may start one (a Pairing Request) whose first question
         // (legacy Passkey Entry asks at once) must belong to it: a new generation before the
         // engine runs.
@@ -196,7 +228,7 @@ extension Adapter {
             case .confirmNumericComparison(let number):
                 askToConfirm(number, on: record)
             case let .startEncryption(key, diversifier, random):
-                encrypt(record, with: Bond.LongTermKey(value: key, encryptedDiversifier: diversifier, random: random), level: nil)
+                encrypt(record, with: Bond.LongTermKey(value: key, encryptedDiversifier: diversifier, random: random), bond: nil)
             case .securityRequested(let requirements):
                 securityRequested(requirements, on: record)
             case .completed(let outcome):
@@ -268,9 +300,9 @@ extension Adapter {
         let lifetime = record.lifetime
         let generation = record.pairingGeneration
         Task {
-            let accepted = await agent.confirm(number, for: peer)
+            let answer = await agent.compare(number, for: peer)
             self.answer(on: lifetime, generation: generation) { engine, now in
-                engine.confirmNumericComparison(accepted, now: now)
+                engine.confirmNumericComparison(answer != .declined, comparedByPerson: answer == .confirmed, now: now)
             }
         }
     }
@@ -293,6 +325,7 @@ extension Adapter {
         let level: LinkSecurity = outcome.isAuthenticated ? .authenticated : .encrypted
         let lifetime = record.lifetime
         lifetime.security = level
+        lifetime.encryptionKeySize = outcome.keySize
         lifetime.lastPairing = outcome
         logger.notice("paired with \(record.peer): \(outcome.method), \(outcome.secureConnections ? "LE Secure Connections" : "LE legacy pairing"), \(outcome.bonded ? "bonded" : "not bonded")")
         guard let bond = Bond(outcome, peerAddress: record.peer) else {
@@ -303,8 +336,16 @@ extension Adapter {
         // process right after finds it in the store.
         let bonds = configuration.bonds
         let peer = record.peer
-        scanner.resolver.add(bond)
         Task {
+            // The engine refused a pairing weaker than the bond it was told of; this catches
+            // the bond it could not know: the one of the identity the peer distributed (a peer
+            // claiming a bonded device's identity from another address).
+            if let kept = await self.storedBond(for: bond.peer), bond.strength.isWeaker(than: kept.strength) {
+                self.logger.notice("paired with \(peer), and kept the bond with \(kept.peer) (\(kept.strength)): the new keys (\(bond.strength)) are weaker")
+                self.links.record(lifetime)?.settleSecurity(.success(level))
+                return
+            }
+            self.scanner.resolver.add(bond)
             do {
                 try await bonds.save(bond)
             } catch {
@@ -332,13 +373,14 @@ extension Adapter {
 
     // MARK: Encryption
 
-    /// Central: LE Enable Encryption with `key`. `level`: how good a bond's key is (outside a
-    /// pairing, bounded by the encryption timeout); `nil` during a pairing, whose engine takes
-    /// the Encryption Change (and whose 30 s timeout bounds it).
-    private func encrypt(_ record: ConnectionRecord, with key: Bond.LongTermKey, level: LinkSecurity?) {
+    /// Central: LE Enable Encryption with `key`. `bond`: the bond it is from (outside a
+    /// pairing, bounded by the encryption timeout; its level and key size are the link's once
+    /// encrypted); `nil` during a pairing, whose engine takes the Encryption Change (and whose
+    /// 30 s timeout bounds it).
+    private func encrypt(_ record: ConnectionRecord, with key: Bond.LongTermKey, bond: Bond?) {
         let lifetime = record.lifetime
-        if let level {
-            record.bondEncryption = (level, encryptionTimer(for: lifetime))
+        if let bond {
+            record.bondEncryption = (bond.level, bond.keySize, encryptionTimer(for: lifetime))
             logger.debug("encrypting the link to \(record.peer) with its bond")
         }
         let command = HCICommand.leEnableEncryption(handle: lifetime.handle, random: key.random,
@@ -400,8 +442,10 @@ extension Adapter {
         let encrypted = status.isSuccess && enabled
         if status.isSuccess {
             // During a pairing the key's worth is known at its end; a bond's is kept with it;
-            // a refresh keeps what the link had.
+            // a refresh keeps what the link had. The controller's key size, when it reports
+            // one (Encryption Change v2), is the size in force.
             lifetime.security = enabled ? pending?.level ?? max(lifetime.security, .encrypted) : .none
+            lifetime.encryptionKeySize = enabled ? keySize ?? pending?.keySize ?? lifetime.encryptionKeySize : nil
         }
         if record.pairing?.isPairing == true {
             let reported: UInt8 = encrypted ? 0 : (status.isSuccess ? HCIStatus.unspecifiedError.rawValue : status.rawValue)
@@ -428,9 +472,30 @@ extension Adapter {
             replyToLongTermKeyRequest(handle: handle, key: nil)
             return
         }
-        if let key = record.pairing?.longTermKey(encryptedDiversifier: request.encryptedDiversifier, random: request.random) {
+        // A Pairing Request held while the bond is looked up: a pairing is starting, and no key
+        // is given before it made one.
+        var answer = SMPPairing<HostClock.Instant>.LongTermKeyAnswer.notPairing
+        if record.heldSecurityManagerPDUs != nil {
+            logger.notice("\(record.peer) started encryption while its Pairing Request waited: refused")
+            replyToLongTermKeyRequest(handle: handle, key: nil)
+            return
+        }
+        runPairing(on: record) { engine, now in
+            answer = engine.longTermKeyRequested(encryptedDiversifier: request.encryptedDiversifier, random: request.random, now: now)
+            if case .refuse(let actions) = answer { return actions }
+            return []
+        }
+        switch answer {
+        case .pairingKey(let key):
             replyToLongTermKeyRequest(handle: handle, key: key)
             return
+        case .refuse:
+            // During a pairing only its own key, once made: never a bond's, never a zero key.
+            logger.notice("\(record.peer) started encryption out of order during a pairing: refused")
+            replyToLongTermKeyRequest(handle: handle, key: nil)
+            return
+        case .notPairing:
+            break
         }
         let lifetime = record.lifetime
         let peer = record.peer
@@ -444,7 +509,7 @@ extension Adapter {
                 return
             }
             record.bondEncryption?.timer.cancel()
-            record.bondEncryption = (bond.level, self.encryptionTimer(for: lifetime))
+            record.bondEncryption = (bond.level, bond.keySize, self.encryptionTimer(for: lifetime))
             self.replyToLongTermKeyRequest(handle: handle, key: key.value)
         }
     }

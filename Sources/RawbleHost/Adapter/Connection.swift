@@ -65,6 +65,11 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Works), or with an authenticated one (Passkey Entry, Numeric Comparison).
     public var security: LinkSecurity { lifetime.security }
 
+    /// The size, in octets, of the key the link is encrypted with (the pairing's, the bond's,
+    /// or the controller's report); `nil` while it is not encrypted. Part of the link's
+    /// security: a 7-octet key is far weaker than a 16-octet one (KNOB).
+    public var encryptionKeySize: UInt8? { lifetime.encryptionKeySize }
+
     /// Makes the link at least `level` secure, and returns the level reached.
     ///
     /// As central: encrypts with the bond kept for the peer when its key is good enough for
@@ -145,6 +150,10 @@ public final class L2CAPATTBearer: ATTBearer {
     /// checks each request's permissions against it.
     public func linkSecurity() -> LinkSecurity? { lifetime.security }
 
+    /// The key size the link is encrypted with (see ``Connection/encryptionKeySize``): a GATT
+    /// server on this bearer checks it against the size it requires.
+    public func encryptionKeySize() -> UInt8? { lifetime.encryptionKeySize }
+
     /// The peer refused a request for lack of security: encrypts with the bond kept for the
     /// peer, or pairs (see ``Connection/secure(_:timeout:)``), bounded by the adapter's
     /// security timeout. `true` once the link is as secure as `refusal` asks; `false` (logged
@@ -171,9 +180,10 @@ final class LinkLifetime: Sendable {
     }
     private let state = Mutex(State())
     /// The link's security, set by the host on the adapter's executor and read from anywhere
-    /// (a GATT server checks it on each request); the newest pairing's outcome with it.
-    private let securityState = Mutex<(level: LinkSecurity, lastPairing: PairingOutcome?, lastRaiseFailure: HostError?)>(
-        (.none, nil, nil))
+    /// (a GATT server checks it on each request): its level and key size; the newest pairing's
+    /// outcome with it.
+    private let securityState = Mutex<(level: LinkSecurity, keySize: UInt8?, lastPairing: PairingOutcome?, lastRaiseFailure: HostError?)>(
+        (.none, nil, nil, nil))
 
     init(id: UInt64, handle: UInt16) {
         self.id = id
@@ -185,6 +195,12 @@ final class LinkLifetime: Sendable {
     var security: LinkSecurity {
         get { securityState.withLock { $0.level } }
         set { securityState.withLock { $0.level = newValue } }
+    }
+
+    /// The size of the key the link is encrypted with; `nil` while not encrypted.
+    var encryptionKeySize: UInt8? {
+        get { securityState.withLock { $0.keySize } }
+        set { securityState.withLock { $0.keySize = newValue } }
     }
 
     var lastPairing: PairingOutcome? {
@@ -288,8 +304,12 @@ final class ConnectionRecord {
     /// that comes after its pairing ended is dropped.
     var pairingGeneration: UInt64 = 0
     /// The encryption under way with a key from outside a pairing (a bond): how good the key
-    /// is, for when the Encryption Change comes, and the timer that bounds the wait for it.
-    var bondEncryption: (level: LinkSecurity, timer: Task<Void, Never>)?
+    /// is and its size, for when the Encryption Change comes, and the timer that bounds the
+    /// wait for it.
+    var bondEncryption: (level: LinkSecurity, keySize: UInt8, timer: Task<Void, Never>)?
+    /// SMP commands from the peer held while the bond kept for it is looked up, before a
+    /// pairing it starts (its strength is what the pairing must not lower); `nil` when none are.
+    var heldSecurityManagerPDUs: [ArraySlice<UInt8>]?
     /// Tasks waiting for the link's security to settle (``Connection/secure(_:timeout:)``).
     var securityWaiters: [UInt64: CheckedContinuation<Result<LinkSecurity, HostError>, Never>] = [:]
     let attInbox: ATTInbox

@@ -16,11 +16,35 @@ public protocol PairingAgent: Sendable {
     /// Whether `peer` shows the same six digits as `number`; `false` fails the pairing with
     /// Numeric Comparison Failed.
     func confirm(_ number: UInt32, for peer: DeviceAddress) async -> Bool
+    /// The answer to a Numeric Comparison, saying whether a person compared: an agent that
+    /// accepts without anyone looking (an option that always says yes) answers
+    /// ``NumericComparisonAnswer/acceptedUnseen``, and the key is then not authenticated. The
+    /// host asks this; by default it is ``confirm(_:for:)``'s answer, as a person's.
+    func compare(_ number: UInt32, for peer: DeviceAddress) async -> NumericComparisonAnswer
 }
 
-/// Answers for scripts and tests: a fixed passkey typed when asked, and a fixed answer to
-/// comparisons. Without a passkey, passkey entry is declined. (The passkey this side shows is
-/// the pairing configuration's `displayedPasskey`, else a random one.)
+/// How a Numeric Comparison was answered.
+public enum NumericComparisonAnswer: Hashable, Sendable {
+    /// A person saw the same six digits on both devices: the key is authenticated.
+    case confirmed
+    /// Accepted without a person comparing (a script's or an option's yes): the pairing goes
+    /// on, and its key counts as unauthenticated, as Just Works would make it.
+    case acceptedUnseen
+    /// The digits differ, or the user said no: the pairing fails (Numeric Comparison Failed).
+    case declined
+}
+
+extension PairingAgent {
+    public func compare(_ number: UInt32, for peer: DeviceAddress) async -> NumericComparisonAnswer {
+        await confirm(number, for: peer) ? .confirmed : .declined
+    }
+}
+
+/// Answers for tests that stand in for a person: a fixed passkey typed when asked, and a fixed
+/// answer to comparisons, taken as a person's (an accepted comparison is authenticated; a
+/// script that accepts unseen should answer ``NumericComparisonAnswer/acceptedUnseen`` through
+/// its own agent). Without a passkey, passkey entry is declined. The passkey this side shows is
+/// a new random one each pairing.
 public struct FixedPairingAgent: PairingAgent {
     public var passkey: UInt32?
     public var acceptsComparison: Bool

@@ -25,6 +25,11 @@ extension Bond {
             keySize: outcome.keySize)
     }
 
+    /// How strong the bond's keys are: what pairing again with the peer must not lower.
+    public var strength: KeyStrength {
+        KeyStrength(authenticated: authenticated, secureConnections: secureConnections, keySize: keySize)
+    }
+
     /// Whether `address` is this bond's peer: its identity address, or a resolvable private
     /// address its IRK resolves (the ah function, Part H 2.2.2).
     public func matches(_ address: DeviceAddress) -> Bool {

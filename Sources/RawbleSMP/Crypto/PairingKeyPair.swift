@@ -8,15 +8,18 @@ public enum SMPKeyError: Error, Hashable, Sendable, CustomStringConvertible {
     /// prime). Computing a DHKey with such a point leaks the private key: the invalid-curve attack,
     /// CVE-2018-5383. Pairing fails.
     case publicKeyNotOnCurve
-    /// The peer sent our own public key back: a reflection, which no honest peer does (the
-    /// Linux kernel refuses it too). Pairing fails.
-    case publicKeyIsOurOwn
+    /// The peer's public key has our own X coordinate: our key sent back, or its mirror image
+    /// (X, p − Y), which is on the curve too and which a whole-point compare misses. f4 and g2
+    /// take only X, so with it a peer can reflect each of our Passkey Entry confirm values and
+    /// nonces and learn the passkey bit by bit (CVE-2020-26558). No honest peer sends it (a
+    /// fresh key pair has our X with probability 2⁻²⁵⁵). Pairing fails.
+    case publicKeyHasOurX
 
     public var description: String {
         switch self {
         case .invalidPrivateKey: "the P-256 private key is 0 or not below the curve's order"
         case .publicKeyNotOnCurve: "the peer's public key is not a point on P-256"
-        case .publicKeyIsOurOwn: "the peer's public key is our own"
+        case .publicKeyHasOurX: "the peer's public key has our own X coordinate (a reflected key, CVE-2020-26558)"
         }
     }
 }
@@ -60,9 +63,11 @@ public struct PairingKeyPair: Sendable {
     /// The DHKey shared with the peer whose public key is `peerKey`: the X coordinate of the
     /// point this private key and that public key agree on. Throws
     /// ``SMPKeyError/publicKeyNotOnCurve`` for a point off the curve and
-    /// ``SMPKeyError/publicKeyIsOurOwn`` for our own key sent back.
+    /// ``SMPKeyError/publicKeyHasOurX`` for a key with our own X coordinate (ours reflected,
+    /// whatever its Y: the X alone is what f4 commits to, so the X alone is compared, as the
+    /// Bluetooth SIG's advisory for CVE-2020-26558, Zephyr and NimBLE do).
     public func dhKey(with peerKey: PairingPublicKey) throws(SMPKeyError) -> P256Coordinate {
-        guard peerKey != publicKey else { throw .publicKeyIsOurOwn }
+        guard peerKey.x != publicKey.x else { throw .publicKeyHasOurX }
         let secret: SharedSecret
         do {
             // swift-crypto (BoringSSL's EC_KEY_set_public_key_affine_coordinates) refuses a point

@@ -97,6 +97,11 @@ public struct PairingIdentity: Hashable, Sendable {
 }
 
 /// What this side can do and asks for when it pairs.
+///
+/// The defaults are the strict ones: LE Secure Connections only (a peer that offers only LE
+/// legacy pairing is refused with Authentication Requirements unless ``allowsLegacyPairing``),
+/// and a 16-octet key (KNOB for LE: a shorter key is refused with Encryption Key Size unless
+/// ``minimumKeySize`` allows it).
 public struct PairingConfiguration: Hashable, Sendable {
     /// What this side's user can see and type (`.noInputNoOutput`: Just Works only).
     public var ioCapability: SMPIOCapability
@@ -104,48 +109,57 @@ public struct PairingConfiguration: Hashable, Sendable {
     public var bonding: Bool
     /// Ask for protection against a man in the middle (an authenticated method).
     public var mitm: Bool
-    /// Offer LE Secure Connections (P-256). Off: LE legacy pairing only.
+    /// Offer LE Secure Connections (P-256). Off: LE legacy pairing only (which then is allowed,
+    /// whatever ``allowsLegacyPairing`` says).
     public var secureConnections: Bool
-    /// Refuse LE legacy pairing (Authentication Requirements) and any unauthenticated method
-    /// when `mitm` is set.
-    public var secureConnectionsOnly: Bool
-    /// The largest and smallest encryption key size, in octets (7–16), this side accepts.
+    /// Accept LE legacy pairing when the peer cannot do LE Secure Connections. Off (the
+    /// default): such a peer is refused with Authentication Requirements (0x03), since legacy
+    /// pairing's Just Works and Passkey Entry keys are open to a passive eavesdropper.
+    public var allowsLegacyPairing: Bool
+    /// The largest encryption key size, in octets, this side offers (7–16).
     public var maximumKeySize: UInt8
+    /// The smallest encryption key size, in octets, this side accepts: 7–16 (a value outside is
+    /// taken as the nearest end), 16 by default. A shorter negotiated size fails the pairing
+    /// with Encryption Key Size (0x06): a short key is what KNOB downgrades a link to.
     public var minimumKeySize: UInt8
     /// This side's IRK and identity address, distributed when bonding; `nil` distributes none.
     public var identity: PairingIdentity?
     /// Distribute a Connection Signature Resolving Key when bonding.
     public var distributesSigningKey: Bool
-    /// The passkey this side shows in Passkey Entry (0–999 999; larger values are taken modulo
-    /// 10⁶) instead of a new random one per pairing: for scripts and tests that must know it in
-    /// advance. A passkey known beforehand protects less than a fresh one. `nil` (the default):
-    /// random.
-    public var displayedPasskey: UInt32?
+    /// The passkey this side shows in Passkey Entry instead of a new random one: for tests only,
+    /// which must know it in advance (reachable with `@testable import`). A passkey shown twice
+    /// is open to the next man in the middle: Passkey Entry reveals it bit by bit.
+    var testingFixedDisplayedPasskey: UInt32?
 
-    /// Bonding with LE Secure Connections, Just Works unless `ioCapability` and the peer allow
-    /// more, key sizes 7–16 (the minimum BlueZ and the specification allow).
+    /// Bonding with LE Secure Connections only, Just Works unless `ioCapability` and the peer
+    /// allow more, 16-octet keys only.
     public init(ioCapability: SMPIOCapability = .noInputNoOutput, bonding: Bool = true, mitm: Bool = false,
-                secureConnections: Bool = true, secureConnectionsOnly: Bool = false,
-                maximumKeySize: UInt8 = 16, minimumKeySize: UInt8 = 7,
-                identity: PairingIdentity? = nil, distributesSigningKey: Bool = false, displayedPasskey: UInt32? = nil) {
+                secureConnections: Bool = true, allowsLegacyPairing: Bool = false,
+                maximumKeySize: UInt8 = 16, minimumKeySize: UInt8 = 16,
+                identity: PairingIdentity? = nil, distributesSigningKey: Bool = false) {
         self.ioCapability = ioCapability
         self.bonding = bonding
         self.mitm = mitm
         self.secureConnections = secureConnections
-        self.secureConnectionsOnly = secureConnectionsOnly
+        self.allowsLegacyPairing = allowsLegacyPairing
         self.maximumKeySize = maximumKeySize
         self.minimumKeySize = minimumKeySize
         self.identity = identity
         self.distributesSigningKey = distributesSigningKey
-        self.displayedPasskey = displayedPasskey
     }
+
+    /// Whether LE legacy pairing is accepted: allowed, or the only pairing this side offers.
+    var acceptsLegacyPairing: Bool { allowsLegacyPairing || !secureConnections }
+
+    /// ``minimumKeySize`` within 7–16.
+    var effectiveMinimumKeySize: UInt8 { min(16, max(7, minimumKeySize)) }
 
     /// The AuthReq this side sends.
     var authenticationRequirements: SMPAuthenticationRequirements {
         var requirements: SMPAuthenticationRequirements = []
         if bonding { requirements.insert(.bonding) }
         if mitm { requirements.insert(.mitm) }
-        if secureConnections || secureConnectionsOnly { requirements.insert(.secureConnections) }
+        if secureConnections { requirements.insert(.secureConnections) }
         return requirements
     }
 
@@ -186,6 +200,38 @@ public struct DistributedKeys: Hashable, Sendable {
     }
 }
 
+/// How strong a pairing's keys are: what a bond keeps, and what pairing again with the same
+/// peer must not lower.
+public struct KeyStrength: Hashable, Sendable, CustomStringConvertible {
+    /// Protected against a man in the middle (Passkey Entry, or a Numeric Comparison a person
+    /// confirmed).
+    public var authenticated: Bool
+    /// LE Secure Connections (else LE legacy pairing).
+    public var secureConnections: Bool
+    /// The encryption key size, in octets.
+    public var keySize: UInt8
+
+    public init(authenticated: Bool, secureConnections: Bool, keySize: UInt8) {
+        self.authenticated = authenticated
+        self.secureConnections = secureConnections
+        self.keySize = keySize
+    }
+
+    /// Whether keys of this strength are weaker than `other`'s in any way: unauthenticated
+    /// where `other` is authenticated, legacy where it is LE Secure Connections, or a shorter
+    /// key. Such keys never replace a bond (BlueZ's `JustWorksRepairing=never`): a peer that
+    /// pairs Just Works from a bonded peer's address would otherwise take its place.
+    public func isWeaker(than other: KeyStrength) -> Bool {
+        (!authenticated && other.authenticated) || (!secureConnections && other.secureConnections) || keySize < other.keySize
+    }
+
+    /// `authenticated, LE Secure Connections, 16-octet key`.
+    public var description: String {
+        "\(authenticated ? "authenticated" : "unauthenticated"), "
+            + "\(secureConnections ? "LE Secure Connections" : "LE legacy pairing"), \(keySize)-octet key"
+    }
+}
+
 /// A pairing that completed: how, and the keys a bond keeps.
 public struct PairingOutcome: Hashable, Sendable {
     public var method: PairingMethod
@@ -201,9 +247,31 @@ public struct PairingOutcome: Hashable, Sendable {
     /// What this side distributed and what the peer did.
     public var local: DistributedKeys
     public var peer: DistributedKeys
+    /// A Numeric Comparison this side accepted without a person comparing the digits (an
+    /// option that answers yes): the method protects nothing then, and the key is not
+    /// authenticated.
+    public var comparisonUnseen: Bool
 
-    /// Whether the key is authenticated (MITM protection).
-    public var isAuthenticated: Bool { method.isAuthenticated }
+    public init(method: PairingMethod, secureConnections: Bool, bonded: Bool, keySize: UInt8, linkKey: UInt128,
+                local: DistributedKeys, peer: DistributedKeys, comparisonUnseen: Bool = false) {
+        self.method = method
+        self.secureConnections = secureConnections
+        self.bonded = bonded
+        self.keySize = keySize
+        self.linkKey = linkKey
+        self.local = local
+        self.peer = peer
+        self.comparisonUnseen = comparisonUnseen
+    }
+
+    /// Whether the key is authenticated (MITM protection): an authenticated method, and for
+    /// Numeric Comparison a person who compared.
+    public var isAuthenticated: Bool { method.isAuthenticated && !comparisonUnseen }
+
+    /// The keys' strength, as a bond keeps it.
+    public var strength: KeyStrength {
+        KeyStrength(authenticated: isAuthenticated, secureConnections: secureConnections, keySize: keySize)
+    }
 
     /// The LTK a central encrypts with on reconnection, with its EDIV and Rand: LE Secure
     /// Connections' own LTK (EDIV and Rand 0), or in legacy pairing the one the peripheral
@@ -227,11 +295,19 @@ public enum PairingFailure: Error, Hashable, Sendable, CustomStringConvertible {
     case timedOut
     /// The controller could not encrypt the link with the key pairing made (HCI status).
     case encryptionFailed(status: UInt8)
+    /// This side refused LE legacy pairing, all the peer offered (Authentication Requirements
+    /// was sent): ``PairingConfiguration/allowsLegacyPairing`` accepts it.
+    case legacyPairingRefused
+    /// This side refused a pairing whose keys would be weaker than the bond kept with the peer
+    /// (Authentication Requirements was sent); the bond stays. `bond`: the kept bond's strength,
+    /// `offered`: the pairing's.
+    case weakerThanBond(bond: KeyStrength, offered: KeyStrength)
 
     /// The SMP reason, for either side's failure.
     public var reason: SMPPairingFailureReason? {
         switch self {
         case .peerFailed(let reason), .failed(let reason): reason
+        case .legacyPairingRefused, .weakerThanBond: .authenticationRequirements
         case .timedOut, .encryptionFailed: nil
         }
     }
@@ -242,6 +318,8 @@ public enum PairingFailure: Error, Hashable, Sendable, CustomStringConvertible {
         case .failed(let reason): "pairing failed: \(reason)"
         case .timedOut: "the pairing timed out: no SMP command for 30 s"
         case .encryptionFailed(let status): "the link could not be encrypted with the new key (HCI status 0x\(Hex.padded(status, digits: 2)))"
+        case .legacyPairingRefused: "the peer offers only LE legacy pairing, which this side does not accept"
+        case let .weakerThanBond(bond, offered): "the pairing (\(offered)) is weaker than the bond kept (\(bond)): the bond stays"
         }
     }
 }

@@ -16,12 +16,33 @@ import RawbleWire
 /// the responder (a Pairing Request starts it; ``requestSecurity(now:)`` asks the central to).
 ///
 /// Bad input is a failed pairing, never a trap: a PDU that does not decode is answered with
-/// Pairing Failed (Command Not Supported for an unknown code, Invalid Parameters otherwise); a
-/// PDU the current step does not expect with Unspecified Reason; a confirm value, DHKey check
-/// or public key that does not hold with Confirm Value Failed, DHKey Check Failed (a public key
-/// off the curve too, CVE-2018-5383). After a failure the engine takes a new Pairing Request
-/// (responder) or ``start(now:)`` (initiator); after the 30 s timeout nothing more on this
-/// connection, as Part H 3.4 requires.
+/// Pairing Failed (Command Not Supported for an unknown code, Invalid Parameters otherwise, a
+/// maximum key size outside 7–16 among them: SweynTooth's CVE-2019-19196); a PDU the current
+/// step does not expect with Unspecified Reason; a confirm value, DHKey check or public key
+/// that does not hold with Confirm Value Failed, DHKey Check Failed (a public key off the curve
+/// too, CVE-2018-5383). After a failure the engine takes a new Pairing Request (responder) or
+/// ``start(now:)`` (initiator); after the 30 s timeout nothing more on this connection, as
+/// Part H 3.4 requires.
+///
+/// The published attacks on a host's Security Manager fail, in both roles:
+/// - a peer public key with our own X coordinate (ours reflected, with Y or with p − Y:
+///   CVE-2020-26558, Passkey Entry impersonation) fails with DHKey Check Failed (0x0B) as soon
+///   as it arrives, before any confirm value or nonce is sent. Zephyr and the Linux kernel
+///   answer Unspecified Reason (0x08) there; this engine answers as for a point off the curve,
+///   its sibling check on the same key, so the host reports both as the keys that did not
+///   agree (an attacker's public key) rather than as an unexplained failure;
+/// - LE legacy pairing: a peer confirm value or nonce equal to our own (reflected) fails with
+///   Confirm Value Failed (0x04), before our nonce is revealed;
+/// - a negotiated key size below ``PairingConfiguration/minimumKeySize`` (16 by default)
+///   fails with Encryption Key Size (0x06), and a peer offering only LE legacy pairing, unless
+///   ``PairingConfiguration/allowsLegacyPairing``, with Authentication Requirements (0x03);
+/// - a pairing weaker than the bond kept with the peer (``bondToKeep``) fails with
+///   Authentication Requirements before any key is made;
+/// - an LTK request or an Encryption Change out of order during a pairing (SweynTooth's zero
+///   LTK, CVE-2019-19194, and its DHKey-check skip) fails the pairing: no key is given or used
+///   before the confirm values and the DHKey checks held;
+/// - a distributed identity address that is neither public nor static random fails the
+///   pairing (Invalid Parameters): no bond.
 public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// Which side of the pairing this is.
     public enum Role: Hashable, Sendable {
@@ -45,6 +66,12 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
     /// When ``expire(now:)`` must be called: 30 s after the last SMP command queued, while a
     /// pairing runs; `nil` otherwise.
     public private(set) var deadline: Instant?
+
+    /// The strength of the bond kept with this peer, which a pairing must not lower: a pairing
+    /// whose keys would be weaker (``KeyStrength/isWeaker(than:)``) fails with Authentication
+    /// Requirements as soon as its method and key size are known, before any key is made.
+    /// `nil`: no bond. The host sets it before a pairing starts.
+    public var bondToKeep: KeyStrength?
 
     private var random: any RandomNumberGenerator & Sendable
     private var suppliedKeyPair: PairingKeyPair?
@@ -91,6 +118,8 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         /// Numeric Comparison: the six digits were shown, and the user's answer (nil: not yet).
         var comparisonAsked = false
         var userConfirmed: Bool?
+        /// The comparison was accepted without a person comparing: the key is not authenticated.
+        var comparisonUnseen = false
         /// LE Secure Connections, initiator: its DHKey check went out.
         var localCheckSent = false
         // The passkey (nil until shown or typed), and the round of the 20 (Passkey Entry).
@@ -101,6 +130,8 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         var peerNonce: UInt128 = 0
         var peerConfirm: UInt128?
         var localConfirmSent = false
+        /// Legacy pairing: the confirm value this side sent (a peer sending it back reflects it).
+        var localConfirm: UInt128?
         // Legacy pairing: the STK once computed.
         var shortTermKey: UInt128 = 0
         // Key distribution
@@ -108,6 +139,11 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         var peerKeys = DistributedKeys()
         var expectedFromPeer: [SMPCode] = []
         var sentLocalKeys = false
+
+        /// How strong the keys will be, as far as known (an accepted comparison may still be unseen).
+        var strength: KeyStrength {
+            KeyStrength(authenticated: method.isAuthenticated && !comparisonUnseen, secureConnections: secureConnections, keySize: keySize)
+        }
     }
 
     /// An engine for one connection. `random`: where nonces, passkeys and distributed keys come
@@ -237,13 +273,19 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
     }
 
     /// The user's answer to ``PairingAction/confirmNumericComparison(_:)``: `false` fails the
-    /// pairing (Numeric Comparison Failed).
-    public mutating func confirmNumericComparison(_ accepted: Bool, now: Instant) -> [PairingAction] {
+    /// pairing (Numeric Comparison Failed). `comparedByPerson`: `false` when nobody compared the
+    /// digits (an option that always answers yes): the pairing goes on, its key unauthenticated,
+    /// as Just Works would make it; and where that is weaker than ``bondToKeep`` it fails.
+    public mutating func confirmNumericComparison(_ accepted: Bool, comparedByPerson: Bool = true, now: Instant) -> [PairingAction] {
         guard isPairing, var current = pairing, current.comparisonAsked, current.userConfirmed == nil else {
             return [.ignored("no comparison was asked for")]
         }
         guard accepted else { return fail(.numericComparisonFailed, now: now) }
         current.userConfirmed = true
+        current.comparisonUnseen = !comparedByPerson
+        if let bond = bondToKeep, current.strength.isWeaker(than: bond) {
+            return refuse(.weakerThanBond(bond: bond, offered: current.strength), now: now)
+        }
         pairing = current
         switch role {
         case .initiator:
@@ -265,10 +307,13 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
     // MARK: The controller and the clock
 
     /// The controller's Encryption Change (or Encryption Key Refresh Complete) for this
-    /// connection: status 0 with encryption on moves on to the key distribution.
+    /// connection: status 0 with encryption on moves on to the key distribution. One before
+    /// the pairing asked for encryption (SweynTooth's DHKey-check skip: the link encrypted with
+    /// a key the pairing never vouched for) fails it with Unspecified Reason.
     public mutating func encryptionChanged(status: UInt8, now: Instant) -> [PairingAction] {
+        guard isPairing else { return [.ignored("an encryption change outside a pairing")] }
         guard step == .awaitingEncryption, var current = pairing else {
-            return [.ignored("an encryption change outside a pairing")]
+            return fail(.unspecifiedReason, now: now) + [.ignored("an encryption change before the pairing asked for one")]
         }
         guard status == 0 else {
             end(.failed)
@@ -283,13 +328,32 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         return finishIfDone(now: now)
     }
 
-    /// Peripheral: the key to answer the controller's LE Long Term Key Request with, during a
-    /// pairing (the STK or LE Secure Connections' LTK: EDIV and Rand 0); `nil` otherwise, when
-    /// the bond's key or a negative reply is the host's to give.
-    public func longTermKey(encryptedDiversifier: UInt16, random: UInt64) -> UInt128? {
+    /// How to answer the controller's LE Long Term Key Request (peripheral).
+    public enum LongTermKeyAnswer: Hashable, Sendable {
+        /// Reply with this key: the pairing's STK or LE Secure Connections' LTK, once its
+        /// checks held.
+        case pairingKey(UInt128)
+        /// Reply negatively: the request came during a pairing that has no key to give yet (or
+        /// named another key), and the pairing failed; carry out the actions.
+        case refuse([PairingAction])
+        /// No pairing is under way: the bond's key or a negative reply is the host's to give.
+        case notPairing
+    }
+
+    /// Peripheral: the answer to the controller's LE Long Term Key Request during a pairing.
+    /// Only once the pairing asked for encryption (the confirm values and, in LE Secure
+    /// Connections, the DHKey check held), with EDIV and Rand 0, is its key given; any other
+    /// request while pairing (SweynTooth's zero LTK, CVE-2019-19194: encryption started before
+    /// a key exists) fails the pairing and gets a negative reply, never a zero key nor a bond's.
+    public mutating func longTermKeyRequested(encryptedDiversifier: UInt16, random: UInt64, now: Instant) -> LongTermKeyAnswer {
+        guard isPairing else { return .notPairing }
         guard role == .responder, step == .awaitingEncryption, let current = pairing,
-              encryptedDiversifier == 0, random == 0 else { return nil }
-        return current.secureConnections ? current.longTermKey : current.shortTermKey
+              encryptedDiversifier == 0, random == 0 else {
+            return .refuse(fail(.unspecifiedReason, now: now))
+        }
+        let key = current.secureConnections ? current.longTermKey : current.shortTermKey
+        guard key != 0 else { return .refuse(fail(.unspecifiedReason, now: now)) }
+        return .pairingKey(key)
     }
 
     /// The clock: at or after ``deadline`` the pairing fails (Part H 3.4) and the connection
@@ -319,7 +383,7 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
                           responderKeys: response.responderKeyDistribution)
         step = .awaitingPublicKey  // a pairing is under way: a refusal below is a failed one
         if let refusal = settle(request: request, response: response, secureConnections: secureConnections) {
-            return fail(refusal, now: now)
+            return refuse(refusal, now: now)
         }
         var actions = [send(.pairingResponse(response), now: now)]
         if secureConnections {
@@ -349,7 +413,7 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         current.responderKeys = current.bonded ? response.responderKeyDistribution : []
         pairing = current
         if let refusal = settle(request: request, response: response, secureConnections: current.secureConnections) {
-            return fail(refusal, now: now)
+            return refuse(refusal, now: now)
         }
         guard let settled = pairing else { return fail(.unspecifiedReason, now: now) }
         if settled.secureConnections {
@@ -363,26 +427,25 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         return prompt + sendLegacyConfirm(now: now)
     }
 
-    /// Both roles, once request and response are known: the key size and the method, or the
-    /// reason this side refuses them.
+    /// Both roles, once request and response are known: the key size and the method, or why
+    /// this side refuses them.
     private mutating func settle(request: SMPPairingParameters, response: SMPPairingParameters,
-                                 secureConnections: Bool) -> SMPPairingFailureReason? {
-        guard var current = pairing else { return .unspecifiedReason }
+                                 secureConnections: Bool) -> PairingFailure? {
+        guard var current = pairing else { return .failed(.unspecifiedReason) }
         let keySize = min(request.maximumEncryptionKeySize, response.maximumEncryptionKeySize)
-        guard keySize >= max(7, configuration.minimumKeySize) else { return .encryptionKeySize }
-        if configuration.secureConnectionsOnly && !secureConnections { return .authenticationRequirements }
+        guard keySize >= configuration.effectiveMinimumKeySize else { return .failed(.encryptionKeySize) }
+        if !secureConnections && !configuration.acceptsLegacyPairing { return .legacyPairingRefused }
         // This side never gives out-of-band data, so a peer that says it has ours is wrong: LE
         // Secure Connections would use OOB as soon as one side has the other's (Part H 2.3.5.1).
         // Legacy pairing uses OOB only when both have it, and this side never does.
         let peer = role == .responder ? request : response
-        if secureConnections && peer.isOOBDataPresent { return .oobNotAvailable }
-        let method = PairingMethod.select(initiator: request, responder: response, secureConnections: secureConnections,
-                                          localIsInitiator: role == .initiator)
-        if configuration.mitm && configuration.secureConnectionsOnly && !method.isAuthenticated {
-            return .authenticationRequirements
-        }
+        if secureConnections && peer.isOOBDataPresent { return .failed(.oobNotAvailable) }
         current.keySize = keySize
-        current.method = method
+        current.method = PairingMethod.select(initiator: request, responder: response, secureConnections: secureConnections,
+                                              localIsInitiator: role == .initiator)
+        if let bond = bondToKeep, current.strength.isWeaker(than: bond) {
+            return .weakerThanBond(bond: bond, offered: current.strength)
+        }
         pairing = current
         return nil
     }
@@ -394,7 +457,7 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
     private mutating func preparePasskey() -> [PairingAction] {
         guard var current = pairing, case .passkeyEntry(let displays) = current.method, current.passkey == nil else { return [] }
         if displays {
-            let passkey = configuration.displayedPasskey.map { $0 % 1_000_000 } ?? UInt32.random(in: 0...999_999, using: &random)
+            let passkey = configuration.testingFixedDisplayedPasskey.map { $0 % 1_000_000 } ?? UInt32.random(in: 0...999_999, using: &random)
             current.passkey = passkey
             pairing = current
             return [.displayPasskey(passkey)]
@@ -427,7 +490,8 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         do {
             current.dhKey = try keyPair.dhKey(with: key)
         } catch {
-            // Off the curve (CVE-2018-5383) or our own key reflected.
+            // Off the curve (CVE-2018-5383) or our own X reflected (CVE-2020-26558): before this
+            // side sends its own key (responder), a confirm value or a nonce.
             return fail(.dhKeyCheckFailed, now: now)
         }
         current.peerPublicKey = key
@@ -478,14 +542,23 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
     private mutating func sendLegacyConfirm(now: Instant) -> [PairingAction] {
         guard var current = pairing else { return [] }
         current.localNonce = nonce()
+        let confirm = legacyConfirm(current.localNonce, current)
+        // The responder's confirm follows the initiator's: equal to it, one would be a reflection.
+        if current.peerConfirm == confirm { return fail(.confirmValueFailed, now: now) }
         current.localConfirmSent = true
+        current.localConfirm = confirm
         pairing = current
         if role == .responder { step = .awaitingRandom }
-        return [send(.pairingConfirm(legacyConfirm(current.localNonce, current)), now: now)]
+        return [send(.pairingConfirm(confirm), now: now)]
     }
 
     private mutating func receiveConfirm(_ value: UInt128, now: Instant) -> [PairingAction] {
         guard var current = pairing else { return fail(.unspecifiedReason, now: now) }
+        // Legacy pairing: our own confirm sent back. c1 takes the same inputs on both sides, so
+        // with our nonce reflected next it would check: fail before the nonce goes out.
+        if !current.secureConnections, let local = current.localConfirm, value == local {
+            return fail(.confirmValueFailed, now: now)
+        }
         current.peerConfirm = value
         pairing = current
         switch (role, current.secureConnections, current.method) {
@@ -522,7 +595,10 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         current.peerNonce = value
         pairing = current
         if !current.secureConnections {
-            guard legacyConfirm(value, current) == peerConfirm else { return fail(.confirmValueFailed, now: now) }
+            // Our own nonce sent back is a reflection, whatever the confirm value said.
+            guard value != current.localNonce, legacyConfirm(value, current) == peerConfirm else {
+                return fail(.confirmValueFailed, now: now)
+            }
             let (mrand, srand) = role == .initiator ? (current.localNonce, value) : (value, current.localNonce)
             current.shortTermKey = masked(SMPCrypto.legacyShortTermKey(k: UInt128(current.passkey ?? 0), r1: srand, r2: mrand), to: current.keySize)
             pairing = current
@@ -711,6 +787,10 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
             current.peerKeys.random = rand
         case .identityInformation(let irk): current.peerKeys.identity = PairingIdentity(identityResolvingKey: irk, address: peerAddress)
         case .identityAddressInformation(let address):
+            // An identity address is public or static random (Part H 3.6.5); a resolvable or
+            // non-resolvable private one would name a bond after an address that changes, or
+            // let a peer claim another's. No bond then.
+            guard address.kind == .public || address.kind == .randomStatic else { return fail(.invalidParameters, now: now) }
             current.peerKeys.identity = PairingIdentity(identityResolvingKey: current.peerKeys.identity?.identityResolvingKey ?? 0, address: address)
         case .signingInformation(let csrk): current.peerKeys.signatureKey = csrk
         default: break
@@ -735,7 +815,7 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
         let outcome = PairingOutcome(
             method: current.method, secureConnections: current.secureConnections, bonded: current.bonded,
             keySize: current.keySize, linkKey: current.secureConnections ? current.longTermKey : current.shortTermKey,
-            local: current.localKeys, peer: current.peerKeys)
+            local: current.localKeys, peer: current.peerKeys, comparisonUnseen: current.comparisonUnseen)
         end(.completed)
         return actions + [.completed(outcome)]
     }
@@ -750,10 +830,16 @@ public struct SMPPairing<Instant: InstantProtocol>: Sendable where Instant.Durat
 
     /// Tells the peer `reason` and ends the pairing.
     private mutating func fail(_ reason: SMPPairingFailureReason, now: Instant) -> [PairingAction] {
+        refuse(.failed(reason), now: now)
+    }
+
+    /// Tells the peer the SMP reason of `failure` and ends the pairing, reporting `failure`.
+    private mutating func refuse(_ failure: PairingFailure, now: Instant) -> [PairingAction] {
+        let reason = failure.reason ?? .unspecifiedReason
         let wasPairing = isPairing
         end(.failed)
         guard wasPairing else { return [.send(.pairingFailed(reason))] }
-        return [.send(.pairingFailed(reason)), .failed(.failed(reason))]
+        return [.send(.pairingFailed(reason)), .failed(failure)]
     }
 
     private mutating func end(_ final: Step) {

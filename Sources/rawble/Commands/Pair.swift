@@ -32,16 +32,13 @@ struct Pair: AsyncParsableCommand {
     @Option(name: .customLong("address-type"), help: "public or random (default: as seen while scanning, else random).")
     var addressType: AddressTypeArgument?
     @OptionGroup var pairing: PairingOptions
-    @Flag(name: .long, help: "LE legacy pairing only (no LE Secure Connections).")
-    var legacy = false
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
         let transport = try connection.resolvedTransport(environment: environment())
         if case .kernel = transport { throw PairingSettings.kernelRefusal(transport, what: "pairing") }
-        var settings = pairing.settings
-        settings.legacy = legacy
+        let settings = pairing.settings
         let session = try await PeerSession.open(address, addressType: addressType, connection: connection, output: output,
                                                  pairing: settings)
         let json = output.json

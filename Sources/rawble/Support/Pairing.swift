@@ -39,7 +39,7 @@ enum SecurityArgument: String, ExpressibleByArgument, CaseIterable, Sendable {
     var level: LinkSecurity { self == .authenticated ? .authenticated : .encrypted }
 }
 
-/// `--io` and `--passkey`: how rawble's own host pairs.
+/// `--io`, `--passkey`, `--confirm`, `--legacy`: how rawble's own host pairs.
 struct PairingOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "What you can do when pairing on rawble's own host: display, keyboard, yesno, keyboard-display, none (Just Works).",
@@ -47,12 +47,17 @@ struct PairingOptions: ParsableArguments {
     var io: IOArgument = .none
 
     @Option(name: .long, help: ArgumentHelp(
-        "The passkey to type when the peer displays one, or to display (for scripts; else asked on the terminal, or random).", valueName: "digits"))
+        "The passkey to type when the peer displays one, for scripts (needs --io keyboard or keyboard-display; else asked on the terminal). A passkey rawble displays is new and random each time.",
+        valueName: "digits"))
     var passkey: UInt32?
 
     @Flag(name: .long, help: ArgumentHelp(
-        "Accept a Numeric Comparison without asking (for scripts: the six digits are shown on stderr; check them on the peer)."))
+        "Accept a Numeric Comparison without asking (for scripts; needs --io yesno or keyboard-display). Nobody compares the six digits, so the key counts as unauthenticated, as with Just Works."))
     var confirm = false
+
+    @Flag(name: .long, help: ArgumentHelp(
+        "Also accept LE legacy pairing, for a peer that cannot do LE Secure Connections (refused by default: its keys are open to an eavesdropper)."))
+    var legacy = false
 
     @Flag(name: .long, help: ArgumentHelp(
         "Use a resolvable private address on rawble's own host, made from rawble's identity key and changed every 15 minutes: devices bonded with rawble recognise it, others see a new device each time."))
@@ -60,9 +65,18 @@ struct PairingOptions: ParsableArguments {
 
     func validate() throws {
         if let passkey, passkey > 999_999 { throw ValidationError("--passkey is six digits, 0 to 999999") }
+        // An option that cannot take effect is refused, never silently ignored.
+        if passkey != nil, io != .keyboard, io != .keyboardDisplay {
+            throw ValidationError("--passkey is the passkey to type, and --io \(io.rawValue) types none: add --io keyboard (or keyboard-display)")
+        }
+        if confirm, io != .yesno, io != .keyboardDisplay {
+            throw ValidationError("--confirm answers a Numeric Comparison, and --io \(io.rawValue) has none: add --io yesno (or keyboard-display)")
+        }
     }
 
-    var settings: PairingSettings { PairingSettings(io: io, passkey: passkey, confirm: confirm, privateAddress: privateAddress) }
+    var settings: PairingSettings {
+        PairingSettings(io: io, passkey: passkey, confirm: confirm, privateAddress: privateAddress, legacy: legacy)
+    }
 }
 
 /// `--io`, `--passkey` and `--security`, on the commands that connect.
@@ -84,12 +98,13 @@ struct SecurityOptions: ParsableArguments {
 /// How rawble's own host pairs in this run (from the options).
 struct PairingSettings: Sendable {
     var io: IOArgument = .none
+    /// The passkey to type when asked (`--passkey`); a displayed one is always random.
     var passkey: UInt32?
-    /// Numeric Comparisons are accepted without asking (`--confirm`).
+    /// Numeric Comparisons are accepted without asking (`--confirm`): unauthenticated keys.
     var confirm = false
     /// A resolvable private own address, changed every ``privateAddressPeriod`` (`--private-address`).
     var privateAddress = false
-    /// LE legacy pairing only (`pair --legacy`).
+    /// LE legacy pairing accepted from a peer without LE Secure Connections (`--legacy`).
     var legacy = false
     /// The level a link must reach right after connecting (`--security`).
     var required: LinkSecurity?
@@ -100,11 +115,11 @@ struct PairingSettings: Sendable {
     /// Whether anything but the defaults was asked for (which the kernel path cannot do).
     var isCustom: Bool { io != .none || passkey != nil || confirm || privateAddress || legacy || required != nil }
 
-    /// The adapter's pairing: bonding, LE Secure Connections unless legacy, MITM protection
-    /// asked for when the user can take part (`--io` other than none).
+    /// The adapter's pairing: bonding, LE Secure Connections only unless `--legacy`, 16-octet
+    /// keys, MITM protection asked for when the user can take part (`--io` other than none).
     func configuration(identity: PairingIdentity?) -> PairingConfiguration {
         PairingConfiguration(ioCapability: io.capability, bonding: true, mitm: io != .none,
-                             secureConnections: !legacy, identity: identity, displayedPasskey: passkey)
+                             allowsLegacyPairing: legacy, identity: identity)
     }
 
     /// On `hciN` the kernel pairs: the one line saying so, when options asked for rawble's own.
@@ -124,9 +139,9 @@ struct PairingSettings: Sendable {
 
 /// The terminal's pairing agent: shows a passkey on stderr, asks for the peer's passkey or to
 /// confirm six digits on the terminal (/dev/tty), one line each. With `--passkey` the passkey
-/// is given, with `--confirm` comparisons are accepted (the digits shown on stderr); with no
-/// terminal the question is declined (the pairing then fails with Passkey Entry Failed or
-/// Numeric Comparison Failed). Each peer a passkey was shown or asked for is noted in
+/// to type is given, with `--confirm` comparisons are accepted unseen (the digits shown on
+/// stderr; the key is unauthenticated); with no terminal the question is declined (the pairing
+/// then fails with Passkey Entry Failed or Numeric Comparison Failed). Each peer a passkey was shown or asked for is noted in
 /// `passkeys` (a Confirm Value Failed then means a wrong passkey).
 struct TerminalPairingAgent: PairingAgent {
     var passkey: UInt32?
@@ -147,12 +162,17 @@ struct TerminalPairingAgent: PairingAgent {
     }
 
     func confirm(_ number: UInt32, for peer: DeviceAddress) async -> Bool {
+        await compare(number, for: peer) != .declined
+    }
+
+    /// `--confirm` accepts unseen: nobody compared, so the key is not authenticated.
+    func compare(_ number: UInt32, for peer: DeviceAddress) async -> NumericComparisonAnswer {
         if acceptsComparisons {
-            Output.error("rawble: accepted \(Self.digits(number)) for \(peer.address) (--confirm): it should show the same")
-            return true
+            Output.error("rawble: accepted \(Self.digits(number)) for \(peer.address) unseen (--confirm): it should show the same; the key counts as unauthenticated")
+            return .acceptedUnseen
         }
-        guard let answer = await Self.ask("rawble: does \(peer.address) show \(Self.digits(number))? [y/N] ") else { return false }
-        return answer.lowercased() == "y" || answer.lowercased() == "yes"
+        guard let answer = await Self.ask("rawble: does \(peer.address) show \(Self.digits(number))? [y/N] ") else { return .declined }
+        return answer.lowercased() == "y" || answer.lowercased() == "yes" ? .confirmed : .declined
     }
 
     static func digits(_ number: UInt32) -> String {
@@ -229,6 +249,7 @@ enum PairingErrors {
         case .failed(let reason): "rawble stopped it: \(reason)"
         case .timedOut: "SMP timeout: no SMP command for 30 s"
         case .encryptionFailed: "\(failure)"
+        case .legacyPairingRefused, .weakerThanBond: "rawble stopped it: \(failure)"
         }
     }
 
@@ -238,6 +259,7 @@ enum PairingErrors {
         switch failure {
         case .timedOut: return .pairingTimedOut
         case .encryptionFailed: return .pairingFailed
+        case .legacyPairingRefused, .weakerThanBond: return .methodUnavailable
         case .failed, .peerFailed: break
         }
         switch failure.reason {
@@ -260,7 +282,12 @@ enum PairingErrors {
             return "a confirm value did not match its random value (the pairing was tampered with, or a peer's bug): pair again"
         case .dhKeyCheckFailed:
             return "the two sides' keys do not agree (a wrong passkey, or an attacker's public key): pair again"
+        case .methodUnavailable where failure == .legacyPairingRefused:
+            return "pair again with --legacy to accept LE legacy pairing from \(peer.address) (its keys are weaker)"
         case .methodUnavailable:
+            if case .weakerThanBond = failure {
+                return "rawble bonds remove \(peer.address), then pair again, to replace the bond with a weaker one"
+            }
             return "the peer cannot do the method asked for: try another --io, or leave out --security authenticated"
         case .pairingTimedOut:
             return "\(peer.address) stopped answering mid-pairing (or a passkey was not entered in time): pair again"
