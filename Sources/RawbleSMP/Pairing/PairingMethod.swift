@@ -333,7 +333,7 @@ public enum PairingAction: Hashable, Sendable {
     /// Ask the user for the passkey the peer shows: answer with `enterPasskey(_:now:)`.
     case requestPasskey
     /// Show these six digits and ask the user whether the peer shows the same: answer with
-    /// `confirmNumericComparison(_:now:)`.
+    /// `confirmNumericComparison(_:comparedByPerson:now:)`.
     case confirmNumericComparison(UInt32)
     /// Central: encrypt the link with this key (LE Enable Encryption), then report the
     /// Encryption Change with `encryptionChanged(status:now:)`.

@@ -5,9 +5,9 @@ import RawbleWire
 /// Entry or Numeric Comparison, then the key distribution.
 ///
 /// The host feeds it what arrives on the Security Manager channel (``receive(_:now:)``), what
-/// the user answers (``enterPasskey(_:now:)``, ``confirmNumericComparison(_:now:)``), what the
+/// the user answers (``enterPasskey(_:now:)``, ``confirmNumericComparison(_:comparedByPerson:now:)``), what the
 /// controller reports about encryption (``encryptionChanged(status:now:)``; a peripheral asks
-/// ``longTermKey(encryptedDiversifier:random:)`` on an LTK request), and the time
+/// ``longTermKeyRequested(encryptedDiversifier:random:now:)`` on an LTK request), and the time
 /// (``expire(now:)`` at ``deadline``); each returns the ``PairingAction``s to carry out, in order.
 /// It reads no clock and opens no socket; random numbers come from the generator it is given,
 /// and the P-256 key pair from swift-crypto.
