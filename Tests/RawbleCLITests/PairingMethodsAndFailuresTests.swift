@@ -89,6 +89,27 @@ struct PairingMethodsAndFailuresTests {
         #expect(list.stdout.isEmpty, "no bond: \(list.stdout)")
     }
 
+    @Test("pair again with a strap that now can only do Just Works, over an authenticated bond: 85, one line naming rawble bonds remove; the bond is kept")
+    func weakerRepairingRefused() async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let display = BumblePeer.PairingOptions(io: .display, mitm: true, passkey: 123456)
+        let first = try await PairCommandTests.start(BumblePeer.StrapSecurity(pairing: display))
+        let paired = try await Self.pair(first, ["--io", "keyboard", "--passkey", "123456"], state: state)
+        first.stop()
+        #expect(paired.status == 0, "\(paired.stderr)")
+        #expect(paired.stdout.contains("Passkey Entry, LE Secure Connections, authenticated"), "\(paired.stdout)")
+
+        let impostor = try await PairCommandTests.start(BumblePeer.StrapSecurity())
+        defer { impostor.stop() }
+        let result = try await Self.pair(impostor, ["--io", "keyboard", "--passkey", "123456"], state: state)
+        ExitStatusTests.expectOneLine(result, status: 85, containing: "rawble bonds remove \(Self.strap)")
+        #expect(result.stderr.contains("weaker than the bond kept (authenticated, LE Secure Connections, 16-octet key)"), "\(result.stderr)")
+        #expect(await eventually { ((try? Self.strapFailures(impostor)) ?? []).contains(0x03) }, "the impostor got Authentication Requirements")
+        let list = try await CLI.run(["bonds"], environment: state.environment)
+        #expect(list.stdout.hasPrefix("\(Self.named): authenticated, LE Secure Connections, 16-octet key"), "the bond is kept: \(list.stdout)")
+    }
+
     @Test("pair --legacy with a strap that can only do LE legacy pairing: LE legacy pairing, Just Works; bonds lists the legacy bond")
     func legacy() async throws {
         let state = try TemporaryState()
