@@ -504,3 +504,27 @@ struct AdapterPairingHardeningTests {
         #expect(!controller.commands.contains(.leLongTermKeyRequestReply(handle: ScriptedController.handle, longTermKey: 0x42)))
     }
 }
+
+@Suite("Adapter: a peer claiming a bonded device's identity from another address")
+struct AdapterIdentityClaimTests {
+    private let host = DeviceAddress(hostAddress, type: .random)
+
+    @Test("central: a peer pairs Just Works from its own address and distributes the identity of a device bonded with authenticated keys: the link is encrypted (unauthenticated), the authenticated bond is kept")
+    func weakerBondUnderAClaimedIdentityIsNotKept() async throws {
+        let bonded = DeviceAddress(BluetoothAddress(0xC9_88_77_66_55_44), type: .random)
+        let kept = Bond(peer: bonded, peerIdentityResolvingKey: 0x99, centralKey: Bond.LongTermKey(value: 0x42), peripheralKey: Bond.LongTermKey(value: 0x42),
+                        authenticated: true, secureConnections: true, keySize: 16)
+        var claims = PairingConfiguration()
+        claims.identity = PairingIdentity(identityResolvingKey: 0x1234, address: bonded)
+        let peer = ScriptedSMPPeer(isCentral: false, configuration: claims, hostAddress: host)
+        let bonds = InMemoryBondStore([kept])
+        let (_, pump, adapter) = try await open(against: peer, configuration(bonds: bonds))
+        let connection = try await adapter.connect(to: ScriptedController.peer)
+        let outcome = try await within(seconds: 60) { try await connection.pair() }
+        #expect(outcome?.peer.identity?.address == bonded && outcome?.isAuthenticated == false)
+        #expect(connection.security == .encrypted)
+        #expect(await bonds.bonds() == [kept], "the authenticated bond stays; the claim is not kept")
+        await adapter.close()
+        pump.cancel()
+    }
+}

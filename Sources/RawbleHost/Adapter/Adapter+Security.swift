@@ -474,12 +474,12 @@ extension Adapter {
         }
         // A Pairing Request held while the bond is looked up: a pairing is starting, and no key
         // is given before it made one.
-        var answer = SMPPairing<HostClock.Instant>.LongTermKeyAnswer.notPairing
         if record.heldSecurityManagerPDUs != nil {
             logger.notice("\(record.peer) started encryption while its Pairing Request waited: refused")
             replyToLongTermKeyRequest(handle: handle, key: nil)
             return
         }
+        var answer = SMPPairing<HostClock.Instant>.LongTermKeyAnswer.notPairing
         runPairing(on: record) { engine, now in
             answer = engine.longTermKeyRequested(encryptedDiversifier: request.encryptedDiversifier, random: request.random, now: now)
             if case .refuse(let actions) = answer { return actions }
