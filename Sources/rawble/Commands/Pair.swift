@@ -14,7 +14,13 @@ struct Pair: AsyncParsableCommand {
             On rawble's own host (user:hciN, serial:, tcp:, unix:). On hciN the kernel
             pairs: use bluetoothctl there. Passkeys and comparisons are asked on the
             terminal; with no terminal they are declined unless --passkey gives the
-            passkey to type or --confirm accepts the comparison.
+            passkey to type or --confirm accepts the comparison (unseen: the key then
+            counts as unauthenticated). A passkey rawble shows is new each time.
+
+            Only LE Secure Connections with a 16-octet key is accepted; --legacy also
+            accepts LE legacy pairing from a peer that cannot do better. A pairing that
+            would replace a bond with a weaker one (unauthenticated, legacy, a shorter
+            key) is refused and the bond kept: rawble bonds remove it first.
 
             A failure is one line naming the SMP reason and the side that gave it, with
             the status of its class: 80 wrong passkey, 81 confirm mismatch, 82 DHKey

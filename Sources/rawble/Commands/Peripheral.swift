@@ -17,7 +17,7 @@ struct PeripheralCommand: AsyncParsableCommand {
         abstract: "Be a peripheral: advertise and serve GATT (a simulated heart-rate strap, or an echo service).",
         discussion: """
             On rawble's own host (user:hciN, serial:, tcp:, unix:) centrals may pair
-            with rawble's Security Manager (--io, --passkey, --confirm say how); the
+            with rawble's Security Manager (--io, --passkey, --confirm, --legacy say how); the
             bond is kept, and a central bonded once encrypts with it later without
             pairing again. --require encrypted|authenticated protects the service's
             characteristics: a central reading, writing or subscribing on a link less secure is

@@ -40,7 +40,7 @@ struct Shell: AsyncParsableCommand {
             On rawble's own host (user:hciN, serial:, tcp:, unix:) a peer bonded before
             (rawble pair) is encrypted with its bond when it asks; --security makes each
             link `connect` makes encrypted (or authenticated) first, pairing when there
-            is no bond; --io, --passkey and --confirm say how to pair (a passkey or
+            is no bond; --io, --passkey, --confirm and --legacy say how to pair (a passkey or
             comparison is asked on the terminal, Enter ending the answer).
 
             Examples:
