@@ -110,6 +110,9 @@ struct KernelPairsWithRawbleVMTests {
         configuration.resetTimeout = .seconds(10)
         configuration.ownAddress = .randomStatic(BluetoothAddress(0xC0_52_41_57_42_50))
         configuration.bonds = bonds
+        // The kernel without bluetoothd pairs LE legacy: rawble refuses that by default, so
+        // this peripheral allows it (the test's first pairing is the kernel's legacy one).
+        configuration.pairing = PairingConfiguration(allowsLegacyPairing: true)
         let served = peer.controllers[1]
         let adapter = try await Adapter.open(try await H4StreamTransport.connect(tcp: try #require(served.host), port: try #require(served.port)),
                                              configuration: configuration)
