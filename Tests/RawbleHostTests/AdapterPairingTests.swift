@@ -528,3 +528,39 @@ struct AdapterIdentityClaimTests {
         pump.cancel()
     }
 }
+
+@Suite("Adapter: a bond whose key is shorter than the configuration accepts is not used to encrypt")
+struct AdapterShortBondTests {
+    private let host = DeviceAddress(hostAddress, type: .random)
+    /// A bond made under a 7-octet minimum (before 16 was the default).
+    static let shortBond = Bond(peer: ScriptedController.peer, centralKey: Bond.LongTermKey(value: 0x42), peripheralKey: Bond.LongTermKey(value: 0x42, encryptedDiversifier: 5, random: 6),
+                                authenticated: false, secureConnections: true, keySize: 7)
+
+    @Test("central: connect does not encrypt with a 7-octet bond; secure() pairs again (16 octets), and the new bond replaces it")
+    func centralPairsAgain() async throws {
+        let peer = ScriptedSMPPeer(isCentral: false, configuration: PairingConfiguration(), hostAddress: host)
+        let bonds = InMemoryBondStore([Self.shortBond])
+        let (controller, pump, adapter) = try await open(against: peer, configuration(bonds: bonds))
+        let connection = try await adapter.connect(to: ScriptedController.peer)
+        #expect(sent(controller, enableEncryption).isEmpty, "the short bond's key was not used")
+        #expect(try await within(seconds: 60) { try await connection.secure() } == .encrypted)
+        #expect(connection.encryptionKeySize == 16)
+        let outcome = try #require(peer.outcome)
+        #expect(sent(controller, enableEncryption).map(\.key) == [outcome.linkKey])
+        #expect(await bonds.bonds().map(\.keySize) == [16])
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("peripheral: an LTK Request naming a 7-octet bond gets a negative reply")
+    func peripheralRefusesTheShortBond() async throws {
+        let peer = ScriptedSMPPeer(isCentral: true, configuration: PairingConfiguration(), hostAddress: host)
+        let (controller, pump, adapter) = try await open(against: peer, configuration(bonds: InMemoryBondStore([Self.shortBond])))
+        _ = try await acceptCentral(adapter, controller)
+        controller.transport.inject(.le(.longTermKeyRequest(.init(connectionHandle: ScriptedController.handle, random: 6, encryptedDiversifier: 5))))
+        try await controller.waitUntilSent(.leLongTermKeyRequestNegativeReply(handle: ScriptedController.handle))
+        #expect(!controller.commands.contains(.leLongTermKeyRequestReply(handle: ScriptedController.handle, longTermKey: 0x42)))
+        await adapter.close()
+        pump.cancel()
+    }
+}

@@ -128,6 +128,10 @@ extension Adapter {
             return
         }
         guard let bond, bond.centralKey != nil else { return }
+        guard configuration.pairing?.accepts(keySize: bond.keySize) == true else {
+            logger.notice("the bond with \(peer) has a \(bond.keySize)-octet key, shorter than the pairing configuration accepts: not used (pair again)")
+            return
+        }
         do {
             try await secure(lifetime, level: bond.level, forcePairing: false, timeout: configuration.encryptionTimeout)
         } catch {

@@ -37,7 +37,8 @@ extension Adapter {
                 record = current
                 if !forcePairing, lifetime.security >= level { return lifetime.security }
                 if !record.securityPending {
-                    if !forcePairing, let bond, let key = bond.centralKey, level <= bond.level {
+                    if !forcePairing, let bond, let key = bond.centralKey, level <= bond.level,
+                       configuration.pairing?.accepts(keySize: bond.keySize) == true {
                         encrypt(record, with: key, bond: bond)
                     } else {
                         try startPairing(on: record, authenticated: level == .authenticated, keeping: bond)
@@ -505,6 +506,11 @@ extension Adapter {
             guard let bond, let key = bond.peripheralKey, key.encryptedDiversifier == request.encryptedDiversifier,
                   key.random == request.random else {
                 self.logger.notice("\(peer) encrypts with a key this adapter has no bond for: refused (pair again)")
+                self.replyToLongTermKeyRequest(handle: handle, key: nil)
+                return
+            }
+            guard self.configuration.pairing?.accepts(keySize: bond.keySize) == true else {
+                self.logger.notice("\(peer) encrypts with its bond's \(bond.keySize)-octet key, shorter than the pairing configuration accepts: refused (pair again)")
                 self.replyToLongTermKeyRequest(handle: handle, key: nil)
                 return
             }

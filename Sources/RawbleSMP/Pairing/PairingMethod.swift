@@ -154,6 +154,10 @@ public struct PairingConfiguration: Hashable, Sendable {
     /// ``minimumKeySize`` within 7–16.
     var effectiveMinimumKeySize: UInt8 { min(16, max(7, minimumKeySize)) }
 
+    /// Whether a key of `size` octets is long enough for this side (``minimumKeySize``): a
+    /// host encrypts with no shorter bond's key, whatever the bond was made under.
+    public func accepts(keySize size: UInt8) -> Bool { size >= effectiveMinimumKeySize }
+
     /// The AuthReq this side sends.
     var authenticationRequirements: SMPAuthenticationRequirements {
         var requirements: SMPAuthenticationRequirements = []
