@@ -55,7 +55,10 @@ struct HostSession {
             }
         }
         // Started before the transport opens, so its times count from the session's start.
-        let trace = connection.trace ? PacketTrace() : nil
+        let trace = connection.trace ? PacketTrace(keys: connection.keys) : nil
+        if connection.keys == .included {
+            Output.error("rawble: warning: --include-keys: the \(connection.btsnoop == nil ? "trace holds" : "capture holds") every key that crosses HCI; whoever has it can decrypt these links")
+        }
         var opening = address
         var capture: BtsnoopCaptureFile?
         var monitor: HCIMonitorSocket?
@@ -67,7 +70,7 @@ struct HostSession {
             if case .kernel(let number) = address, connection.btsnoop != nil || trace != nil {
                 chosen = try KernelAdapters.find(number.map { "hci\($0)" })
             }
-            capture = try connection.btsnoop.map(createCapture)
+            capture = try connection.btsnoop.map { path throws(CLIError) in try createCapture(path, keys: connection.keys) }
             taps = [capture as (any HCIPacketTap)?, trace].compactMap { $0 }
             if let chosen {
                 opening = .kernel(adapter: chosen.index)
@@ -141,9 +144,9 @@ struct HostSession {
     }
 
     /// Creates the btsnoop file at `path`, or the one-line error saying why it cannot be.
-    private static func createCapture(_ path: String) throws(CLIError) -> BtsnoopCaptureFile {
+    private static func createCapture(_ path: String, keys: KeyMaterial) throws(CLIError) -> BtsnoopCaptureFile {
         do {
-            return try BtsnoopCaptureFile(path: path)
+            return try BtsnoopCaptureFile(path: path, keys: keys)
         } catch {
             throw OutputFile.error(creating: "the btsnoop file", at: path, error)
         }
