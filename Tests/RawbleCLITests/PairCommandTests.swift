@@ -172,6 +172,7 @@ struct PairCommandLocalTests {
         let folder = (state.identityPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Data("address 11:22:33:44:55:66\nirk 00\n".utf8).write(to: URL(fileURLWithPath: state.identityPath))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: state.identityPath)
         let result = try await CLI.run(["pair", "C0:B1:E0:00:00:01", "--transport", "unix:" + ExitStatusTests.missingPath()],
                                        environment: state.environment)
         ExitStatusTests.expectOneLine(result, status: 65, containing: "\(state.identityPath) is not rawble's identity")

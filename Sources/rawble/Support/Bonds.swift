@@ -89,8 +89,7 @@ struct LocalIdentity: Equatable {
             case .notOwned, .tooOpen: .permission
             default: .cannotOpen
             }
-            throw CLIError(status, refusalPrefix + refusal.description,
-                           fix: "rawble neither reads nor replaces it")
+            throw CLIError(status, refusalPrefix + refusal.description)
         }
         guard let bytes = read else { return nil }
         guard bytes.count <= 4096 else { throw malformed(path, "it is longer than 4096 bytes") }
