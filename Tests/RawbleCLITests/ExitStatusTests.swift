@@ -24,12 +24,14 @@ struct ExitStatusTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("rawble-missing-\(UUID().uuidString)").path
     }
 
-    @Test("64 usage: a bad argument, an unknown command, a bad RAWBLE_LOG")
+    @Test("64 usage: a bad argument, an unknown command, a bad RAWBLE_LOG, --include-keys with nothing to keep them in")
     func usage() async throws {
         Self.expectOneLine(try await CLI.run(["read", "11:22", "180D"]), status: 64)
         Self.expectOneLine(try await CLI.run(["frobnicate"]), status: 64)
         Self.expectOneLine(try await CLI.run(["decode", "hrm", "0648"], environment: ["RAWBLE_LOG": "loud"]),
                            status: 64, containing: "RAWBLE_LOG")
+        Self.expectOneLine(try await CLI.run(["scan", "--include-keys", "--transport", "unix:" + Self.missingPath()]),
+                           status: 64, containing: "--include-keys keeps the keys in --btsnoop and --trace")
     }
 
     @Test("64 usage: a --timeout or --duration too large to be a Duration is refused, not a trap")
