@@ -56,9 +56,6 @@ struct HostSession {
         }
         // Started before the transport opens, so its times count from the session's start.
         let trace = connection.trace ? PacketTrace(keys: connection.keys) : nil
-        if connection.keys == .included {
-            Output.error("rawble: warning: --include-keys: the \(connection.btsnoop == nil ? "trace holds" : "capture holds") every key that crosses HCI; whoever has it can decrypt these links")
-        }
         var opening = address
         var capture: BtsnoopCaptureFile?
         var monitor: HCIMonitorSocket?
@@ -72,6 +69,10 @@ struct HostSession {
             }
             capture = try connection.btsnoop.map { path throws(CLIError) in try createCapture(path, keys: connection.keys) }
             taps = [capture as (any HCIPacketTap)?, trace].compactMap { $0 }
+            if connection.keys == .included {
+                let what = capture == nil ? "the trace holds" : (trace == nil ? "the capture holds" : "the capture and the trace hold")
+                Output.error("rawble: warning: --include-keys: \(what) every key that crosses HCI; whoever has them can decrypt these links")
+            }
             if let chosen {
                 opening = .kernel(adapter: chosen.index)
                 let what = connection.btsnoop == nil ? "the trace holds"

@@ -30,6 +30,8 @@ enum OutputFile {
         switch failure {
         case .system(let concerned, _, let code) where concerned == path:
             error(creating: what, at: path, errno: code)
+        case .system:
+            CLIError(.cannotOpen, "cannot write \(what) \(path): \(failure)")
         case .notOwned, .tooOpen:
             CLIError(.permission, "will not write \(what): \(failure)")
         default:
