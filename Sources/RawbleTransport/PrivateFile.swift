@@ -21,7 +21,9 @@ public enum PrivateFile {
     /// (or through another name of it, a hard link), and whatever mode the old one had, the new
     /// one is private.
     ///
-    /// - Parameter owner: the user an existing file must belong to: this process's effective user.
+    /// - Parameters:
+    ///   - path: the file to create.
+    ///   - owner: the user an existing file must belong to: this process's effective user.
     /// - Returns: the descriptor, owned by the caller (close-on-exec).
     public static func replace(_ path: String, owner: UInt32 = geteuid()) throws(PrivateFileError) -> Int32 {
         let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
