@@ -12,11 +12,20 @@ import Synchronization
 /// once, then one `write(2)` per record with no user-space buffering, so the file is complete
 /// up to the last packet even if the process is killed. Readable by Wireshark and `btmon -r`.
 ///
+/// The file is the user's alone (``PrivateFile/replace(_:owner:)``): created mode 0600, never
+/// through a symbolic link; an existing regular file of the user's is replaced by a new one,
+/// anything else at the path (a link, another user's file, a FIFO, a device) refused. Key
+/// material is zeroed in every record unless `KeyMaterial.included` is asked for (RawbleWire's
+/// `HCIKeyRedactor`): a capture holds every packet in clear, keys included, because the
+/// controller, not the host, encrypts.
+///
 /// Thread-safe. Recording never throws into the data path: the first write failure is kept
 /// (``failure``), later records are dropped, and ``close()`` reports it.
 public final class BtsnoopCaptureFile: Sendable {
     /// The file's path, as given.
     public let path: String
+    /// Whether the records keep the keys that cross HCI.
+    public let keys: KeyMaterial
 
     private struct State {
         /// -1 once closed.
@@ -25,26 +34,32 @@ public final class BtsnoopCaptureFile: Sendable {
         /// Latest timestamp written, so wall-clock stamps never go backwards in the file.
         var lastUnixMicroseconds = Int64.min
         var recordCount = 0
+        /// Follows ACL fragments across records (`KeyMaterial.redacted` only).
+        var redactor = HCIKeyRedactor()
     }
 
     private let state: Mutex<State>
 
-    /// Creates (or truncates) the file at `path` and writes the btsnoop header.
-    public init(path: String) throws(TransportError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            switch errno {
-            case ENOENT: throw .notFound(path: path)
-            case EACCES, EPERM, EROFS: throw .permissionDenied(path: path)
-            case let code: throw .ioError(errno: code, operation: "create \(path)")
-            }
-        }
-        if let failure = Self.writeAll(fd: fd, bytes: BtsnoopWriter.header(datalink: .hciUART), path: path) {
+    /// Creates the file at `path` (replacing a regular file of the user's there) and writes the
+    /// btsnoop header. Throws ``PrivateFileError`` when the path is refused or cannot be
+    /// created, and when the header cannot be written (the file is then left, empty or short).
+    public init(path: String, keys: KeyMaterial = .redacted) throws(PrivateFileError) {
+        let fd = try PrivateFile.replace(path)
+        if case .ioError(let code, _)? = Self.writeAll(fd: fd, bytes: BtsnoopWriter.header(datalink: .hciUART), path: path) {
             _ = Glibc.close(fd)
-            throw failure
+            throw .system(path, operation: "write", errno: code)
         }
         self.path = path
+        self.keys = keys
         state = Mutex(State(fd: fd))
+    }
+
+    /// A capture into `descriptor`, already open (and owned by it from now on), whose header
+    /// is written by the caller: for tests of write failures on a pipe.
+    init(descriptor: Int32, path: String, keys: KeyMaterial = .redacted) {
+        self.path = path
+        self.keys = keys
+        state = Mutex(State(fd: descriptor))
     }
 
     deinit {
@@ -56,9 +71,9 @@ public final class BtsnoopCaptureFile: Sendable {
 
     /// Appends one record for `packet` stamped `unixMicroseconds` (microseconds since 1970).
     public func record(_ packet: H4Packet, direction: BtsnoopRecord.Direction, at unixMicroseconds: Int64) {
-        let bytes = BtsnoopWriter.record(
-            BtsnoopRecord(packet: packet, direction: direction, unixMicroseconds: unixMicroseconds))
         state.withLock { state in
+            let kept = keys == .included ? packet : state.redactor.redact(packet, direction: direction)
+            let bytes = BtsnoopWriter.record(BtsnoopRecord(packet: kept, direction: direction, unixMicroseconds: unixMicroseconds))
             append(bytes, stamped: unixMicroseconds, to: &state)
         }
     }
@@ -68,7 +83,8 @@ public final class BtsnoopCaptureFile: Sendable {
     public func record(_ packet: H4Packet, direction: BtsnoopRecord.Direction) {
         state.withLock { state in
             let now = max(Self.wallClockMicroseconds(), state.lastUnixMicroseconds)
-            let bytes = BtsnoopWriter.record(BtsnoopRecord(packet: packet, direction: direction, unixMicroseconds: now))
+            let kept = keys == .included ? packet : state.redactor.redact(packet, direction: direction)
+            let bytes = BtsnoopWriter.record(BtsnoopRecord(packet: kept, direction: direction, unixMicroseconds: now))
             append(bytes, stamped: now, to: &state)
         }
     }

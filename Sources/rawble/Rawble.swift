@@ -14,9 +14,12 @@ struct Rawble: AsyncParsableCommand {
                                  (HCI user channel), tcp:HOST:PORT, unix:PATH,
                                  serial:PATH[:BAUD]
               --btsnoop FILE     every HCI packet of the session into a btsnoop file
+                                 (mode 0600)
               --trace            every HCI packet and ATT PDU decoded, one line each
                                  on stderr as it passes: seconds since the start,
                                  > sent or < received, then what decode btsnoop shows
+              --include-keys     keep the keys in --btsnoop and --trace (zeroed
+                                 otherwise): such a capture decrypts your links
               --timeout SECONDS  bound on connecting and on each ATT transaction (30)
               --json             one JSON object per line on stdout
               -v, -vv, -vvv      the stack's log records on stderr as they happen
@@ -95,7 +98,7 @@ enum Main {
         // whose look-up by reflection was a percent of `hr`'s whole CPU).
         guard let first = arguments.first, first.hasPrefix("-") else { return arguments }
         let withValue: Set<String> = ["--transport", "--btsnoop", "--timeout"]
-        let flags: Set<String> = ["--json", "--trace", "--quiet", "--verbose", "-v", "-vv", "-vvv"]
+        let flags: Set<String> = ["--json", "--trace", "--include-keys", "--quiet", "--verbose", "-v", "-vv", "-vvv"]
         let subcommands = Set(Rawble.configuration.subcommands.map { $0._commandName })
         var moved: [String] = []
         var rest: [String] = []

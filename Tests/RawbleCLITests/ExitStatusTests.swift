@@ -24,12 +24,14 @@ struct ExitStatusTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("rawble-missing-\(UUID().uuidString)").path
     }
 
-    @Test("64 usage: a bad argument, an unknown command, a bad RAWBLE_LOG")
+    @Test("64 usage: a bad argument, an unknown command, a bad RAWBLE_LOG, --include-keys with nothing to keep them in")
     func usage() async throws {
         Self.expectOneLine(try await CLI.run(["read", "11:22", "180D"]), status: 64)
         Self.expectOneLine(try await CLI.run(["frobnicate"]), status: 64)
         Self.expectOneLine(try await CLI.run(["decode", "hrm", "0648"], environment: ["RAWBLE_LOG": "loud"]),
                            status: 64, containing: "RAWBLE_LOG")
+        Self.expectOneLine(try await CLI.run(["scan", "--include-keys", "--transport", "unix:" + Self.missingPath()]),
+                           status: 64, containing: "--include-keys keeps the keys in --btsnoop and --trace")
     }
 
     @Test("64 usage: a --timeout or --duration too large to be a Duration is refused, not a trap")
@@ -70,6 +72,19 @@ struct ExitStatusTests {
         Self.expectOneLine(isFolder, status: 66, containing: "cannot write the btsnoop file \(directory): \(directory) is a folder: name a file in it")
         let csv = try await CLI.run(["hr", "--count", "1", "--transport", controller.transport, "--csv", folder + "/hr.csv"])
         Self.expectOneLine(csv, status: 66, containing: "cannot write the file \(folder)/hr.csv: the folder \(folder) does not exist")
+        // A symbolic link is refused, never followed: its target is left as it was.
+        let links = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-links-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: links) }
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: links + "/target"))
+        for name in ["capture.log", "hr.csv"] {
+            try FileManager.default.createSymbolicLink(atPath: links + "/" + name, withDestinationPath: links + "/target")
+        }
+        let linked = try await CLI.run(["scan", "--duration", "1", "--transport", controller.transport, "--btsnoop", links + "/capture.log"])
+        Self.expectOneLine(linked, status: 66, containing: "will not write the btsnoop file: \(links)/capture.log is a symbolic link")
+        let linkedCSV = try await CLI.run(["hr", "--count", "1", "--transport", controller.transport, "--csv", links + "/hr.csv"])
+        Self.expectOneLine(linkedCSV, status: 66, containing: "will not write the file: \(links)/hr.csv is a symbolic link")
+        #expect(try String(contentsOfFile: links + "/target", encoding: .utf8) == "kept")
     }
 
     /// This machine's kernel has no Bluetooth (the VM tests cover a kernel that has it).

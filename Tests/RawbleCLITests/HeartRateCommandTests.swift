@@ -71,6 +71,9 @@ struct HeartRateCommandTests {
         let jsonl = directory.appendingPathComponent("beats.jsonl").path
         let result = try await CLI.run(["hr", "--count", "6", "--csv", csv, "--jsonl", jsonl, "--transport", peer.transport])
         #expect(result.status == 0, "stderr: \(result.stderr)")
+        for file in [csv, jsonl] {
+            #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == 0o600, "session files are private")
+        }
         let sent = try peer.sentHeartRateValues().prefix(6).map { Hex.encode($0) }
         let csvLines = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(csvLines.first == "time,bpm,contact,energy_expended_kj,rr_intervals_ms,raw")

@@ -40,10 +40,12 @@ struct EncryptedReadOverH4Tests {
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct KernelSecurityVMTests {
-    @Test("hciN: a read refused with Insufficient Encryption succeeds after the kernel paired (Just Works), with no bluetoothd, as root and with only CAP_NET_RAW + CAP_NET_ADMIN, and on an adapter just plugged in")
+    @Test("hciN: a read refused with Insufficient Encryption succeeds after the kernel paired (Just Works), with no bluetoothd, as root and with only CAP_NET_RAW + CAP_NET_ADMIN, and on an adapter just plugged in; its capture (0600) holds the kernel's pairing with the keys zeros")
     func encryptedReadOverTheKernelsL2CAPSocket() async throws {
         let (steps, result) = try await KernelPathVMTests.boot(#"""
             step read "$r" read C0:B1:E0:00:00:01 72617762-6C65-5345-4300-000000000001 --timeout 20 --json --btsnoop /tmp/security.btsnoop
+            step capture "$r" decode btsnoop /tmp/security.btsnoop --json
+            step captureMode stat -c %a /tmp/security.btsnoop
             step plain "$r" read C0:B1:E0:00:00:01 2A19 --timeout 20 --json
             step unprivileged setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+net_raw,+net_admin --ambient-caps=+net_raw,+net_admin -- "$r" read C0:B1:E0:00:00:01 72617762-6C65-5345-4300-000000000001 --timeout 20 --json
             kill "$(cat /run/rawble-vm/hci0.pid)"
@@ -61,6 +63,24 @@ struct KernelSecurityVMTests {
         let value = KernelPathVMTests.objects(read.stdout).first
         #expect(value?["uuid"] as? String == EncryptedRead.characteristic, "\(read.stdout)")
         #expect(value?["value"] as? String == EncryptedRead.valueHex, "\(read.stdout)")
+
+        // The capture, from the monitor channel, holds the kernel's own pairing, its keys zeros:
+        // the LTK the kernel's LE Enable Encryption carries, SMP's key distribution both ways.
+        let capture = try #require(steps["capture"])
+        #expect(capture.status == 0, "\(capture.stderr)")
+        let records = KernelPathVMTests.objects(capture.stdout)
+        let encryptions = records.compactMap { record -> String? in
+            guard ["LE Enable Encryption", "LE Long Term Key Request Reply"].contains(record["name"] as? String) else { return nil }
+            return (record["parameters"] as? [String: Any])?["longTermKey"] as? String
+        }
+        #expect(!encryptions.isEmpty && encryptions.allSatisfy { $0 == "0" }, "\(encryptions)")
+        let distributed = records.compactMap { record -> String? in
+            guard let smp = record["smp"] as? [String: Any],
+                  ["Encryption Information", "Identity Information", "Signing Information"].contains(smp["name"] as? String) else { return nil }
+            return smp["parameterBytes"] as? String
+        }
+        #expect(distributed.allSatisfy { $0 == String(repeating: "0", count: 32) }, "\(distributed)")
+        #expect(steps["captureMode"]?.stdout == ["600"], "\(String(describing: steps["captureMode"]))")
 
         // The same kernel, an attribute with no security: still one plain read.
         let plain = try #require(steps["plain"])

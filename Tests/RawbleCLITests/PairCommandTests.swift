@@ -1,6 +1,9 @@
 import Foundation
 import RawbleTestSupport
+import RawbleWire
 import Testing
+
+@testable import rawble
 
 /// A temporary state folder for one test (`XDG_STATE_HOME` and `HOME`): its identity and bonds.
 struct TemporaryState {
@@ -88,23 +91,42 @@ struct PairCommandTests {
         ExitStatusTests.expectOneLine(result, status: 80, containing: "rawble stopped it: Passkey Entry Failed")
     }
 
-    @Test("the bond lasts: bonds --json lists the strap; a later read in a new process encrypts with it without pairing; bonds remove forgets it")
+    @Test("""
+        the bond lasts: bonds --json lists the strap; a later read in a new process encrypts with it without pairing; \
+        bonds remove forgets it. The pairing's capture and trace hold no key (LTK, IRK zeros), the read's with \
+        --include-keys holds the bond's LTK
+        """)
     func bondLasts() async throws {
         let state = try TemporaryState()
         defer { state.remove() }
         let peer = try await Self.start(BumblePeer.StrapSecurity(encryptedRead: true))
         defer { peer.stop() }
-        let pair = try await CLI.run(["pair", Self.strap, "--transport", peer.transport, "--timeout", "20"], environment: state.environment)
+        let pairCapture = state.root.appendingPathComponent("pair.btsnoop").path
+        let pair = try await CLI.run(["pair", Self.strap, "--transport", peer.transport, "--timeout", "20",
+                                      "--btsnoop", pairCapture, "--trace"], environment: state.environment)
         #expect(pair.status == 0, "\(pair.stderr)")
+        let ltk = try bondLongTermKey(state)
+        let redacted = try capturedKeys(pairCapture)
+        #expect(!redacted.encryptionKeys.isEmpty && !redacted.distributedKeys.isEmpty, "the pairing encrypted and distributed keys")
+        #expect((redacted.encryptionKeys + redacted.distributedKeys).allSatisfy { $0 == [UInt8](repeating: 0, count: 16) })
+        #expect(redacted.file.range(of: Data(ltk)) == nil, "the LTK is nowhere in the capture")
+        #expect(!pair.stderr.lowercased().contains(Hex.encode(ltk).lowercased())
+                && !pair.stderr.lowercased().contains(Hex.encode(ltk.reversed()).lowercased()), "the LTK is nowhere in the trace")
+        #expect(!pair.stderr.contains("--include-keys"), "no warning without the option")
+        #expect(try FileManager.default.attributesOfItem(atPath: pairCapture)[.posixPermissions] as? Int == 0o600)
         let list = try await CLI.run(["bonds", "--json"], environment: state.environment)
         #expect(list.status == 0, "\(list.stderr)")
         #expect(list.stdout.contains("\"address\":\"\(Self.strap)\"") && list.stdout.contains("\"secureConnections\":true")
                 && list.stdout.contains("\"authenticated\":false"), "\(list.stdout)")
         #expect(!list.stdout.lowercased().contains("key\":\"") && list.stdout.split(separator: "\n").count == 1, "\(list.stdout)")
+        let readCapture = state.root.appendingPathComponent("read.btsnoop").path
         let read = try await CLI.run(["read", Self.strap, EncryptedRead.characteristic, "--transport", peer.transport,
-                                      "--timeout", "20", "--json"], environment: state.environment)
+                                      "--timeout", "20", "--json", "--btsnoop", readCapture, "--include-keys"],
+                                     environment: state.environment)
         #expect(read.status == 0, "\(read.stderr)")
         #expect(read.stdout.contains(EncryptedRead.valueHex), "\(read.stdout)")
+        #expect(try capturedKeys(readCapture).encryptionKeys == [ltk], "LE Enable Encryption with the bond's LTK, kept")
+        #expect(read.stderr.split(separator: "\n").filter { $0.contains("warning: --include-keys") }.count == 1, "\(read.stderr)")
         #expect(try peer.pairings().count == 1, "encrypted with the bond, not paired again")
         let remove = try await CLI.run(["bonds", "remove", Self.strap], environment: state.environment)
         #expect(remove.status == 0, "\(remove.stderr)")
@@ -150,10 +172,41 @@ struct PairCommandLocalTests {
         let folder = (state.identityPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Data("address 11:22:33:44:55:66\nirk 00\n".utf8).write(to: URL(fileURLWithPath: state.identityPath))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: state.identityPath)
         let result = try await CLI.run(["pair", "C0:B1:E0:00:00:01", "--transport", "unix:" + ExitStatusTests.missingPath()],
                                        environment: state.environment)
         ExitStatusTests.expectOneLine(result, status: 65, containing: "\(state.identityPath) is not rawble's identity")
         #expect(result.stderr.contains("rm \(state.identityPath)"), "\(result.stderr)")
+    }
+
+    @Test("an identity file others can read, a symbolic link, or in a folder others can write: refused in one line (77, 66, 77), left as it is")
+    func refusedIdentity() async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let folder = (state.identityPath as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let identity = "address C1:22:33:44:55:66\nirk 000102030405060708090a0b0c0d0e0f\n"
+        try Data(identity.utf8).write(to: URL(fileURLWithPath: state.identityPath))
+        let pair = ["pair", "C0:B1:E0:00:00:01", "--transport", "unix:" + ExitStatusTests.missingPath()]
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: state.identityPath)
+        let open = try await CLI.run(pair, environment: state.environment)
+        ExitStatusTests.expectOneLine(open, status: 77, containing: "\(state.identityPath) can be read or written by other users (mode 0644)")
+        #expect(open.stderr.contains("chmod 600 \(state.identityPath)"), "\(open.stderr)")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: state.identityPath)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: folder)
+        ExitStatusTests.expectOneLine(try await CLI.run(pair, environment: state.environment), status: 77,
+                                      containing: "\(folder) can be written by other users (mode 0777)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder)
+
+        let elsewhere = state.root.appendingPathComponent("elsewhere").path
+        try FileManager.default.moveItem(atPath: state.identityPath, toPath: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: state.identityPath, withDestinationPath: elsewhere)
+        ExitStatusTests.expectOneLine(try await CLI.run(pair, environment: state.environment), status: 66,
+                                      containing: "\(state.identityPath) is a symbolic link")
+        #expect(try String(contentsOfFile: elsewhere, encoding: .utf8) == identity)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: state.identityPath) == elsewhere)
     }
 
     @Test("bonds with none kept: nothing listed; bonds remove of an unknown address: 67, one line")
@@ -171,5 +224,57 @@ struct PairCommandLocalTests {
     func badPasskey() async throws {
         let result = try await CLI.run(["pair", "C0:B1:E0:00:00:01", "--passkey", "1000000"])
         ExitStatusTests.expectOneLine(result, status: 64, containing: "--passkey")
+    }
+}
+
+/// The LTK of the one bond kept in `state`'s bond file, in the order it crosses HCI (little-endian).
+private func bondLongTermKey(_ state: TemporaryState) throws -> [UInt8] {
+    let folder = state.root.appendingPathComponent("state/rawble")
+    let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".bonds") })
+    let text = try String(contentsOfFile: folder.appendingPathComponent(name).path, encoding: .utf8)
+    let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("central-ltk ") }, "\(text)")
+    return try Hex.decode(String(line.split(separator: " ")[1])).reversed()
+}
+
+/// The keys in the btsnoop file at `path`: the LTK of each LE Enable Encryption, the key of each
+/// SMP Encryption, Identity or Signing Information (either direction, one ACL fragment each),
+/// and the file's bytes.
+private func capturedKeys(_ path: String) throws -> (encryptionKeys: [[UInt8]], distributedKeys: [[UInt8]], file: Data) {
+    let file = try Data(contentsOf: URL(fileURLWithPath: path))
+    let read = BtsnoopReader.read(Array(file))
+    #expect(read.error == nil)
+    var encryptionKeys: [[UInt8]] = []
+    var distributedKeys: [[UInt8]] = []
+    for record in read.records {
+        guard let packet = try record.h4Packet(datalink: .hciUART) else { continue }
+        let bytes = Array(packet.bytes)
+        if packet.type == .command, bytes.count == 3 + 28, bytes[0] == 0x19, bytes[1] == 0x20 {
+            encryptionKeys.append(Array(bytes[15...]))
+        }
+        if packet.type == .acl, bytes.count == 4 + 21, bytes[6] == 0x06, bytes[7] == 0x00, [0x06, 0x08, 0x0A].contains(bytes[8]) {
+            distributedKeys.append(Array(bytes[9...]))
+        }
+    }
+    return (encryptionKeys, distributedKeys, file)
+}
+
+@Suite("rawble's identity file is read only when private")
+struct IdentityFileTests {
+    @Test("another user's identity file is refused (77, one line), never read")
+    func foreignIdentity() throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let folder = (state.identityPath as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try LocalIdentity.keep(LocalIdentity.generate(), at: state.identityPath)
+        #expect(try LocalIdentity.readFile(state.identityPath) != nil, "this user's own is read")
+        let someoneElse = geteuid() &+ 1
+        do {
+            _ = try LocalIdentity.readFile(state.identityPath, owner: someoneElse)
+            Issue.record("another user's identity file was read")
+        } catch let error as CLIError {
+            #expect(error.status == .permission)
+            #expect(error.description.contains("\(state.identityPath) belongs to user \(geteuid()), not to this user (\(someoneElse))"), "\(error)")
+        }
     }
 }

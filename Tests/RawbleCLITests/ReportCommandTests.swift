@@ -124,16 +124,19 @@ struct ReportCommandTests {
         #expect(try CLI.jsonObject(piped.stdout)["measurements"] as? Int == 120)
     }
 
-    @Test("--plot writes an SVG that parses as XML, with its three panels")
+    @Test("--plot writes an SVG that parses as XML, with its three panels; the file is private (0600), an older one of the user's replaced")
     func plot() async throws {
         var rows = Self.alternating
         rows[30] = (bpm: 73, rr: [1650])
         let path = try Self.file(Self.csv(rows, gapAfter: 80))
         let svg = path + ".svg"
         defer { for file in [path, svg] { try? FileManager.default.removeItem(atPath: file) } }
+        try Data("an older plot, longer than nothing".utf8).write(to: URL(fileURLWithPath: svg))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: svg)
         let result = try await CLI.run(["report", path, "--plot", svg, "--max-hr", "190", "--title", "a <test> & run"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("plot: \(svg)"))
+        #expect(try FileManager.default.attributesOfItem(atPath: svg)[.posixPermissions] as? Int == 0o600)
         let data = try Data(contentsOf: URL(fileURLWithPath: svg))
         #expect(XMLParser(data: data).parse(), "well-formed XML")
         let text = String(decoding: data, as: UTF8.self)

@@ -153,4 +153,36 @@ struct HistoryFileTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "services\nread 2A19\n")
         #expect(HistoryFile.load(from: path + ".missing").isEmpty)
     }
+
+    /// The permission bits of `path`.
+    static func mode(_ path: String) throws -> Int {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    @Test("the history is the user's alone: made 0600, an older 0644 one made 0600 when written, cut back 0600; a symbolic link neither read nor written through")
+    func privateHistory() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-history-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        HistoryFile.append("pair C0:B1:E0:00:00:01 --passkey 123456", to: path)
+        #expect(try Self.mode(path) == 0o600)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        HistoryFile.append("read 2A19", to: path)
+        #expect(try Self.mode(path) == 0o600)
+        #expect(HistoryFile.load(from: path) == ["pair C0:B1:E0:00:00:01 --passkey 123456", "read 2A19"])
+
+        let long = try Self.file((0..<2000).map { "read 2A\($0)" })
+        defer { try? FileManager.default.removeItem(atPath: long) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: long)
+        #expect(HistoryFile.load(from: long).count == 1000)
+        #expect(try Self.mode(long) == 0o600, "the cut-back file is a new private one")
+
+        let target = try Self.file(["scan"])
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        let link = target + ".link"
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        #expect(HistoryFile.load(from: link).isEmpty)
+        HistoryFile.append("services", to: link)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "scan\n")
+    }
 }

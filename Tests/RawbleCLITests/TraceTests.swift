@@ -109,6 +109,24 @@ import Testing
         let times = all.compactMap { Double($0.prefix(7).trimmingCharacters(in: .whitespaces)) }
         #expect(times.count == 800 && times == times.sorted())
     }
+
+    @Test("keys show as zeros unless included, also in the hex of a malformed line: an LTK reply and SMP Encryption Information whose lengths are off by one")
+    func keysRedacted() throws {
+        let key = (0..<16).map { UInt8(0xA0 + $0) }
+        // Summaries name these packets without their keys; a malformed line shows the bytes.
+        let reply = H4Packet(type: .command, bytes: [0x1A, 0x20, 0x13, 0x40, 0x00] + key)
+        let smp = H4Packet(type: .acl, bytes: [0x40, 0x00, 0x16, 0x00, 0x11, 0x00, 0x06, 0x00, 0x06] + key)
+        for keys in [KeyMaterial.redacted, .included] {
+            let lines = LinesSeen()
+            let trace = PacketTrace(keys: keys) { lines.append($0) }
+            for packet in [reply, smp] { trace.observe(packet, direction: .sent) }
+            let all = lines.all
+            #expect(all.count == 2 && all.allSatisfy { $0.contains("malformed") }, "\(all)")
+            let shown = all.filter { $0.contains(Hex.encode(key)) }.count
+            let zeros = all.filter { $0.contains(Hex.encode([UInt8](repeating: 0, count: 16))) }.count
+            #expect(keys == .included ? shown == 2 && zeros == 0 : shown == 0 && zeros == 2, "\(keys): \(all)")
+        }
+    }
 }
 
 /// What a trace printed, collected from any thread.

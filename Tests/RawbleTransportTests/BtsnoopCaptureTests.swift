@@ -34,6 +34,22 @@ func capturedPackets(at path: String) throws -> (packets: [H4Packet], directions
     return (packets, records.map(\.direction), records)
 }
 
+/// The permission bits of the file at `path`.
+func mode(of path: String) throws -> mode_t {
+    var status = stat()
+    try #require(lstat(path, &status) == 0, "stat \(path): errno \(errno)")
+    return status.st_mode & 0o7777
+}
+
+/// Writes `bytes` to a new file at `path` with `mode` (whatever the umask).
+func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+    try #require(fd >= 0, "create \(path): errno \(errno)")
+    defer { Glibc.close(fd) }
+    try #require(fchmod(fd, mode) == 0)
+    try #require(bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } == bytes.count)
+}
+
 /// A path for a capture file in a fresh temporary directory (removed by `remove`).
 struct CapturePath {
     let directory: String
@@ -133,32 +149,24 @@ struct CapturePath {
         let file = try CapturePath()
         defer { file.remove() }
         let path = file.directory + "/missing/capture.btsnoop"
-        #expect(throws: TransportError.notFound(path: path)) { _ = try BtsnoopCaptureFile(path: path) }
+        #expect(throws: PrivateFileError.system(path, operation: "create", errno: ENOENT)) { _ = try BtsnoopCaptureFile(path: path) }
     }
 
-    @Test func aDirectoryOrAFullDeviceCannotHoldACapture() throws {
+    @Test func aDirectoryOrADeviceCannotHoldACapture() throws {
         let file = try CapturePath()
         defer { file.remove() }
-        #expect(throws: TransportError.ioError(errno: EISDIR, operation: "create \(file.directory)")) {
+        #expect(throws: PrivateFileError.system(file.directory, operation: "create", errno: EISDIR)) {
             _ = try BtsnoopCaptureFile(path: file.directory)
         }
-        // /dev/full accepts the open and fails every write with ENOSPC.
-        #expect(throws: TransportError.ioError(errno: ENOSPC, operation: "write /dev/full")) {
-            _ = try BtsnoopCaptureFile(path: "/dev/full")
-        }
+        // A device is never written to, whoever owns it.
+        #expect(throws: PrivateFileError.notARegularFile("/dev/full")) { _ = try BtsnoopCaptureFile(path: "/dev/full") }
     }
 
     @Test func aWriteFailureIsKeptNotThrownAndLaterRecordsAreDropped() async throws {
-        let file = try CapturePath()
-        defer { file.remove() }
-        try #require(mkfifo(file.path, 0o600) == 0)
-        // A reader first (non-blocking open), so the capture's open does not wait.
-        let reader = open(file.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        try #require(reader >= 0)
-        let capture = try BtsnoopCaptureFile(path: file.path)
-        var header = [UInt8](repeating: 0, count: 16)
-        #expect(Glibc.read(reader, &header, 16) == 16)
-        Glibc.close(reader)
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        let capture = BtsnoopCaptureFile(descriptor: ends[1], path: "the pipe")
+        Glibc.close(ends[0])
         // No reader left: the write fails with EPIPE. SIGPIPE is blocked on a throw-away thread
         // so it cannot end the test process (a thread's pending signal dies with the thread).
         await onThread {
@@ -169,10 +177,103 @@ struct CapturePath {
             capture.record(reset, direction: .sent)
             capture.record(reset, direction: .sent)
         }
-        let expected = TransportError.ioError(errno: EPIPE, operation: "write \(file.path)")
+        let expected = TransportError.ioError(errno: EPIPE, operation: "write the pipe")
         #expect(capture.failure == expected)
         #expect(capture.recordCount == 0)
         #expect(capture.close() == expected)
+    }
+
+    @Test("a capture is created mode 0600 whatever the umask")
+    func modeIsPrivate() throws {
+        let file = try CapturePath()
+        defer { file.remove() }
+        let old = umask(0)
+        defer { umask(old) }
+        let capture = try BtsnoopCaptureFile(path: file.path)
+        #expect(capture.close() == nil)
+        #expect(try mode(of: file.path) == 0o600)
+    }
+
+    @Test("a symbolic link at the path is refused, not followed: its target is untouched, the link stays")
+    func symbolicLinkRefused() throws {
+        let file = try CapturePath()
+        defer { file.remove() }
+        let target = file.directory + "/target"
+        defer { unlink(target) }
+        try write([1, 2, 3], to: target, mode: 0o644)
+        try #require(symlink(target, file.path) == 0)
+        #expect(throws: PrivateFileError.symbolicLink(file.path)) { _ = try BtsnoopCaptureFile(path: file.path) }
+        // A dangling link too (O_EXCL would otherwise create its target).
+        let dangling = file.directory + "/dangling"
+        defer { unlink(dangling); unlink(file.directory + "/nowhere") }
+        try #require(symlink(file.directory + "/nowhere", dangling) == 0)
+        #expect(throws: PrivateFileError.symbolicLink(dangling)) { _ = try BtsnoopCaptureFile(path: dangling) }
+        #expect(access(file.directory + "/nowhere", F_OK) != 0)
+        #expect(try contents(of: target) == [1, 2, 3])
+        var status = stat()
+        #expect(lstat(file.path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK)
+    }
+
+    @Test("a FIFO is refused at once (the open does not wait for a reader), another user's file is refused and left as it was")
+    func foreignOrSpecialRefused() throws {
+        let file = try CapturePath()
+        defer { file.remove() }
+        try #require(mkfifo(file.path, 0o600) == 0)
+        #expect(throws: PrivateFileError.notARegularFile(file.path)) { _ = try BtsnoopCaptureFile(path: file.path) }
+        unlink(file.path)
+        try write([1, 2, 3], to: file.path, mode: 0o666)
+        let someoneElse = geteuid() &+ 1
+        #expect(throws: PrivateFileError.notOwned(file.path, owner: geteuid(), user: someoneElse)) {
+            _ = try PrivateFile.replace(file.path, owner: someoneElse)
+        }
+        #expect(throws: PrivateFileError.notOwned(file.path, owner: geteuid(), user: someoneElse)) {
+            _ = try PrivateFile.openForAppending(file.path, owner: someoneElse)
+        }
+        #expect(try contents(of: file.path) == [1, 2, 3])
+        #expect(try mode(of: file.path) == 0o666)
+    }
+
+    @Test("an existing capture of the user's is replaced by a new private file, never written into: another name of it keeps the old bytes")
+    func ownFileReplaced() throws {
+        let file = try CapturePath()
+        defer { file.remove() }
+        let other = file.directory + "/hard-link"
+        defer { unlink(other) }
+        try write([1, 2, 3], to: file.path, mode: 0o644)
+        try #require(link(file.path, other) == 0)
+        let capture = try BtsnoopCaptureFile(path: file.path)
+        capture.record(reset, direction: .sent, at: 1_700_000_000_000_000)
+        #expect(capture.close() == nil)
+        #expect(try capturedPackets(at: file.path).packets == [reset])
+        #expect(try mode(of: file.path) == 0o600)
+        #expect(try contents(of: other) == [1, 2, 3])
+        // No temporary file left beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: file.directory).sorted() == ["capture.btsnoop", "hard-link"])
+    }
+
+    @Test("keys are zeros in the file unless included: an LTK reply and SMP Encryption Information split over two fragments")
+    func keysRedactedUnlessIncluded() throws {
+        let ltk = (0..<16).map { UInt8(0xA0 + $0) }
+        let reply = H4Packet(type: .command, bytes: [0x1A, 0x20, 0x12, 0x40, 0x00] + ltk)
+        let smp: [UInt8] = [0x11, 0x00, 0x06, 0x00, 0x06] + ltk
+        let first = H4Packet(type: .acl, bytes: [0x40, 0x20, 0x07, 0x00] + smp[..<7])
+        let rest = H4Packet(type: .acl, bytes: [0x40, 0x10, 0x0E, 0x00] + smp[7...])
+        for keys in [KeyMaterial.redacted, .included] {
+            let file = try CapturePath()
+            defer { file.remove() }
+            let capture = try BtsnoopCaptureFile(path: file.path, keys: keys)
+            for packet in [reply, first, rest] { capture.record(packet, direction: .sent, at: 1_700_000_000_000_000) }
+            #expect(capture.close() == nil)
+            let captured = try capturedPackets(at: file.path).packets
+            if keys == .included {
+                #expect(captured == [reply, first, rest])
+            } else {
+                let zeros = [UInt8](repeating: 0, count: 16)
+                #expect(Array(captured[0].bytes) == [0x1A, 0x20, 0x12, 0x40, 0x00] + zeros)
+                #expect(Array(captured[1].payload + captured[2].payload) == [0x11, 0x00, 0x06, 0x00, 0x06] + zeros)
+                #expect(captured.map(\.bytes.count) == [reply, first, rest].map(\.bytes.count))
+            }
+        }
     }
 
     /// Needs tshark: without it this fails (run Scripts/bootstrap), it is never skipped.
@@ -183,6 +284,10 @@ struct CapturePath {
         let capture = try BtsnoopCaptureFile(path: file.path)
         capture.record(reset, direction: .sent)
         capture.record(commandComplete, direction: .received)
+        // Redacted records still decode: an LTK reply, SMP Encryption Information.
+        capture.record(H4Packet(type: .command, bytes: [0x1A, 0x20, 0x12, 0x40, 0x00] + [UInt8](repeating: 0xA5, count: 16)), direction: .sent)
+        capture.record(H4Packet(type: .acl, bytes: [0x40, 0x00, 0x15, 0x00, 0x11, 0x00, 0x06, 0x00, 0x06] + [UInt8](repeating: 0xA5, count: 16)),
+                       direction: .sent)
         #expect(capture.close() == nil)
 
         let process = Process()
@@ -220,5 +325,8 @@ struct CapturePath {
         #expect(process.terminationStatus == 0)
         #expect(text.contains("Sent Reset"), "tshark said: \(text)")
         #expect(text.contains("Command Complete"), "tshark said: \(text)")
+        #expect(text.contains("LE Long Term Key Request Reply"), "tshark said: \(text)")
+        #expect(text.contains("Encryption Information"), "tshark said: \(text)")
+        #expect(!text.contains("Malformed"), "tshark said: \(text)")
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import RawbleAnalysis
 import RawbleReport
+import RawbleTransport
 import RawbleWire
 import SystemPackage
 
@@ -212,9 +213,16 @@ struct Report: AsyncParsableCommand {
     }
 
     private func write(_ document: String, to path: String) throws {
+        // Private like the session it plots (mode 0600, never through a link; an own file
+        // replaced whole): chmod it to share it.
+        let out: FileDescriptor
         do {
-            let out = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite, .groupRead, .otherRead])
-            defer { try? out.close() }
+            out = FileDescriptor(rawValue: try PrivateFile.replace(path))
+        } catch {
+            throw OutputFile.error(creating: "the plot", at: path, error)
+        }
+        defer { try? out.close() }
+        do {
             _ = try out.writeAll(Array(document.utf8))
         } catch let error as Errno {
             throw OutputFile.error(creating: "the plot", at: path, errno: error.rawValue)

@@ -11,6 +11,7 @@ import RawbleBearer
 import RawbleGATT
 import RawbleHost
 import RawbleReport
+import RawbleTransport
 import Synchronization
 
 /// `rawble shell`: one host session, a link made once, then GATT commands typed at a prompt
@@ -587,7 +588,6 @@ private struct SleepArguments: ParsableArguments {
     }
 }
 
-/// `~/.rawble_history`: the shell's lines across sessions (the last 1000 read back).
 /// `~/.rawble_history`: one line per command entered at a terminal, newest last. The shell
 /// keeps the last ``limit``; the file is cut back to them when it has grown to twice as many
 /// (as bash's HISTFILESIZE), and at most its last ``readLimit`` bytes are ever read.
@@ -607,8 +607,14 @@ enum HistoryFile {
 
     /// The last ``limit`` lines of the file at `path` (none when it cannot be read); the file
     /// is rewritten with just those when it holds twice as many or more than ``readLimit`` bytes.
+    /// A symbolic link is not followed: nothing is read (and ``append(_:)`` writes nothing).
     static func load(from path: String) -> [String] {
-        guard let file = fopen(path, "r") else { return [] }
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return [] }
+        guard let file = fdopen(descriptor, "r") else {
+            close(descriptor)
+            return []
+        }
         var bytes: [UInt8] = []
         var cut = false
         if fseeko(file, 0, SEEK_END) == 0 {
@@ -634,18 +640,42 @@ enum HistoryFile {
     /// Replaces the file with `lines` (a new file renamed over it: a crash never leaves half).
     private static func rewrite(_ path: String, with lines: [String]) {
         let temporary = path + ".new"
-        guard let file = fopen(temporary, "w") else { return }
-        var ok = true
-        for line in lines where fputs(line + "\n", file) < 0 { ok = false }
-        ok = fclose(file) == 0 && ok
-        if ok { ok = rename(temporary, path) == 0 }
-        if !ok { unlink(temporary) }
+        guard let descriptor = try? PrivateFile.replace(temporary) else { return }
+        var text = lines.map { $0 + "\n" }.joined()
+        let written = text.withUTF8 { writeAll($0, to: descriptor) }
+        if close(descriptor) != 0 || !written || rename(temporary, path) != 0 { unlink(temporary) }
     }
 
+    /// Appends `line` to the file at ``path``, made mode 0600 (an older history's mode too: the
+    /// lines typed can hold a passkey); nothing when the file is refused (a symbolic link,
+    /// another user's) or cannot be written — the shell goes on without it.
     static func append(_ line: String) {
-        guard !line.trimmingWhitespace.isEmpty, let path, let file = fopen(path, "a") else { return }
-        fputs(line + "\n", file)
-        fclose(file)
+        guard !line.trimmingWhitespace.isEmpty, let path else { return }
+        append(line, to: path)
+    }
+
+    static func append(_ line: String, to path: String) {
+        guard let descriptor = try? PrivateFile.openForAppending(path).descriptor else { return }
+        defer { close(descriptor) }
+        _ = fchmod(descriptor, 0o600)
+        var text = line + "\n"
+        _ = text.withUTF8 { writeAll($0, to: descriptor) }
+    }
+
+    /// `write(2)` of all of `bytes`; whether it all went.
+    private static func writeAll(_ bytes: UnsafeBufferPointer<UInt8>, to descriptor: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count, let base = bytes.baseAddress {
+            let count = write(descriptor, base + offset, bytes.count - offset)
+            if count > 0 {
+                offset += count
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                return false
+            }
+        }
+        return true
     }
 }
 

@@ -1,9 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import RawbleTransport
 
 /// A file that lines are appended to, each with one write(2) on an O_APPEND descriptor: every
 /// line written is on disk even after Ctrl-C or a crash (no user-space buffer to lose).
+/// Session files (`--csv`, `--jsonl`) hold a person's heart data: a new one is created mode
+/// 0600; an existing one must be a regular file of the user's, never a symbolic link
+/// (``PrivateFile/openForAppending(_:owner:)``), and keeps the mode the user gave it.
 final class AppendFile: Sendable {
     let path: String
     private let descriptor: Int32
@@ -12,9 +16,10 @@ final class AppendFile: Sendable {
     /// when the file is new.
     init(path: String, header: String? = nil) throws {
         self.path = path
-        descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw OutputFile.error(creating: "the file", at: path, errno: errno)
+        do {
+            descriptor = try PrivateFile.openForAppending(path).descriptor
+        } catch {
+            throw OutputFile.error(creating: "the file", at: path, error)
         }
         var status = stat()
         if let header, fstat(descriptor, &status) == 0, status.st_size == 0 {

@@ -7,6 +7,7 @@ import FoundationEssentials
 import RawbleHost
 import RawbleSMP
 import RawbleStack
+import RawbleTransport
 import RawbleWire
 
 // What the CLI keeps between runs for rawble's own host (issue 24): the bonds, and the local
@@ -48,7 +49,9 @@ struct LocalIdentity: Equatable {
     }
 
     /// The identity kept for this user, made and kept on first use. A file that is not an
-    /// identity is a one-line ``CLIError``; when there is no state folder (no HOME), or it
+    /// identity, or that rawble refuses (a symbolic link, not a regular file, another user's,
+    /// readable or writable by others, in a folder others can write), is a one-line
+    /// ``CLIError`` and is left as it is; when there is no state folder (no HOME), or it
     /// cannot be read or written, a fresh identity for this run only, with why (for a log
     /// line): rawble still works, its bonds do not last.
     static func load(environment: [String: String]) throws -> (identity: LocalIdentity, notKept: String?) {
@@ -61,35 +64,35 @@ struct LocalIdentity: Equatable {
             try keep(fresh, at: path)
             // Another rawble may have made one meanwhile: the file's is the one.
             return (try readFile(path) ?? fresh, nil)
-        } catch let error as CLIError where error.status == .malformedInput {
+        } catch let error as CLIError where error.status == .malformedInput || error.message.hasPrefix(refusalPrefix) {
             throw error
         } catch {
             return (generate(), "\(error): rawble's identity and bonds last for this run only")
         }
     }
 
-    /// The identity at `path`; `nil` when there is no file.
-    static func readFile(_ path: String) throws -> LocalIdentity? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        if descriptor < 0 {
-            let code = errno
-            if code == ENOENT { return nil }
+    /// How a refused identity file's line begins.
+    static let refusalPrefix = "rawble's identity is refused: "
+
+    /// The identity at `path`; `nil` when there is no file. The file holds a key (the IRK):
+    /// it is read only when private, as the bond store reads bonds (``PrivateFile/readPrivate(_:limit:owner:)``).
+    static func readFile(_ path: String, owner: UInt32 = geteuid()) throws -> LocalIdentity? {
+        let read: [UInt8]?
+        do {
+            read = try PrivateFile.readPrivate(path, limit: 4096, owner: owner)
+        } catch .system(_, _, let code) {
             throw CLIError(code == EACCES ? .permission : .cannotOpen,
                            "cannot read rawble's identity \(path): \(String(cString: strerror(code)))",
                            fix: "check the file's permissions (it is the user's own, mode 0600)")
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 512)
-        while bytes.count <= 4096 {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CLIError(.cannotOpen, "cannot read rawble's identity \(path): \(String(cString: strerror(errno)))")
+        } catch let refusal {
+            let status: ExitStatus = switch refusal {
+            case .notOwned, .tooOpen: .permission
+            default: .cannotOpen
             }
-            if count == 0 { break }
-            bytes += buffer[..<count]
+            throw CLIError(status, refusalPrefix + refusal.description)
         }
+        guard let bytes = read else { return nil }
+        guard bytes.count <= 4096 else { throw malformed(path, "it is longer than 4096 bytes") }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw malformed(path, "it is not text") }
         return try parse(text, path: path)
     }
@@ -149,13 +152,18 @@ struct LocalIdentity: Equatable {
     }
 
     /// Writes `identity` to `path` (mode 0600, its folder made 0700 when missing) unless a file
-    /// is there already: written to a temporary file, then linked into place.
+    /// is there already: written to a temporary file, then linked into place (`link(2)` never
+    /// replaces what is at `path`, a symbolic link included).
     static func keep(_ identity: LocalIdentity, at path: String) throws {
         let folder = OutputFile.folder(of: path)
         try makeFolder(folder)
         let temporary = "\(path).\(getpid()).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw OutputFile.error(creating: "rawble's identity", at: path, errno: errno) }
+        let descriptor: Int32
+        do {
+            descriptor = try PrivateFile.replace(temporary)
+        } catch {
+            throw OutputFile.error(creating: "rawble's identity", at: temporary, error)
+        }
         let bytes = Array(identity.text.utf8)
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         let synced = fsync(descriptor) == 0

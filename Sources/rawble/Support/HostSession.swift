@@ -55,7 +55,7 @@ struct HostSession {
             }
         }
         // Started before the transport opens, so its times count from the session's start.
-        let trace = connection.trace ? PacketTrace() : nil
+        let trace = connection.trace ? PacketTrace(keys: connection.keys) : nil
         var opening = address
         var capture: BtsnoopCaptureFile?
         var monitor: HCIMonitorSocket?
@@ -67,8 +67,12 @@ struct HostSession {
             if case .kernel(let number) = address, connection.btsnoop != nil || trace != nil {
                 chosen = try KernelAdapters.find(number.map { "hci\($0)" })
             }
-            capture = try connection.btsnoop.map(createCapture)
+            capture = try connection.btsnoop.map { path throws(CLIError) in try createCapture(path, keys: connection.keys) }
             taps = [capture as (any HCIPacketTap)?, trace].compactMap { $0 }
+            if connection.keys == .included {
+                let what = capture == nil ? "the trace holds" : (trace == nil ? "the capture holds" : "the capture and the trace hold")
+                Output.error("rawble: warning: --include-keys: \(what) every key that crosses HCI; whoever has them can decrypt these links")
+            }
             if let chosen {
                 opening = .kernel(adapter: chosen.index)
                 let what = connection.btsnoop == nil ? "the trace holds"
@@ -141,9 +145,9 @@ struct HostSession {
     }
 
     /// Creates the btsnoop file at `path`, or the one-line error saying why it cannot be.
-    private static func createCapture(_ path: String) throws(CLIError) -> BtsnoopCaptureFile {
+    private static func createCapture(_ path: String, keys: KeyMaterial) throws(CLIError) -> BtsnoopCaptureFile {
         do {
-            return try BtsnoopCaptureFile(path: path)
+            return try BtsnoopCaptureFile(path: path, keys: keys)
         } catch {
             throw OutputFile.error(creating: "the btsnoop file", at: path, error)
         }

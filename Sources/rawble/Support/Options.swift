@@ -33,11 +33,19 @@ struct ConnectionOptions: ParsableArguments {
         valueName: "transport"), transform: { try TransportAddress($0) })
     var transport: TransportAddress?
 
-    @Option(name: .long, help: ArgumentHelp("Write every HCI packet of the session to a btsnoop file.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Write every HCI packet of the session to a btsnoop file (mode 0600; keys zeroed).", valueName: "file"))
     var btsnoop: String?
 
     @Flag(name: .long, help: "Every HCI packet and ATT PDU decoded on stderr as it passes, one line each: seconds since the start, > sent or < received, what `decode btsnoop` shows.")
     var trace = false
+
+    @Flag(name: .customLong("include-keys"), help: ArgumentHelp(
+        "Keep the keys (LTK, IRK, CSRK, link keys, DHKey) in --btsnoop and --trace, which zero them otherwise.",
+        discussion: "Whoever has such a capture or trace can decrypt the links it recorded: share it with no one."))
+    var includeKeys = false
+
+    /// Whether captures and traces keep the keys that cross HCI.
+    var keys: KeyMaterial { includeKeys ? .included : .redacted }
 
     // `.unconditional`: `--timeout -5` is a bad timeout, not an unknown option `-5`.
     @Option(name: .long, parsing: .unconditional,
@@ -51,6 +59,10 @@ struct ConnectionOptions: ParsableArguments {
         // Bounded so that every conversion to a Duration or milliseconds stays far from overflow.
         guard timeout > 0, timeout <= Self.maximumTimeout else {
             throw ValidationError("--timeout must be a positive number of seconds, at most \(Int(Self.maximumTimeout)) (a day)")
+        }
+        // An option that cannot take effect is a usage error, not silently ignored.
+        if includeKeys, btsnoop == nil, !trace {
+            throw ValidationError("--include-keys keeps the keys in --btsnoop and --trace: give one of them, or leave it out")
         }
     }
 

@@ -23,13 +23,19 @@ enum OutputFile {
         return CLIError(.cannotOpen, "cannot write \(what) \(path): \(cause)", fix: fix)
     }
 
-    /// The same for the transport layer's errors (the btsnoop capture file reports those).
-    static func error(creating what: String, at path: String, _ failure: TransportError) -> CLIError {
+    /// The same for a file only its user may read (``PrivateFile``): a system error as above;
+    /// a refused path (a symbolic link, not a regular file: 66; another user's, or a key file
+    /// others can read: 77) with the refusal's own fix. Nothing was written to what is there.
+    static func error(creating what: String, at path: String, _ failure: PrivateFileError) -> CLIError {
         switch failure {
-        case .notFound: error(creating: what, at: path, errno: ENOENT)
-        case .permissionDenied: error(creating: what, at: path, errno: EACCES)
-        case .ioError(let code, _): error(creating: what, at: path, errno: code)
-        default: CLIError(.cannotOpen, "cannot write \(what) \(path): \(failure)")
+        case .system(let concerned, _, let code) where concerned == path:
+            error(creating: what, at: path, errno: code)
+        case .system:
+            CLIError(.cannotOpen, "cannot write \(what) \(path): \(failure)")
+        case .notOwned, .tooOpen:
+            CLIError(.permission, "will not write \(what): \(failure)")
+        default:
+            CLIError(.cannotOpen, "will not write \(what): \(failure)")
         }
     }
 

@@ -13,7 +13,8 @@ import Synchronization
 /// to the controller or `<` received from it. A packet that does not decode is a `malformed`
 /// line with its H4 bytes in hex (what `rawble decode hci` takes). Lines go above the status
 /// line, one write each; decoding and writing happen under one lock, so lines never interleave
-/// and times never go backwards.
+/// and times never go backwards. Keys show as zeros unless `--include-keys` (``HCIKeyRedactor``):
+/// a trace is pasted into bug reports as readily as a capture is attached.
 final class PacketTrace: HCIPacketTap {
     /// The most bytes of a malformed packet shown in hex: a line stays a line.
     static let malformedHexLimit = 64
@@ -21,17 +22,21 @@ final class PacketTrace: HCIPacketTap {
     private let start = ContinuousClock.now
     /// What earlier packets tell about later ones (which handle a Read Response answers); its
     /// lock also keeps lines whole and in time order.
-    private let session = Mutex(PacketDescription.Session())
+    private let session = Mutex((description: PacketDescription.Session(), redactor: HCIKeyRedactor()))
+    private let keys: KeyMaterial
     private let write: @Sendable (String) -> Void
 
-    /// A trace whose lines go to `write` (by default stderr, above the status line when one shows).
-    init(write: @escaping @Sendable (String) -> Void = { StatusLine.printErrorAboveActive($0) }) {
+    /// A trace whose lines go to `write` (by default stderr, above the status line when one
+    /// shows), with `keys` redacted or not.
+    init(keys: KeyMaterial = .redacted, write: @escaping @Sendable (String) -> Void = { StatusLine.printErrorAboveActive($0) }) {
+        self.keys = keys
         self.write = write
     }
 
     func observe(_ packet: H4Packet, direction: BtsnoopRecord.Direction) {
         session.withLock { session in
-            write(Self.line(packet, direction: direction, elapsed: ContinuousClock.now - start, session: &session))
+            let shown = keys == .included ? packet : session.redactor.redact(packet, direction: direction)
+            write(Self.line(shown, direction: direction, elapsed: ContinuousClock.now - start, session: &session.description))
         }
     }
 
