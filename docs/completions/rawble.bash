@@ -272,7 +272,7 @@ _rawble_decode_btsnoop() {
 
 _rawble_scan() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--duplicates --passive --first --trace --json --quiet --version -h --help)
+    non_repeating_flags=(--duplicates --passive --first --trace --include-keys --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--duration --service --name --address --transport --btsnoop --timeout)
     __rawble_offer_flags_options 0
@@ -305,7 +305,7 @@ _rawble_scan() {
 
 _rawble_gatt() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--trace --confirm --legacy --private-address --json --quiet --version -h --help)
+    non_repeating_flags=(--trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 1
@@ -341,7 +341,7 @@ _rawble_gatt() {
 
 _rawble_read() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--trace --confirm --legacy --private-address --json --quiet --version -h --help)
+    non_repeating_flags=(--trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--as --address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 2
@@ -380,7 +380,7 @@ _rawble_read() {
 
 _rawble_write() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--without-response --trace --confirm --legacy --private-address --json --quiet --version -h --help)
+    non_repeating_flags=(--without-response --trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--as --address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 3
@@ -419,7 +419,7 @@ _rawble_write() {
 
 _rawble_notify() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--indicate --trace --confirm --legacy --private-address --json --quiet --version -h --help)
+    non_repeating_flags=(--indicate --trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--count --duration --as --address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 2
@@ -464,7 +464,7 @@ _rawble_notify() {
 
 _rawble_shell() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--trace --confirm --legacy --private-address --json --quiet --version -h --help)
+    non_repeating_flags=(--trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--address-type --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 1
@@ -500,7 +500,7 @@ _rawble_shell() {
 
 _rawble_hr() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--reset-energy --reconnect --no-reconnect --trace --confirm --legacy --private-address --json --quiet --version -h --help)
+    non_repeating_flags=(--reset-energy --reconnect --no-reconnect --trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--count --csv --jsonl --hrv-every --max-hr --age --transport --btsnoop --timeout --io --passkey --security)
     __rawble_offer_flags_options 1
@@ -550,7 +550,7 @@ _rawble_hr() {
 
 _rawble_ecg() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--acc --reconnect --no-reconnect --trace --json --quiet --version -h --help)
+    non_repeating_flags=(--acc --reconnect --no-reconnect --trace --include-keys --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--acc-rate --acc-range --count --duration --csv --jsonl --transport --btsnoop --timeout)
     __rawble_offer_flags_options 1
@@ -642,7 +642,7 @@ _rawble_peripheral() {
 
 _rawble_peripheral_hr() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--confirm --legacy --private-address --trace --json --quiet --version -h --help)
+    non_repeating_flags=(--confirm --legacy --private-address --trace --include-keys --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--rate --seed --name --duration --require --io --passkey --transport --btsnoop --timeout)
     __rawble_offer_flags_options 0
@@ -686,7 +686,7 @@ _rawble_peripheral_hr() {
 
 _rawble_peripheral_echo() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--confirm --legacy --private-address --trace --json --quiet --version -h --help)
+    non_repeating_flags=(--confirm --legacy --private-address --trace --include-keys --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--name --duration --require --io --passkey --transport --btsnoop --timeout)
     __rawble_offer_flags_options 0
@@ -724,7 +724,7 @@ _rawble_peripheral_echo() {
 
 _rawble_pair() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--confirm --legacy --private-address --trace --json --quiet --version -h --help)
+    non_repeating_flags=(--confirm --legacy --private-address --trace --include-keys --json --quiet --version -h --help)
     repeating_options=()
     non_repeating_options=(--address-type --io --passkey --transport --btsnoop --timeout)
     __rawble_offer_flags_options 1
