@@ -136,14 +136,7 @@ public enum Privileges {
     /// the kernel then answers EPERM where the capability is missing, as for a process without it.
     public static func perform<T, Failure: Error>(_ needed: Capabilities, _ body: () throws(Failure) -> T) throws(Failure) -> T {
         guard let keeper = keeper.withLock({ $0 }) else { return try body() }
-        let outcome = withoutActuallyEscaping(body) { body in
-            let call = UncheckedBox(body)
-            let result = ResultBox<T, Failure>()
-            keeper.run(needed) { result.value = Result { () throws(Failure) -> T in try call.value() } }
-            return result.value
-        }
-        guard let outcome else { return try body() }
-        return try outcome.get()
+        return try keeper.perform(needed, body)
     }
 
     /// Drops from the keeper's permitted set everything but `capabilities`, after the calls
@@ -168,11 +161,24 @@ public enum Privileges {
     }
 }
 
-/// A value handed across threads where the hand-off itself orders the accesses (the caller
-/// waits for the keeper's answer).
-private struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// One call handed to the keeper. The caller fills it and waits on `done`; the keeper takes the
+/// body, runs it, lets go of it and only then signals: the semaphore orders every access, and
+/// the caller's closure (not escaping, see `perform`) is no longer referenced when it resumes.
+private final class Job: @unchecked Sendable {
+    let needed: Capabilities
+    private var body: (() -> Void)?
+    let done = DispatchSemaphore(value: 0)
+
+    init(needed: Capabilities, body: @escaping () -> Void) {
+        self.needed = needed
+        self.body = body
+    }
+
+    /// The body, once; the job holds it no longer.
+    func take() -> (() -> Void)? {
+        defer { body = nil }
+        return body
+    }
 }
 
 /// A job's result, written by the keeper before it signals and read by the caller after.
@@ -182,9 +188,9 @@ private final class ResultBox<Value, Failure: Error>: @unchecked Sendable {
 
 /// The one thread that holds capabilities: runs jobs one at a time, each with the capabilities
 /// it asked for raised just around it.
-private final class CapabilityKeeper: Sendable {
+final class CapabilityKeeper: Sendable {
     private struct State {
-        var jobs: [(needed: Capabilities, body: @Sendable () -> Void, done: DispatchSemaphore)] = []
+        var jobs: [Job] = []
         var held: Capabilities
     }
     private let state: Mutex<State>
@@ -226,12 +232,25 @@ private final class CapabilityKeeper: Sendable {
         return keeper
     }
 
-    /// Runs `body` on the keeper with `needed` (what of it is held) effective; returns when it ran.
-    func run(_ needed: Capabilities, _ body: @escaping @Sendable () -> Void) {
-        let done = DispatchSemaphore(value: 0)
-        state.withLock { $0.jobs.append((needed, body, done)) }
+    /// Runs `body` on the keeper with `needed` (what of it is held) effective, and returns its
+    /// result once it ran.
+    func perform<T, Failure: Error>(_ needed: Capabilities, _ body: () throws(Failure) -> T) throws(Failure) -> T {
+        let outcome = withoutActuallyEscaping(body) { body in
+            let result = ResultBox<T, Failure>()
+            run(needed) { result.value = Result { () throws(Failure) -> T in try body() } }
+            return result.value
+        }
+        guard let outcome else { return try body() }
+        return try outcome.get()
+    }
+
+    /// Runs `body` on the keeper with `needed` (what of it is held) effective; returns when it
+    /// ran and the keeper let go of it.
+    private func run(_ needed: Capabilities, _ body: @escaping () -> Void) {
+        let job = Job(needed: needed, body: body)
+        state.withLock { $0.jobs.append(job) }
         work.signal()
-        done.wait()
+        job.done.wait()
     }
 
     /// Drops all but `capabilities` from the permitted set (a job like the others, so it
@@ -252,12 +271,19 @@ private final class CapabilityKeeper: Sendable {
         while true {
             work.wait()
             guard let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) else { continue }
-            let raised = job.needed.intersection(held)
-            if !raised.isEmpty { _ = ThreadCapabilities.set(effective: raised, permitted: held) }
-            job.body()
-            if !raised.isEmpty { _ = ThreadCapabilities.set(effective: [], permitted: held) }
+            execute(job)
             job.done.signal()
         }
+    }
+
+    /// Runs `job`'s body with what it needs raised, then lowers it; the body is let go of when
+    /// this returns, before the caller is signalled.
+    private func execute(_ job: Job) {
+        guard let body = job.take() else { return }
+        let raised = job.needed.intersection(held)
+        if !raised.isEmpty { _ = ThreadCapabilities.set(effective: raised, permitted: held) }
+        body()
+        if !raised.isEmpty { _ = ThreadCapabilities.set(effective: [], permitted: held) }
     }
 }
 

@@ -1,4 +1,4 @@
-import RawbleKernel
+@testable import RawbleKernel
 import Testing
 
 /// What each kind of run keeps, step by step (the kernel's checks behind it are in
@@ -68,6 +68,49 @@ import Testing
         #expect(Capabilities.netAdmin.rawValue == 0x1000 && Capabilities.netRaw.rawValue == 0x2000)
         #expect(Capabilities([]).description == "none")
         #expect(Capabilities(rawValue: 1 << 21).description == "capability 21")
+    }
+
+    /// The keeper thread on its own (its sets are its own: this test process's threads keep
+    /// theirs): calls run there, one at a time, each with what it asked for raised only while
+    /// it runs; what is dropped is gone for good. Many calls from several threads at once, each
+    /// handing over a closure that is not escaping (the keeper lets go of it before the caller
+    /// resumes, or the runtime would stop the process).
+    @Test func theKeeperRaisesOnlyAroundEachCall() async throws {
+        let here = try #require(ThreadCapabilities.current)
+        let kept = here.permitted.intersection(.netRaw)
+        let keeper = try CapabilityKeeper.start(keeping: kept)
+        let callers = pthread_self()
+        let ranElsewhere = keeper.perform([]) { pthread_equal(pthread_self(), callers) == 0 }
+        #expect(ranElsewhere)
+        let during = try #require(keeper.perform(.netRaw) { ThreadCapabilities.current })
+        #expect(during.effective == kept && during.permitted == kept && during.inheritable == [])
+        let between = try #require(keeper.perform([]) { ThreadCapabilities.current })
+        #expect(between.effective == [] && between.permitted == kept)
+        #expect(ThreadCapabilities.current == here, "the caller's own sets are untouched")
+
+        let total = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var sum = 0
+                    for index in 0..<250 {
+                        var local = index
+                        let doubled: Int = keeper.perform(.netRaw) {
+                            local *= 2
+                            return local
+                        }
+                        sum += doubled - index
+                    }
+                    return sum
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(total == 4 * (0..<250).reduce(0, +))
+
+        keeper.keepOnly([])
+        let after = try #require(keeper.perform(.netRaw) { ThreadCapabilities.current })
+        #expect(after.effective == [] && after.permitted == [], "dropped for good")
+        if kept.isEmpty { print("CapabilityPolicyTests: this process holds no CAP_NET_RAW: the keeper was checked holding nothing") }
     }
 
     /// Without `Privileges.start` (a library user, this test process), a privileged call runs on
