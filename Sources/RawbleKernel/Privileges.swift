@@ -145,6 +145,16 @@ public enum Privileges {
         keeper.withLock { $0 }?.keepOnly(capabilities)
     }
 
+    /// The run is over, or never got to its policy (help, version, a completion script, a
+    /// usage error): nothing is kept any more, on any thread. Call it on the main thread.
+    public static func finish() {
+        guard started.withLock({ $0 }) else {
+            _ = try? start(keeping: [])
+            return
+        }
+        keepOnly([])
+    }
+
     /// How many threads besides the calling one this process has (from `/proc/self/task`),
     /// or `nil` when it cannot be read.
     public static var otherThreadCount: Int? {

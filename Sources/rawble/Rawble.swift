@@ -62,12 +62,15 @@ enum Main {
             } else {
                 try command.run()
             }
+            Privileges.finish()
             Logs.finish(failed: false)
         } catch let error as CLIError {
+            Privileges.finish()
             Logs.finish(failed: true)
             Output.error("rawble: \(error)")
             exit(error.status.rawValue)
         } catch {
+            Privileges.finish()
             let code = Rawble.exitCode(for: error)
             Logs.finish(failed: code != .success)
             guard code != .success else { Rawble.exit(withError: error) }  // --help, --version

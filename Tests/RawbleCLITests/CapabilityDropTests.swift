@@ -56,8 +56,9 @@ import Testing
     }
 
     /// Runs `rawble arguments`; once `meet` returns (the binary reached the point it waits for:
-    /// past its start, parsing or connecting), reads every thread's sets, then kills it.
-    static func setsWhileRunning(_ arguments: [String], meet: @escaping @Sendable () throws -> Void) async throws -> [String: [String: UInt64]] {
+    /// past its start, parsing or connecting; `meet` gets the read end of its standard output),
+    /// reads every thread's sets, then kills it.
+    static func setsWhileRunning(_ arguments: [String], meet: @escaping @Sendable (_ output: Int32) throws -> Void) async throws -> [String: [String: UInt64]] {
         try await onOwnThread {
             // A copy nobody may run, in a folder every user may enter (the checkout may be 0700).
             let folder = try TemporaryFolder.make()
@@ -77,16 +78,27 @@ import Testing
             environment["XDG_STATE_HOME"] = state.path
             process.environment = environment
             process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
+            let output = Pipe()
+            process.standardOutput = output
             process.standardError = FileHandle.nullDevice
             try process.run()
             defer {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
             }
-            try meet()
+            try meet(output.fileHandleForReading.fileDescriptor)
             return try threadSets(of: process.processIdentifier)
         }
+    }
+
+    /// A btsnoop capture (H4) of 20 000 Command Complete events: 1.6 MB of decoded lines.
+    static func bigCapture() -> Data {
+        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+        let record = bigEndian(UInt32(7)) + bigEndian(UInt32(7)) + bigEndian(UInt32(3)) + bigEndian(UInt32(0))
+            + bigEndian(Int64(0x00E0_3AB4_4A67_6000)) + [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]
+        var bytes = Array("btsnoop".utf8) + [0] + bigEndian(UInt32(1)) + bigEndian(UInt32(1002))
+        for _ in 0..<20_000 { bytes += record }
+        return Data(bytes)
     }
 
     /// A FIFO at a fresh path; opening it for writing returns once the binary opened it to read.
@@ -152,21 +164,30 @@ import Testing
             #expect(ProcessCapabilities.mask(field, inStatus: status) == Capabilities.bluetooth.rawValue, "\(field): \(status)")
         }
 
-        let capture = try Self.fifo()
-        defer { unlink(capture) }
-        let decoding = try await Self.setsWhileRunning(["decode", "btsnoop", capture]) { try Self.meetReader(capture) }
+        // decode: once its first line is read it is decoding, and it blocks writing the rest
+        // (far more than a pipe holds) until it is killed.
+        let folder = try TemporaryFolder.make()
+        defer { TemporaryFolder.remove(folder) }
+        let capture = folder.appendingPathComponent("big.btsnoop")
+        try Self.bigCapture().write(to: capture)
+        guard chmod(folder.path, 0o755) == 0, chmod(capture.path, 0o644) == 0 else { throw CocoaError(.fileWriteNoPermission) }
+        let decoding = try await Self.setsWhileRunning(["decode", "btsnoop", capture.path]) { output in
+            var entry = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            var byte: UInt8 = 0
+            guard poll(&entry, 1, 30_000) == 1, read(output, &byte, 1) == 1 else { throw POSIXError(.ETIMEDOUT) }
+        }
         Self.expectNoCapability(decoding, "decode btsnoop")
 
         let session = try Self.fifo()
         defer { unlink(session) }
-        let reporting = try await Self.setsWhileRunning(["report", session]) { try Self.meetReader(session) }
+        let reporting = try await Self.setsWhileRunning(["report", session]) { _ in try Self.meetReader(session) }
         Self.expectNoCapability(reporting, "report")
 
         // scan on unix:PATH: the binary's NIO threads exist once it connected.
         let path = "/tmp/rawble-caps-\(UUID().uuidString.prefix(8)).sock"
         let listener = try Self.listen(path)
         defer { close(listener); unlink(path) }
-        let scanning = try await Self.setsWhileRunning(["scan", "--transport", "unix:\(path)", "--duration", "30"]) {
+        let scanning = try await Self.setsWhileRunning(["scan", "--transport", "unix:\(path)", "--duration", "30"]) { _ in
             var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
             guard poll(&entry, 1, 30_000) == 1 else { throw POSIXError(.ETIMEDOUT) }
             let connection = accept(listener, nil, nil)

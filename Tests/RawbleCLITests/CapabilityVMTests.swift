@@ -36,7 +36,9 @@ struct CapabilityVMTests {
     }
 
     static func sets(_ step: KernelPathVMTests.Step?) -> [ThreadSets] {
-        (step?.stdout ?? []).compactMap(ThreadSets.init)
+        let threads = (step?.stdout ?? []).compactMap(ThreadSets.init)
+        if threads.isEmpty { Issue.record("no thread's sets in \(step.map { "\($0.status) \($0.stdout) \($0.stderr)" } ?? "a step that did not run")") }
+        return threads
     }
 
     /// No thread has any capability in any set.
@@ -70,38 +72,44 @@ struct CapabilityVMTests {
             cp "$r" $c && chmod 0755 $c && setcap cap_net_raw,cap_net_admin=ep $c
             nobody="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all"
             export XDG_STATE_HOME=/tmp/state; mkdir -m 1777 -p $XDG_STATE_HOME
-            # Every thread of process $1: TID COMM and its four sets.
-            sets() {
-              for t in /proc/$1/task/*; do
-                printf '%s %s' "${t##*/}" "$(cat $t/comm)"
-                for f in CapInh CapPrm CapEff CapAmb; do printf ' %s=%s' $f "$(awk -v f=$f: '$1 == f { print $2 }' $t/status)"; done
-                echo
-              done
-            }
+            # Every thread of process $1: TID COMM and its four sets (a script: a step runs a command).
+            cat >/tmp/sets <<'EOF'
+            for t in /proc/$1/task/*; do
+              printf '%s %s' "${t##*/}" "$(cat $t/comm)"
+              for f in CapInh CapPrm CapEff CapAmb; do printf ' %s=%s' $f "$(awk -v f=$f: '$1 == f { print $2 }' $t/status)"; done
+              echo
+            done
+            EOF
             # Until file $1 holds $2, at most 20 s.
             seen() { i=0; while [ $i -lt 200 ] && ! grep -q "$2" "$1" 2>/dev/null; do sleep 0.1; i=$((i+1)); done; grep -q "$2" "$1"; }
             # hci0 powers itself off ~2 s after it appears when nobody raises it: the user channel needs it down.
             i=0; while [ $i -lt 50 ] && "$r" adapters --json | grep -q '"up":true'; do sleep 0.2; i=$((i+1)); done
             $nobody -- $c scan --transport user:hci0 --json >/tmp/user.out 2>/tmp/user.err & pid=$!
             seen /tmp/user.out C0:B1:E0:00:00:01
-            step user sets $pid
+            step user sh /tmp/sets $pid
             kill -INT $pid; wait $pid; s=$?
             step userend sh -c "cat /tmp/user.err >&2; exit $s"
-            # decode: the binary waits in the open of a FIFO until this shell opens it to write.
-            mkfifo -m 0666 /tmp/capture.fifo
-            $nobody -- $c decode btsnoop /tmp/capture.fifo >/dev/null 2>&1 & pid=$!
-            exec 3>/tmp/capture.fifo
-            step decode sets $pid
-            exec 3>&-
+            # decode of a capture (20 000 Command Complete events): once its first line is read,
+            # it is decoding, and blocks writing the rest (far more than a pipe holds) until
+            # this shell closes its end.
+            python3 -c 'import struct, sys
+            record = struct.pack(">IIIIq", 7, 7, 3, 0, 0x00E03AB44A676000) + bytes.fromhex("040e0401030c00")
+            sys.stdout.buffer.write(b"btsnoop\0" + struct.pack(">II", 1, 1002) + record * 20000)' >/tmp/big.btsnoop
+            mkfifo -m 0666 /tmp/decoded
+            $nobody -- $c decode btsnoop /tmp/big.btsnoop >/tmp/decoded 2>/dev/null & pid=$!
+            exec 3</tmp/decoded
+            head -c 1 <&3 >/dev/null
+            step decode sh /tmp/sets $pid
+            exec 3<&-
             wait $pid
             $nobody -- $c scan --json >/tmp/scan.out 2>/tmp/scan.err & pid=$!
             seen /tmp/scan.out C0:B1:E0:00:00:01
-            step scan sets $pid
+            step scan sh /tmp/sets $pid
             kill -INT $pid; wait $pid; s=$?
             step scanend sh -c "cat /tmp/scan.err >&2; exit $s"
             $nobody -- $c hr --timeout 15 --json >/tmp/hr.out 2>/tmp/hr.err & pid=$!
             seen /tmp/hr.out measurement
-            step hr sets $pid
+            step hr sh /tmp/sets $pid
             kill -INT $pid; wait $pid; s=$?
             step hrend sh -c "cat /tmp/hr.err >&2; exit $s"
             """#)
