@@ -37,7 +37,7 @@ public final class HCIMonitorSocket: Sendable {
 
     /// Opens the monitor channel (bound to no adapter: the kernel offers no per-adapter monitor)
     /// and hands adapter `index`'s packets to `onPacket` from now on. Throws
-    /// ``KernelError/noBluetoothInKernel``, ``KernelError/missingCapability(operation:errno:executable:)``
+    /// ``KernelError/noBluetoothInKernel``, ``KernelError/missingCapability(operation:errno:user:)``
     /// (no CAP_NET_RAW) or ``KernelError/system(operation:errno:)``.
     public static func open(adapter index: UInt16, onPacket: @escaping PacketHandler) throws(KernelError) -> HCIMonitorSocket {
         let fd: SystemPackage.FileDescriptor
@@ -47,7 +47,9 @@ public final class HCIMonitorSocket: Sendable {
             throw KernelError.classify(error, operation: "opening the HCI monitor channel")
         }
         do {
-            try BluetoothSocket.bind(fd, BluetoothSocketAddress.hci(adapter: HCIMonitorRecord.noAdapter, channel: .monitor))
+            try Privileges.perform(.netRaw) { () throws(Errno) in
+                try BluetoothSocket.bind(fd, BluetoothSocketAddress.hci(adapter: HCIMonitorRecord.noAdapter, channel: .monitor))
+            }
         } catch {
             BluetoothSocket.closeQuietly(fd)
             throw KernelError.classify(error, operation: "binding the HCI monitor channel")
@@ -57,7 +59,10 @@ public final class HCIMonitorSocket: Sendable {
         // advertising reports take while the reader is held up: 8 MiB (SO_RCVBUFFORCE with
         // CAP_NET_ADMIN, else as much as rmem_max allows).
         var size: Int32 = 8 << 20
-        if setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+        let forced = Privileges.perform(.netAdmin) {
+            setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if forced != 0 {
             _ = setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
         return adopt(fd.rawValue, adapter: index, onPacket: onPacket)

@@ -22,13 +22,18 @@ public enum HCISocketTransport {
     /// refuses one there) and gets everything.
     ///
     /// Throws ``KernelError/noBluetoothInKernel``, ``KernelError/noSuchAdapter(_:available:)``,
-    /// ``KernelError/missingCapability(operation:errno:executable:)`` (user channel without
+    /// ``KernelError/missingCapability(operation:errno:user:)`` (user channel without
     /// CAP_NET_ADMIN), ``KernelError/userChannelBusy(adapter:)`` (adapter up or held) or
     /// ``KernelError/rfkillBlocked(adapter:)``.
+    ///
+    /// The raw channel comes back as a ``KernelRawChannel`` (its sends need CAP_NET_RAW at
+    /// each one), the user channel as the packet-socket `H4StreamTransport` (the kernel checks
+    /// CAP_NET_ADMIN at the bind only). The filter and the user channel's bind run through
+    /// ``Privileges`` with the capability the kernel checks there.
     public static func open(
         adapter index: UInt16, channel: HCIChannel, filter: HCIFilter = .central,
         writeStallTimeout: Duration = .seconds(10)
-    ) throws(KernelError) -> H4StreamTransport {
+    ) throws(KernelError) -> any HCITransport {
         let name = "hci\(index)"
         let fd: FileDescriptor
         do {
@@ -39,13 +44,19 @@ public enum HCISocketTransport {
         do throws(KernelError) {
             if channel == .raw {
                 do {
-                    try BluetoothSocket.setOption(fd, level: SOL_HCI, name: HCI_FILTER, filter.cValue)
+                    // Without CAP_NET_RAW the kernel silently narrows the filter to its security
+                    // filter's events (no LE Meta event): checked here, once, not at each read.
+                    try Privileges.perform(.netRaw) { () throws(Errno) in
+                        try BluetoothSocket.setOption(fd, level: SOL_HCI, name: HCI_FILTER, filter.cValue)
+                    }
                 } catch {
                     throw KernelError.classify(error, operation: "setting \(name)'s HCI filter")
                 }
             }
             do {
-                try BluetoothSocket.bind(fd, BluetoothSocketAddress.hci(adapter: index, channel: channel))
+                try Privileges.perform(channel == .user ? .netAdmin : []) { () throws(Errno) in
+                    try BluetoothSocket.bind(fd, BluetoothSocketAddress.hci(adapter: index, channel: channel))
+                }
             } catch {
                 throw bindFailure(error, channel: channel, index: index)
             }
@@ -54,9 +65,20 @@ public enum HCISocketTransport {
             throw error
         }
         let label = channel == .user ? "user:\(name)" : name
-        return H4StreamTransport.adoptPacketSocket(
+        var sendDescriptor: Int32 = -1
+        if channel == .raw {
+            sendDescriptor = fcntl(fd.rawValue, F_DUPFD_CLOEXEC, 0)
+            guard sendDescriptor >= 0 else {
+                let failure = BluetoothSocket.lastErrno
+                BluetoothSocket.closeQuietly(fd)
+                throw .system(operation: "duplicating \(name)'s raw channel", errno: failure)
+            }
+        }
+        let transport = H4StreamTransport.adoptPacketSocket(
             fd.rawValue, maximumPacketLength: maximumPacketLength(channel: channel, filter: filter), name: label,
             writeStallTimeout: writeStallTimeout)
+        guard channel == .raw else { return transport }
+        return KernelRawChannel(reading: transport, sendDescriptor: sendDescriptor, name: label, writeStallTimeout: writeStallTimeout)
     }
 
     /// The receive buffer a packet on this socket needs: the largest command (type byte,

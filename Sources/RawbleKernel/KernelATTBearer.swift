@@ -81,7 +81,7 @@ public final class KernelATTBearer: ATTBearer {
     ///
     /// Throws ``KernelError/connectTimeout(peer:seconds:)``, ``KernelError/connectFailed(peer:errno:reason:)``
     /// (the kernel's reason), ``KernelError/noBluetoothInKernel`` or
-    /// ``KernelError/missingCapability(operation:errno:executable:)``.
+    /// ``KernelError/missingCapability(operation:errno:user:)``.
     public static func connect(
         to peer: BluetoothAddress, type: LEAddressType, local: BluetoothAddress = .any,
         receiveMTU: UInt16 = 517, timeout: Duration = .seconds(10), sendTimeout: Duration = .seconds(30),

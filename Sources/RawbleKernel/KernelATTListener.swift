@@ -47,7 +47,7 @@ public final class KernelATTListener: Sendable {
 
     /// Listens on the ATT channel of the adapter with address `local` (`.any`: every adapter).
     /// `receiveMTU` is each accepted channel's BT_RCVMTU.
-    /// Throws ``KernelError/noBluetoothInKernel``, ``KernelError/missingCapability(operation:errno:executable:)``
+    /// Throws ``KernelError/noBluetoothInKernel``, ``KernelError/missingCapability(operation:errno:user:)``
     /// or ``KernelError/system(operation:errno:)`` (e.g. EADDRINUSE: another program, such as
     /// bluetoothd, already serves ATT on it).
     public static func listen(

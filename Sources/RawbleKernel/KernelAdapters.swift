@@ -58,14 +58,16 @@ public enum KernelAdapters {
 
     /// Brings adapter `index` up (HCIDEVUP; it blocks until the controller answered the
     /// kernel's initialisation). Already up (EALREADY) is success. Throws
-    /// ``KernelError/adapterDownWithoutPermission(adapter:executable:)`` without CAP_NET_ADMIN,
+    /// ``KernelError/adapterDownWithoutPermission(adapter:user:)`` without CAP_NET_ADMIN,
     /// ``KernelError/noSuchAdapter(_:available:)`` for an index that does not exist, and
     /// ``KernelError/rfkillBlocked(adapter:)`` when rfkill blocks it.
     public static func up(index: UInt16) throws(KernelError) {
         let control = try controlSocket()
         defer { BluetoothSocket.closeQuietly(control) }
         do {
-            try BluetoothSocket.ioctl(control, rawble_ioctl_hcidevup(), integer: Int32(index))
+            try Privileges.perform(.netAdmin) { () throws(Errno) in
+                try BluetoothSocket.ioctl(control, rawble_ioctl_hcidevup(), integer: Int32(index))
+            }
         } catch {
             if let failure = upFailure(error, index: index) { throw failure }
         }
@@ -78,7 +80,7 @@ public enum KernelAdapters {
         switch errno {
         case .alreadyInProcess: return nil  // EALREADY (114): already up
         case .notPermitted, .permissionDenied:
-            return .adapterDownWithoutPermission(adapter: name, executable: KernelError.executablePath)
+            return .adapterDownWithoutPermission(adapter: name, user: KernelError.userName)
         case .operationNotSupportedByDevice: return .noSuchAdapter(name, available: (try? list().map(\.name)) ?? [])
         case Errno(rawValue: KernelError.erfkill): return .rfkillBlocked(adapter: name)
         default: return KernelError.classify(errno, operation: "bringing \(name) up (HCIDEVUP)", adapter: name)

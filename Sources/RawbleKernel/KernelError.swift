@@ -15,12 +15,13 @@ public enum KernelError: Error, Hashable, Sendable, CustomStringConvertible {
     case noAdapter
     /// No adapter by that name (`hci3`) or index; `available` lists the names there are.
     case noSuchAdapter(String, available: [String])
-    /// The adapter is down and this process may not bring it up (HCIDEVUP → EPERM/EACCES).
-    case adapterDownWithoutPermission(adapter: String, executable: String)
+    /// The adapter is down and this process may not bring it up (HCIDEVUP → EPERM/EACCES);
+    /// `user` is the account the line asks an administrator to add to the group.
+    case adapterDownWithoutPermission(adapter: String, user: String)
     /// The operation needs CAP_NET_RAW / CAP_NET_ADMIN, which this process lacks (EPERM/EACCES
-    /// on a socket call): `operation` names it, `executable` is this binary's resolved path for
-    /// the `setcap` line.
-    case missingCapability(operation: String, errno: Errno, executable: String)
+    /// on a socket call): `operation` names it, `user` is the account the line asks an
+    /// administrator to add to the group that may use them.
+    case missingCapability(operation: String, errno: Errno, user: String)
     /// The user channel is taken: the adapter is up or another program (bluetoothd, btmon -…,
     /// another rawble) holds it (bind → EBUSY).
     case userChannelBusy(adapter: String)
@@ -49,10 +50,10 @@ public enum KernelError: Error, Hashable, Sendable, CustomStringConvertible {
             available.isEmpty
                 ? "no adapter \(name): there is no Bluetooth adapter"
                 : "no adapter \(name): the adapters are \(available.joined(separator: ", "))"
-        case let .adapterDownWithoutPermission(adapter, executable):
-            "\(adapter) is down and this process may not bring it up: run `sudo hciconfig \(adapter) up` (or `bluetoothctl power on`), or grant the capability once: \(Self.setcapLine(executable))"
-        case let .missingCapability(operation, errno, executable):
-            "\(operation): \(errno.rawValue == EACCES ? "permission denied" : "operation not permitted") (needs CAP_NET_RAW and CAP_NET_ADMIN): grant them once with `\(Self.setcapLine(executable))`"
+        case let .adapterDownWithoutPermission(adapter, user):
+            "\(adapter) is down and rawble may not bring it up for you: run `bluetoothctl power on` (or `sudo hciconfig \(adapter) up`), or \(Self.groupLine(user: user))"
+        case let .missingCapability(operation, errno, user):
+            "\(operation): \(errno.rawValue == EACCES ? "permission denied" : "operation not permitted"): rawble has no CAP_NET_RAW and CAP_NET_ADMIN for you: \(Self.groupLine(user: user)), or run it as root"
         case .userChannelBusy(let adapter):
             "the user channel of \(adapter) is busy: the adapter is up or another program holds it. Free it with `sudo systemctl stop bluetooth && sudo hciconfig \(adapter) down` (or `btmgmt -i \(adapter) power off`), or use the raw channel (--transport \(adapter))"
         case .rfkillBlocked(let adapter):
@@ -73,21 +74,21 @@ public enum KernelError: Error, Hashable, Sendable, CustomStringConvertible {
     /// ERFKILL: the operation is not possible due to RF-kill (132 on Linux).
     static let erfkill: Int32 = 132
 
-    /// The exact line that grants this binary the two capabilities once.
-    public static func setcapLine(_ executable: String) -> String {
-        "sudo setcap cap_net_raw,cap_net_admin+eip \(executable)"
+    /// The group whose members the installed binary gives CAP_NET_RAW and CAP_NET_ADMIN
+    /// (`Scripts/install` and the Debian package make it; membership is the power to record
+    /// every Bluetooth packet on the machine, so an administrator grants it).
+    public static let group = "rawble"
+
+    /// What a person without the capabilities does: ask for the group, with the exact line.
+    public static func groupLine(user: String) -> String {
+        "ask an administrator to add you to the \(group) group (`sudo adduser \(user) \(group)`, then log in again; see SECURITY.md)"
     }
 
-    /// The resolved path of the running binary (`/proc/self/exe`), for the setcap line; the
-    /// literal `/proc/self/exe` if it cannot be read.
-    public static var executablePath: String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = buffer.withUnsafeMutableBufferPointer { pointer -> Int in
-            guard let base = pointer.baseAddress else { return -1 }
-            return readlink("/proc/self/exe", base, pointer.count - 1)
-        }
-        guard count > 0 else { return "/proc/self/exe" }
-        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    /// The name of the account running this process (its real user id), `$USER` when it has
+    /// none in the user database.
+    public static var userName: String {
+        guard let entry = getpwuid(getuid()), let name = entry.pointee.pw_name else { return "$USER" }
+        return String(cString: name)
     }
 
     /// The errno's text (strerror), for the descriptions.
@@ -105,7 +106,7 @@ public enum KernelError: Error, Hashable, Sendable, CustomStringConvertible {
         switch errno {
         case .addressFamilyNotSupported: return .noBluetoothInKernel
         case .notPermitted, .permissionDenied:
-            return .missingCapability(operation: operation, errno: errno, executable: executablePath)
+            return .missingCapability(operation: operation, errno: errno, user: userName)
         case .operationNotSupportedByDevice:
             if let adapter { return .adapterRemoved(adapter: adapter) }
             return .system(operation: operation, errno: errno)

@@ -29,7 +29,7 @@ import SystemPackage
 public enum KernelManagement {
     /// Powers adapter `index` on as bluetoothd does (Set Powered, on), so the kernel registers
     /// its Security Manager; returns when the kernel answered (the power-on is done then).
-    /// - Throws: ``KernelError/adapterDownWithoutPermission(adapter:executable:)`` without
+    /// - Throws: ``KernelError/adapterDownWithoutPermission(adapter:user:)`` without
     ///   CAP_NET_ADMIN, ``KernelError/rfkillBlocked(adapter:)``, or ``KernelError/system(operation:errno:)``
     ///   for any other status or no answer within `timeout`.
     public static func powerOn(index: UInt16, timeout: Duration = .seconds(10)) throws(KernelError) {
@@ -37,7 +37,7 @@ public enum KernelManagement {
         let answer = try request(.setPowered(index: index, on: true), timeout: timeout)
         switch answer.status {
         case .success: return
-        case .permissionDenied: throw .adapterDownWithoutPermission(adapter: name, executable: KernelError.executablePath)
+        case .permissionDenied: throw .adapterDownWithoutPermission(adapter: name, user: KernelError.userName)
         case .rfKilled: throw .rfkillBlocked(adapter: name)
         default: throw .system(operation: "powering \(name) on (management status \(answer.status))", errno: .ioError)
         }
@@ -110,7 +110,9 @@ public enum KernelManagement {
         address.hci_dev = UInt16(HCI_DEV_NONE)
         address.hci_channel = UInt16(HCI_CHANNEL_CONTROL)
         do {
-            try BluetoothSocket.bind(fd, address)
+            // The kernel decides at this bind, once, whether the socket is trusted (every
+            // command, the pairing questions); no later call on it is checked.
+            try Privileges.perform(.netAdmin) { () throws(Errno) in try BluetoothSocket.bind(fd, address) }
         } catch {
             BluetoothSocket.closeQuietly(fd)
             throw KernelError.classify(error, operation: "binding the management channel")

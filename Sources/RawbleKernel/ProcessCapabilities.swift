@@ -35,8 +35,14 @@ public struct ProcessCapabilities: Hashable, Sendable {
 
     /// The `CapEff:` line's mask in the text of a `/proc/PID/status` file.
     public static func effectiveMask(inStatus text: String) -> UInt64? {
-        for line in text.split(separator: "\n") where line.hasPrefix("CapEff:") {
-            return UInt64(line.dropFirst("CapEff:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16)
+        mask("CapEff", inStatus: text)
+    }
+
+    /// The mask of the `field:` line (`CapEff`, `CapPrm`, `CapInh`, `CapAmb`, `CapBnd`) in the
+    /// text of a `/proc/PID/status` file (or of a thread's, `/proc/PID/task/TID/status`).
+    public static func mask(_ field: String, inStatus text: String) -> UInt64? {
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return UInt64(line.dropFirst(field.count + 1).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16)
         }
         return nil
     }

@@ -60,6 +60,9 @@ public final class KernelDiscovery: ScanControl {
     }
 
     public func startScanning(active: Bool) async throws(HostError) -> ScanControlOutcome {
+        // The management socket is bound (trusted, with CAP_NET_ADMIN) or the scan declined:
+        // what the run's policy keeps no longer includes what only this needed.
+        defer { Privileges.reached(.scanStarted) }
         guard active else {
             return .declined(reason: "the kernel's discovery scans actively only, so a passive scan is the adapter's own")
         }
@@ -128,11 +131,11 @@ public final class KernelDiscovery: ScanControl {
             return .scanning
         case .permissionDenied:
             // Without CAP_NET_RAW the adapter's own commands would be refused too: one line now.
-            guard ProcessCapabilities.current.netRaw else {
+            guard Privileges.available.contains(.netRaw) else {
                 throw .permissionDenied(KernelError.missingCapability(
-                    operation: "scanning on hci\(index)", errno: .notPermitted, executable: KernelError.executablePath).description)
+                    operation: "scanning on hci\(index)", errno: .notPermitted, user: KernelError.userName).description)
             }
-            return .declined(reason: "asking the kernel to scan needs CAP_NET_ADMIN (\(KernelError.setcapLine(KernelError.executablePath))); behind the kernel's back a Linux 6.x kernel may make no LE connection afterwards until the adapter is restarted")
+            return .declined(reason: "asking the kernel to scan needs CAP_NET_ADMIN (\(KernelError.groupLine(user: KernelError.userName))); behind the kernel's back a Linux 6.x kernel may make no LE connection afterwards until the adapter is restarted")
         case .notPowered:
             throw .permissionDenied(KernelError.adapterDown(adapter: "hci\(index)").description)
         case .notSupported, .rejected, .invalidParameters:

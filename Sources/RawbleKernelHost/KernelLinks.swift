@@ -121,7 +121,7 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
     /// The raw HCI channel of adapter `name` (or the default one), brought up first if down;
     /// with the adapter as it is now. For a caller that wraps the channel (e.g. a capture)
     /// before `open(rawChannel:opener:configuration:)`.
-    public static func openRawChannel(adapter name: String?) throws(KernelError) -> (transport: H4StreamTransport, adapter: KernelAdapterInfo) {
+    public static func openRawChannel(adapter name: String?) throws(KernelError) -> (transport: any HCITransport, adapter: KernelAdapterInfo) {
         var adapter = try KernelAdapters.find(name)
         // Down (as the kernel reports it: also in the ~2 s after the adapter registered, when
         // the kernel holds it up itself, unmanaged, and switches it off unless claimed). It is
@@ -139,9 +139,9 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
         }
         // Without CAP_NET_RAW the raw channel opens, but the kernel refuses most commands on
         // it and may end the socket: one line naming the capability now, not "closed by peer".
-        guard ProcessCapabilities.current.netRaw else {
+        guard Privileges.available.contains(.netRaw) else {
             throw .missingCapability(operation: "sending commands on \(adapter.name)'s raw HCI channel", errno: .notPermitted,
-                                     executable: KernelError.executablePath)
+                                     user: KernelError.userName)
         }
         return (try HCISocketTransport.open(adapter: adapter.index, channel: .raw), adapter)
     }

@@ -44,10 +44,10 @@ extension TransportAddress {
         func failure(_ error: TransportError) -> OpeningError {
             OpeningError(transport: self, reason: .transport(error))
         }
-        let transport: H4StreamTransport
+        let transport: any HCITransport
         switch self {
         case .kernel(let number):
-            let opened: (transport: H4StreamTransport, adapter: KernelAdapterInfo)
+            let opened: (transport: any HCITransport, adapter: KernelAdapterInfo)
             do {
                 opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: number.map { "hci\($0)" })
             } catch {
@@ -105,7 +105,7 @@ extension TransportAddress {
         /// The step that failed.
         public enum Reason: Sendable {
             /// The kernel's sockets (`hciN`, `user:hciN`): no Bluetooth in the kernel, no such
-            /// adapter, a missing capability (the `setcap` line), a busy user channel (how to
+            /// adapter, a missing capability (the group to ask for), a busy user channel (how to
             /// free it), rfkill, ...: the `KernelError` says which and what to do.
             case kernel(KernelError)
             /// The H4 byte stream (`tcp:`, `unix:`, `serial:`) did not open: nothing listens,
@@ -127,7 +127,7 @@ extension TransportAddress {
             self.reason = reason
         }
 
-        /// One line with what to do: the kernel's own (e.g. the `setcap` line), "nothing listens
+        /// One line with what to do: the kernel's own (e.g. the group to ask for), "nothing listens
         /// at …" for a transport nobody serves, the transport's or the controller's otherwise.
         public var description: String {
             switch reason {

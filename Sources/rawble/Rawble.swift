@@ -1,4 +1,5 @@
 import ArgumentParser
+import RawbleKernel
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,23 +50,30 @@ struct Rawble: AsyncParsableCommand {
 @main
 enum Main {
     static func main() async {
+        // A file capability raises the effective set at exec: lowered before anything else
+        // runs, and the run's policy decides below what is kept at all (docs/capabilities.md).
+        Privileges.lower()
         let arguments = Write.negativeValueLast(reorderGlobalOptions(Array(CommandLine.arguments.dropFirst())))
         do {
             try Logs.bootstrap(environment: environment())
             try checkCommand(arguments)
             try Decode.checkKind(arguments)
             var command = try Rawble.parseAsRoot(arguments)
+            try Privileges.start(for: command, environment: environment())
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
+            Privileges.finish()
             Logs.finish(failed: false)
         } catch let error as CLIError {
+            Privileges.finish()
             Logs.finish(failed: true)
             Output.error("rawble: \(error)")
             exit(error.status.rawValue)
         } catch {
+            Privileges.finish()
             let code = Rawble.exitCode(for: error)
             Logs.finish(failed: code != .success)
             guard code != .success else { Rawble.exit(withError: error) }  // --help, --version

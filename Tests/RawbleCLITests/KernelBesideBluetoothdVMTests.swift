@@ -11,7 +11,7 @@ import Testing
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
                 "RAWBLE_TESTS_WITHOUT_VM=1: Scripts/vm-test cannot run here"))
 struct KernelBesideBluetoothdVMTests {
-    @Test("scan, then gatt, hr, notify and ecg --acc (the simulated Polar H10's raw ECG and acceleration) in the same kernel; no capability: one setcap line (77) with the adapter up; bluetoothd works afterwards",
+    @Test("scan, then gatt, hr, notify and ecg --acc (the simulated Polar H10's raw ECG and acceleration) in the same kernel; no capability: one line naming the rawble group (77) with the adapter up; bluetoothd works afterwards",
           arguments: ["idle", "discovering"])
     func besideTheDaemon(mode: String) async throws {
         let (steps, result) = try await KernelPathVMTests.boot(#"""
@@ -55,10 +55,10 @@ struct KernelBesideBluetoothdVMTests {
         #expect(ecgEvents.filter { $0["event"] as? String == "started" }.compactMap { $0["type"] as? String } == ["ecg", "acc"])
         #expect(!ecgEvents.filter { $0["event"] as? String == "acc" }.flatMap { $0["mG"] as? [[Int]] ?? [] }.isEmpty, "\(ecg.stdout)")
 
-        // The adapter is up (the daemon powered it): no capability is one line naming setcap.
+        // The adapter is up (the daemon powered it): no capability is one line naming the group.
         let nocap = try #require(steps["nocap"])
         #expect(nocap.status == 77, "\(nocap.stderr)")
-        #expect(nocap.stderr.count == 1 && nocap.stderr.first?.contains("setcap cap_net_raw,cap_net_admin+eip") == true, "\(nocap.stderr)")
+        #expect(nocap.stderr.count == 1 && nocap.stderr.first?.contains("rawble group (`sudo adduser") == true, "\(nocap.stderr)")
 
         let daemon = try #require(steps["daemon"])
         #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))\n\(logs)")

@@ -36,7 +36,7 @@ struct KernelCaptureVMTests {
         }.map { "\($0.0.0) \($0.0.1)" }
     }
 
-    @Test("gatt --btsnoop on hci0: the capture holds the kernel's LE Create Connection and the ATT Read By Group Type request and response, opens in tshark and btmon, and has no packet twice; --trace shows the same traffic as it happens; scan --btsnoop has rawble's own commands once; without CAP_NET_RAW one setcap line")
+    @Test("gatt --btsnoop on hci0: the capture holds the kernel's LE Create Connection and the ATT Read By Group Type request and response, opens in tshark and btmon, and has no packet twice; --trace shows the same traffic as it happens; scan --btsnoop has rawble's own commands once; without CAP_NET_RAW one line naming the rawble group")
     func gattCapture() async throws {
         let (steps, result) = try await KernelPathVMTests.boot(#"""
             step gatt env RAWBLE_LOG=notice "$r" gatt C0:B1:E0:00:00:01 --timeout 15 --btsnoop /tmp/x.log --json
@@ -152,9 +152,9 @@ struct KernelCaptureVMTests {
         #expect(duplicatedInScan.isEmpty, "packets recorded twice: \(duplicatedInScan)")
 
         // Without CAP_NET_RAW the monitor cannot be opened, nor can the raw channel work: one
-        // line with the setcap command, as without --btsnoop.
+        // line naming the rawble group, as without --btsnoop.
         let bare = try #require(steps["bare"])
         #expect(bare.status == 77, "\(bare.stderr)")
-        #expect(bare.stderr.count == 1 && bare.stderr.first?.contains("setcap cap_net_raw,cap_net_admin+eip") == true, "\(bare.stderr)")
+        #expect(bare.stderr.count == 1 && bare.stderr.first?.contains("rawble group (`sudo adduser") == true, "\(bare.stderr)")
     }
 }

@@ -99,7 +99,7 @@ struct PackageVMTests {
         #expect(outsider.status == 126 && outsider.stderr.joined().contains("Permission denied"), "\(outsider.status) \(outsider.stderr)")
         let copy = try #require(steps["copy"])
         #expect(copy.status == 77, "\(copy.stdout) \(copy.stderr)")
-        #expect(copy.stderr.count == 1 && copy.stderr.first?.contains("group rawble") == true, "\(copy.stderr)")
+        #expect(copy.stderr.count == 1 && copy.stderr.first?.contains("add you to the rawble group (`sudo adduser") == true, "\(copy.stderr)")
 
         let adapters = try #require(steps["adapters"])
         #expect(adapters.status == 0, "\(adapters.stderr)")

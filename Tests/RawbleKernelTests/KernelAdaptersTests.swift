@@ -86,8 +86,9 @@ func bluetoothSocketsMissing() -> Errno? {
     @Test func upTreatsAlreadyUpAsSuccessAndNamesEachFailure() throws {
         #expect(KernelAdapters.upFailure(.alreadyInProcess, index: 0) == nil)
         let denied = try #require(KernelAdapters.upFailure(.notPermitted, index: 0))
-        #expect(denied == .adapterDownWithoutPermission(adapter: "hci0", executable: KernelError.executablePath))
-        #expect(denied.description.contains("sudo setcap cap_net_raw,cap_net_admin+eip \(KernelError.executablePath)"))
+        #expect(denied == .adapterDownWithoutPermission(adapter: "hci0", user: KernelError.userName))
+        #expect(denied.description.contains("`sudo adduser \(KernelError.userName) rawble`"))
+        #expect(!denied.description.contains("setcap"))
         #expect(KernelAdapters.upFailure(Errno(rawValue: 132), index: 1) == .rfkillBlocked(adapter: "hci1"))
     }
 

@@ -149,7 +149,7 @@ struct KernelDiscoveryTests {
         kernel.send(.commandStatus(index: 0, opcode: start.opcode, status: .permissionDenied))
         let outcome = try await started
         guard case .declined(let reason) = outcome else { Issue.record("\(outcome)"); return }
-        #expect(reason.contains("CAP_NET_ADMIN") && reason.contains("setcap"), "\(reason)")
+        #expect(reason.contains("CAP_NET_ADMIN") && reason.contains("rawble group") && !reason.contains("setcap"), "\(reason)")
     }
 
     @Test("no answer: the controller behind the kernel has stopped answering, within the bound")

@@ -15,17 +15,21 @@ import Testing
         #expect(error.description.contains("modprobe bluetooth"))
     }
 
-    @Test func missingCapabilityPrintsTheSetcapLineForThisBinary() throws {
-        let path = KernelError.executablePath
-        #expect(path.hasPrefix("/"))
-        #expect(path != "/proc/self/exe")
-        #expect(access(path, X_OK) == 0)
+    /// Not `sudo setcap … /usr/bin/rawble`, which would give the capabilities to every account:
+    /// the group an administrator adds this account to, with the exact line.
+    @Test func missingCapabilityNamesTheGroupAndTheAdministratorsLine() throws {
+        let user = KernelError.userName
+        #expect(!user.isEmpty && user != "$USER")
         for errno in [Errno.notPermitted, .permissionDenied] {
             let error = KernelError.classify(errno, operation: "sending on hci0")
-            #expect(error == .missingCapability(operation: "sending on hci0", errno: errno, executable: path))
-            #expect(error.description.contains("`sudo setcap cap_net_raw,cap_net_admin+eip \(path)`"))
+            #expect(error == .missingCapability(operation: "sending on hci0", errno: errno, user: user))
+            #expect(error.description.contains("rawble has no CAP_NET_RAW and CAP_NET_ADMIN for you"))
+            #expect(error.description.contains("ask an administrator to add you to the rawble group (`sudo adduser \(user) rawble`, then log in again; see SECURITY.md)"))
+            #expect(!error.description.contains("setcap"))
             #expect(!error.description.contains("\n"))
         }
+        let down = KernelError.adapterDownWithoutPermission(adapter: "hci1", user: "alice").description
+        #expect(down.contains("`sudo adduser alice rawble`") && down.contains("hci1") && !down.contains("setcap"), "\(down)")
     }
 
     @Test func adapterErrnosNeedTheAdapterToBeNamed() {
@@ -37,8 +41,8 @@ import Testing
     @Test func everyDescriptionIsOneActionableLine() {
         let errors: [KernelError] = [
             .noBluetoothInKernel, .noAdapter, .noSuchAdapter("hci3", available: []),
-            .adapterDownWithoutPermission(adapter: "hci0", executable: "/usr/bin/rawble"),
-            .missingCapability(operation: "x", errno: .notPermitted, executable: "/usr/bin/rawble"),
+            .adapterDownWithoutPermission(adapter: "hci0", user: "alice"),
+            .missingCapability(operation: "x", errno: .notPermitted, user: "alice"),
             .userChannelBusy(adapter: "hci0"), .rfkillBlocked(adapter: "hci0"), .adapterRemoved(adapter: "hci0"),
             .adapterDown(adapter: "hci0"), .connectTimeout(peer: "C0:B1:E0:00:00:01", seconds: 5),
             .connectFailed(peer: "C0:B1:E0:00:00:01", errno: .connectionRefused, reason: "connection refused"),

@@ -28,7 +28,7 @@ import Testing
         #expect(HCISocketTransport.bindFailure(.tooManyUsers, channel: .user, index: 1) == .userChannelBusy(adapter: "hci1"))
         #expect(HCISocketTransport.bindFailure(Errno(rawValue: 132), channel: .user, index: 0) == .rfkillBlocked(adapter: "hci0"))
         let denied = HCISocketTransport.bindFailure(.notPermitted, channel: .user, index: 0)
-        #expect(denied.description.contains(KernelError.setcapLine(KernelError.executablePath)))
+        #expect(denied.description.contains(KernelError.groupLine(user: KernelError.userName)))
         #expect(HCISocketTransport.bindFailure(.operationNotSupportedByDevice, channel: .raw, index: 9)
             == .noSuchAdapter("hci9", available: (try? KernelAdapters.list().map(\.name)) ?? []))
     }

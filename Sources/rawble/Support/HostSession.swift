@@ -88,6 +88,7 @@ struct HostSession {
         if monitor != nil { taps = [] }
         do {
             let central = try await opening.openCentral(configuration: configuration, observing: taps)
+            Privileges.reached(.opened)
             return HostSession(central: central, transport: address, capture: capture, monitor: monitor, passkeys: passkeys)
         } catch {
             await monitor?.close()
@@ -130,7 +131,7 @@ struct HostSession {
     }
 
     /// The one line for a failure to open, with the CLI's status: the kernel's own lines
-    /// (the setcap line, a busy user channel and how to free it, ...), the transport's and the
+    /// (the group to ask for, a busy user channel and how to free it, ...), the transport's and the
     /// controller's in the CLI's words (e.g. where the simulated strap listens).
     static func cliError(_ error: TransportAddress.OpeningError) -> CLIError {
         switch error.reason {
