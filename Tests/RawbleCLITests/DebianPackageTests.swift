@@ -28,7 +28,7 @@ struct DebianPackageTests {
         "./usr/share/zsh/vendor-completions/_rawble",
     ]
 
-    @Test("the package: its seven files, owned by root, the fields Debian needs, Depends only on libc6, libstdc++6 and libgcc-s1, a postinst that sets the capability; lintian finds no error or warning")
+    @Test("the package: its seven files, owned by root, the fields Debian needs, Depends only on libc6, libstdc++6, libgcc-s1, adduser and debconf, a debconf question and a postinst that give the capabilities to the group rawble only; lintian finds no error or warning")
     func packageContents() async throws {
         let output = try TemporaryFolder.make()
         defer { TemporaryFolder.remove(output) }
@@ -67,17 +67,35 @@ struct DebianPackageTests {
         let depends = (fields["Depends"] ?? "").split(separator: ",").map {
             String($0.trimmingCharacters(in: .whitespaces).prefix { $0 != " " })
         }
-        #expect(depends.contains("libc6") && Set(depends).isSubset(of: ["libc6", "libstdc++6", "libgcc-s1"]), "\(fields)")
+        // The libraries it links, and what its maintainer scripts use (addgroup, debconf).
+        #expect(depends.contains("libc6") && Set(depends).isSubset(of: ["libc6", "libstdc++6", "libgcc-s1", "adduser", "debconf"]),
+                "\(fields)")
+        #expect(fields["Depends"]?.hasSuffix(", adduser, debconf (>= 0.5) | debconf-2.0") == true, "\(fields)")
 
-        // The postinst gives the binary its capabilities; no other maintainer script.
+        // The debconf question and its config script; the postinst gives the capabilities to
+        // the group rawble only (root:rawble 0754, =ep) unless an override exists; the postrm
+        // forgets the answer on purge.
         let folder = output.appendingPathComponent("control")
         let extracted = try await Program.run(["dpkg-deb", "--control", deb, folder.path])
         try #require(extracted.status == 0, "\(extracted.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["control", "md5sums", "postinst"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+                == ["config", "control", "md5sums", "postinst", "postrm", "templates"])
+        let templates = try String(contentsOf: folder.appendingPathComponent("templates"), encoding: .utf8)
+        #expect(templates.hasPrefix("Template: rawble/group-capabilities\nType: boolean\nDefault: true\n"), "\(templates)")
+        #expect(templates.contains("record") && templates.contains("every Bluetooth packet"), "the question says what membership allows: \(templates)")
         let postinst = try String(contentsOf: folder.appendingPathComponent("postinst"), encoding: .utf8)
-        #expect(postinst.contains("setcap cap_net_raw,cap_net_admin+eip /usr/bin/rawble"), "\(postinst)")
-        let syntax = try await Program.run(["sh", "-n", folder.appendingPathComponent("postinst").path])
-        #expect(syntax.status == 0, "\(syntax.stderr)")
+        for line in ["dpkg-statoverride --list \"$program\"", "addgroup --quiet --system \"$group\"", "chown root:\"$group\" \"$program\"",
+                     "chmod u=rwx,g=rx,o=r \"$program\"", "capabilities=cap_net_raw,cap_net_admin=ep", "setcap \"$capabilities\" \"$program\""] {
+            #expect(postinst.contains(line), "the postinst lacks \(line): \(postinst)")
+        }
+        #expect(!postinst.contains("+eip"), "nothing inheritable: \(postinst)")
+        // No one is added to the group: adduser appears only in what the postinst says.
+        let adds = postinst.split(separator: "\n").filter { $0.contains("adduser ") }
+        #expect(!adds.isEmpty && adds.allSatisfy { $0.contains("echo ") }, "\(adds)")
+        for script in ["config", "postinst", "postrm"] {
+            let syntax = try await Program.run(["sh", "-n", folder.appendingPathComponent(script).path])
+            #expect(syntax.status == 0, "\(script): \(syntax.stderr)")
+        }
 
         // Debian's own checker (Scripts/bootstrap installs it; missing, this fails).
         let lintian = try await Program.run(["timeout", "-k", "5", "300", "lintian", "--fail-on", "error,warning",

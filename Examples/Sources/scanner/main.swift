@@ -48,7 +48,7 @@ do {
         print("\(device.address)  \(rssi)  \(device.name ?? "(no name)")  \(services)")
     }
 } catch {
-    // Every error is one line that says what to do (a missing capability: the setcap line).
+    // Every error is one line that says what to do (a missing capability: the group to join).
     printError("scanner: \(error)")
     exit(1)
 }
