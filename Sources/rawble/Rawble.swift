@@ -30,6 +30,14 @@ struct Rawble: AsyncParsableCommand {
               RAWBLE_TRANSPORT   the transport when --transport is not given
               RAWBLE_LOG=LEVEL   as -v: trace, debug, info, notice, warning, error
 
+            Privileges: on hciN rawble needs CAP_NET_RAW and CAP_NET_ADMIN. The Debian
+            package and Scripts/install give them to /usr/bin/rawble for root and the
+            members of the group rawble only (root:rawble, mode 0754); an administrator
+            adds a user with adduser USER rawble. Membership allows recording every
+            Bluetooth packet on the machine, keys and keystrokes included. rawble keeps a
+            capability only while it needs one, and none for decode, report or the tcp:,
+            unix: and serial: transports. SECURITY.md says more.
+
             No hardware: Scripts/sim-strap serves a simulated strap on tcp:127.0.0.1:9000;
               rawble hr --transport tcp:127.0.0.1:9000
 

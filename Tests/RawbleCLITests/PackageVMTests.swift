@@ -58,13 +58,23 @@ struct PackageVMTests {
             step owner stat -c '%U %G %a' /usr/bin/rawble
             step group sh -c 'getent group rawble | cut -d: -f1,4'
             gid=$(getent group rawble | cut -d: -f3)
-            outsider="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all"
+            # Outside the group: user nobody through Python's setresuid, which drops every
+            # capability before the exec (setpriv keeps its own until the exec, so the kernel
+            # would let root's CAP_DAC_OVERRIDE run a file nobody may not).
+            cat > /tmp/outsider.py <<'EOF'
+            import os, sys
+            os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
+            try:
+                os.execv(sys.argv[1], sys.argv[1:])
+            except PermissionError as error:
+                print(error, file=sys.stderr); sys.exit(126)
+            EOF
             member="setpriv --reuid=65534 --regid=65534 --groups=$gid --inh-caps=-all"
             step caps $member -- sh -c 'id -u; id -G; grep -E "^Cap(Inh|Amb):" /proc/self/status'
             # Outside the group: not runnable; a copy of it (readable) has no capability.
-            step outsider $outsider -- /usr/bin/rawble scan --duration 2
+            step outsider python3 /tmp/outsider.py /usr/bin/rawble scan --duration 2
             mkdir -p /tmp/outsider && chown 65534 /tmp/outsider
-            step copy $outsider -- sh -c 'cp /usr/bin/rawble /tmp/outsider/rawble && /tmp/outsider/rawble scan --duration 2 --btsnoop /tmp/outsider/all.log'
+            step copy python3 /tmp/outsider.py /bin/sh -c 'cp /usr/bin/rawble /tmp/outsider/rawble && /tmp/outsider/rawble scan --duration 2 --btsnoop /tmp/outsider/all.log'
             step adapters $member -- /usr/bin/rawble adapters --json
             step scan $member -- /usr/bin/rawble scan --duration 4 --json
             step hr $member -- /usr/bin/rawble hr --count 3 --timeout 20 --json
@@ -74,6 +84,9 @@ struct PackageVMTests {
             # An administrator's override is the administrator's: the postinst changes nothing.
             step override sh -c 'dpkg-statoverride --add root root 0750 /usr/bin/rawble && chmod 0750 /usr/bin/rawble && echo "rawble rawble/group-capabilities boolean true" | debconf-set-selections && dpkg-reconfigure -fnoninteractive rawble && stat -c "%U %G %a" /usr/bin/rawble && getcap /usr/bin/rawble; dpkg-statoverride --remove /usr/bin/rawble'
             step remove dpkg -r rawble
+            # Removed, it keeps only its debconf answer until purged (it has a postrm).
+            step removed sh -c 'dpkg-query -W -f "\${Status}\n" rawble'
+            step purge dpkg --purge rawble
             step known sh -c 'dpkg-query -W rawble; echo "status $?"'
             step after sh /tmp/present
             """#)
@@ -96,7 +109,7 @@ struct PackageVMTests {
 
         // Outside the group: rawble does not run, and a copy has no capability to open anything.
         let outsider = try #require(steps["outsider"])
-        #expect(outsider.status == 126 && outsider.stderr.joined().contains("Permission denied"), "\(outsider.status) \(outsider.stderr)")
+        #expect(outsider.status == 126 && outsider.stderr.joined().contains("Permission denied"), "\(outsider.status) \(outsider.stdout) \(outsider.stderr)")
         let copy = try #require(steps["copy"])
         #expect(copy.status == 77, "\(copy.stdout) \(copy.stderr)")
         #expect(copy.stderr.count == 1 && copy.stderr.first?.contains("add you to the rawble group (`sudo adduser") == true, "\(copy.stderr)")
@@ -130,6 +143,8 @@ struct PackageVMTests {
         let remove = try #require(steps["remove"])
         #expect(remove.status == 0, "dpkg -r: \((remove.stdout + remove.stderr).joined(separator: "\n"))")
         // Removed with no conffile left, dpkg forgets the package.
+        #expect(steps["removed"]?.stdout == ["deinstall ok config-files"], "\(steps["removed"].map { $0.stdout + $0.stderr } ?? [])")
+        #expect(steps["purge"]?.status == 0, "\(steps["purge"].map { $0.stdout + $0.stderr } ?? [])")
         let known = try #require(steps["known"])
         #expect(known.stdout.last == "status 1", "\(known.stdout) \(known.stderr)")
         let before = try #require(steps["before"]), after = try #require(steps["after"])
