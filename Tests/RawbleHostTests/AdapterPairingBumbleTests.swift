@@ -40,7 +40,9 @@ private final class RecordingAgent: PairingAgent {
     }
 }
 
-private func openAdapter(host: String, port: UInt16, pairing: PairingConfiguration, agent: (any PairingAgent)?,
+/// rawble's host on a Bumble controller served over H4 at `host`:`port`, pairing as
+/// `pairing` says, asking `agent`, keeping bonds in `bonds` (this file's and the attack suite's).
+func openAdapter(host: String, port: UInt16, pairing: PairingConfiguration, agent: (any PairingAgent)? = nil,
                          bonds: any BondStore) async throws -> Adapter {
     var configuration = Adapter.Configuration()
     configuration.logger.logLevel = .critical

@@ -31,18 +31,6 @@ private enum SMPCode {
     static let dhKeyCheck: UInt8 = 0x0D
 }
 
-private func open(host: String, port: UInt16, pairing: PairingConfiguration, agent: (any PairingAgent)? = nil,
-                  bonds: any BondStore) async throws -> Adapter {
-    var configuration = Adapter.Configuration()
-    configuration.logger.logLevel = .critical
-    configuration.commandTimeout = .seconds(10)
-    configuration.resetTimeout = .seconds(10)
-    configuration.pairing = pairing
-    configuration.pairingAgent = agent
-    configuration.bonds = bonds
-    return try await Adapter.open(try await H4StreamTransport.connect(tcp: host, port: port), configuration: configuration)
-}
-
 /// Types a fixed passkey; shows and confirms nothing.
 private struct TypingAgent: PairingAgent {
     let passkey: UInt32
@@ -88,7 +76,7 @@ struct PairingAttackBumbleTests {
         async throws -> (error: HostError?, security: LinkSecurity, log: [BumblePeer.SecurityEvent]) {
         let peer = try await BumblePeer.start(arguments: ["--strap-only"] + BumblePeer.StrapSecurity(pairing: options).arguments)
         defer { peer.stop() }
-        let adapter = try await open(host: "127.0.0.1", port: try #require(peer.port), pairing: rawble, agent: agent, bonds: bonds)
+        let adapter = try await openAdapter(host: "127.0.0.1", port: try #require(peer.port), pairing: rawble, agent: agent, bonds: bonds)
         let connection = try await adapter.connect(to: strap, timeout: .seconds(20))
         let error = await #expect(throws: HostError.self) { try await connection.pair(timeout: .seconds(40)) }
         let security = connection.security
@@ -177,7 +165,7 @@ struct PairingAttackBumbleTests {
         await bonds.save(bond)
         let peer = try await BumblePeer.start(arguments: ["--strap-only"] + BumblePeer.StrapSecurity().arguments)
         defer { peer.stop() }
-        let adapter = try await open(host: "127.0.0.1", port: try #require(peer.port), pairing: PairingConfiguration(), bonds: bonds)
+        let adapter = try await openAdapter(host: "127.0.0.1", port: try #require(peer.port), pairing: PairingConfiguration(), bonds: bonds)
         // The strap has no bond: connecting may fail to encrypt with rawble's (a lost bond, said
         // so) or leave the link in clear; either way a pairing may not replace the bond.
         if let connection = try? await adapter.connect(to: strap, timeout: .seconds(20)) {
@@ -203,7 +191,7 @@ struct PairingAttackBumbleTests {
                                                     pairing: BumbleCentral.Pairing(options: options, pair: true))
         defer { central.stop() }
         let served = try #require(central.peer.controllers.first)
-        let adapter = try await open(host: try #require(served.host), port: try #require(served.port), pairing: rawble, bonds: bonds)
+        let adapter = try await openAdapter(host: try #require(served.host), port: try #require(served.port), pairing: rawble, bonds: bonds)
         _ = try await adapter.advertise(Advertisement(data: AdvertisingData(localName: name)))
         let serving = Task { () -> (HostError?, LinkSecurity)? in
             for await connection in adapter.incomingConnections {
