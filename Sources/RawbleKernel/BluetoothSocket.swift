@@ -79,6 +79,26 @@ enum BluetoothSocket {
         }
     }
 
+    /// Makes `fd`'s receive queue room for `bytes` of socket memory (SO_RCVBUFFORCE with
+    /// CAP_NET_ADMIN, else as much as `net.core.rmem_max` allows).
+    ///
+    /// The kernel drops a packet for an HCI socket whose queue is full, silently: what every
+    /// HCI and management socket receives (advertising reports, the management interface's
+    /// Device Found for each of them during a discovery) fills the default ~208 KiB, a few
+    /// hundred small packets, in a few seconds of a reader held up (a loaded machine). Then
+    /// the answer to a command of one's own is lost with them: seen, a Stop Discovery the
+    /// kernel answered at once and rawble waited 30 s for, in a loaded 6.1 guest beside a
+    /// discovering bluetoothd.
+    static func enlargeReceiveBuffer(_ fd: FileDescriptor, bytes: Int32 = 8 << 20) {
+        var size = bytes
+        let forced = Privileges.perform(.netAdmin) {
+            setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if forced != 0 {
+            _ = setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
     /// Closes `fd`, ignoring errors (used on paths that already fail).
     static func closeQuietly(_ fd: FileDescriptor) {
         try? fd.close()

@@ -54,17 +54,9 @@ public final class HCIMonitorSocket: Sendable {
             BluetoothSocket.closeQuietly(fd)
             throw KernelError.classify(error, operation: "binding the HCI monitor channel")
         }
-        // The kernel drops records for a reader whose buffer is full, silently. The default
-        // (~208 KiB of socket memory, a few hundred small records) is what a few seconds of
-        // advertising reports take while the reader is held up: 8 MiB (SO_RCVBUFFORCE with
-        // CAP_NET_ADMIN, else as much as rmem_max allows).
-        var size: Int32 = 8 << 20
-        let forced = Privileges.perform(.netAdmin) {
-            setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        if forced != 0 {
-            _ = setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
+        // A few seconds of advertising reports fill the default buffer while the reader is
+        // held up; the kernel then drops records silently.
+        BluetoothSocket.enlargeReceiveBuffer(fd)
         return adopt(fd.rawValue, adapter: index, onPacket: onPacket)
     }
 

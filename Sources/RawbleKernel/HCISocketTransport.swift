@@ -64,6 +64,9 @@ public enum HCISocketTransport {
             BluetoothSocket.closeQuietly(fd)
             throw error
         }
+        // The raw channel carries every event of the adapter (every advertising report) beside
+        // the answers to rawble's own commands; the user channel, a scan's reports.
+        BluetoothSocket.enlargeReceiveBuffer(fd)
         let label = channel == .user ? "user:\(name)" : name
         var sendDescriptor: Int32 = -1
         if channel == .raw {

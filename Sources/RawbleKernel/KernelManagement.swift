@@ -117,6 +117,9 @@ public enum KernelManagement {
             BluetoothSocket.closeQuietly(fd)
             throw KernelError.classify(error, operation: "binding the management channel")
         }
+        // Every control socket gets every Device Found of anyone's discovery: a full queue
+        // would drop the answer to this socket's own command with them.
+        BluetoothSocket.enlargeReceiveBuffer(fd)
         return fd
     }
 

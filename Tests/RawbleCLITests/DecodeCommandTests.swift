@@ -315,6 +315,25 @@ struct DecodeCommandTests {
         #expect(entry["properties"] as? [String] == ["notify"])
     }
 
+    /// A capture that is not a regular file (a FIFO a capture tool writes into, a pipe on
+    /// standard input) has no size beforehand: it is read to its end, not refused as unreadable.
+    @Test("a capture from a FIFO and from standard input (`-`) decodes as from a file")
+    func btsnoopFromAFIFOAndStandardInput() async throws {
+        let path = try writeCapture(session)
+        let fifo = path + ".fifo"
+        defer { for file in [path, fifo] { try? FileManager.default.removeItem(atPath: file) } }
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // The writer's open waits for the reader (the binary): the shell holds it, not the test.
+        let throughFIFO = try await CLI.run(["decode", "btsnoop", fifo, "--json"],
+                                            launcher: ["/bin/sh", "-c", #"cat "$0" > "$1" & shift; exec "$@""#, path, fifo])
+        #expect(throughFIFO.status == 0, "\(throughFIFO.stderr)")
+        #expect(throughFIFO.stdoutLines.count == 4, "\(throughFIFO.stdout)")
+        let throughStdin = try await CLI.run(["decode", "btsnoop", "-", "--json"],
+                                             launcher: ["/bin/sh", "-c", #"file="$0"; exec "$@" < "$file""#, path])
+        #expect(throughStdin.status == 0, "\(throughStdin.stderr)")
+        #expect(throughStdin.stdoutLines == throughFIFO.stdoutLines)
+    }
+
     @Test func btsnoopMissingFile() async throws {
         let result = try await CLI.run(["decode", "btsnoop", "/nonexistent/capture.log"])
         #expect(result.status == 66)

@@ -6,6 +6,8 @@ import Testing
 /// idle or discovering (a Bluetooth settings panel open). rawble scans, connects and reads
 /// beside it, without a capability it fails in one line, and afterwards the daemon still works:
 /// running, powered, still discovering when it was, finding the strap and connecting to it.
+/// With the daemon idle, a client then asks it to discover after rawble's own connections, and
+/// rawble still finds and reads the strap during that discovery and after it.
 @Suite("Beside bluetoothd in a real kernel (Scripts/vm-test --bluetoothd)", .serialized,
        .tags(.vm, .bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: ProcessInfo.processInfo.environment["RAWBLE_TESTS_WITHOUT_VM"] != "1",
@@ -21,6 +23,7 @@ struct KernelBesideBluetoothdVMTests {
             step notify "$r" notify C0:B1:E0:00:00:01 2A37 --count 3 --timeout 20 --json
             step ecg "$r" ecg --acc --count 260 --timeout 20 --json
             step nocap setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all -- "$r" scan --duration 2
+            \#(mode == "idle" ? Self.clientDiscoveryAfterwards : "")
             step daemon /run/rawble-vm/bluetoothd-check C0:B1:E0:00:00:01
             # What the kernel and the daemon logged, for a failure's message (the guest is gone after).
             step logs sh -c 'dmesg | grep -i bluetooth | tail -n 25; echo "-- bluetoothd.log"; tail -n 25 /run/rawble-vm/bluetoothd.log'
@@ -60,7 +63,36 @@ struct KernelBesideBluetoothdVMTests {
         #expect(nocap.status == 77, "\(nocap.stderr)")
         #expect(nocap.stderr.count == 1 && nocap.stderr.first?.contains("rawble group (`sudo adduser") == true, "\(nocap.stderr)")
 
+        if mode == "idle" { try Self.expectClientDiscoveryAfterwards(steps, logs: logs) }
+
         let daemon = try #require(steps["daemon"])
         #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))\n\(logs)")
+    }
+
+    /// Issue 39's sequence: after rawble's own connections, with the daemon idle, a client
+    /// (a settings panel, `bluetoothctl scan on`) asks the daemon to discover. While it does,
+    /// and after it has ended, rawble still lists the strap and `hr` connects to it.
+    static let clientDiscoveryAfterwards = #"""
+        bluetoothctl --timeout 15 scan on > /tmp/client-scan.log 2>&1 < /dev/null &
+        echo $! > /tmp/client-scan.pid
+        sleep 3
+        step scanDuring "$r" scan --duration 4 --json
+        step hrDuring "$r" hr --count 5 --timeout 20 --json
+        step clientScan sh -c 'while kill -0 $(cat /tmp/client-scan.pid) 2>/dev/null; do sleep 0.5; done; cat /tmp/client-scan.log'
+        step hrAfter "$r" hr --count 3 --timeout 20 --json
+        """#
+
+    static func expectClientDiscoveryAfterwards(_ steps: [String: KernelPathVMTests.Step], logs: String) throws {
+        let client = (steps["clientScan"]?.stdout ?? []).joined(separator: "\n")
+        let scan = try #require(steps["scanDuring"])
+        #expect(scan.status == 0, "\(scan.stderr)\n\(logs)")
+        #expect(KernelPathVMTests.objects(scan.stdout).contains { $0["address"] as? String == KernelPathVMTests.strap },
+                "while the daemon discovers for a client, rawble scan lists no strap: \(scan.stdout)\n\(scan.stderr)\nbluetoothctl: \(client)\n\(logs)")
+        for (name, count) in [("hrDuring", 5), ("hrAfter", 3)] {
+            let hr = try #require(steps[name])
+            #expect(hr.status == 0, "\(name): \(hr.stderr)\nbluetoothctl: \(client)\n\(logs)")
+            #expect(KernelPathVMTests.objects(hr.stdout).filter { $0["event"] as? String == "measurement" }.count == count,
+                    "\(name): \(hr.stdout)")
+        }
     }
 }

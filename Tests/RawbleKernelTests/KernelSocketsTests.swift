@@ -23,6 +23,29 @@ import Testing
         #expect(HCISocketTransport.maximumPacketLength(channel: .raw, filter: withACL) == 65_540)
     }
 
+    /// Every HCI and management socket asks for a receive queue that holds seconds of a flood
+    /// (the kernel drops what does not fit, a command's answer included). Shown on a datagram
+    /// socket, the same option the kernel's sockets take; with CAP_NET_ADMIN (root here) past
+    /// `net.core.rmem_max`.
+    @Test("the receive queue of an HCI or management socket is enlarged past the default",
+          .enabled(if: geteuid() == 0, "SO_RCVBUFFORCE needs CAP_NET_ADMIN"))
+    func receiveQueueIsEnlarged() throws {
+        var pair: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0, &pair) == 0)
+        defer { for fd in pair { _ = close(fd) } }
+        let size = { (fd: Int32) -> Int32 in
+            var value: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, &length)
+            return value
+        }
+        let before = size(pair[0])
+        BluetoothSocket.enlargeReceiveBuffer(FileDescriptor(rawValue: pair[0]))
+        // The kernel reports double what was asked (its bookkeeping overhead).
+        #expect(size(pair[0]) >= 8 << 20, "was \(before)")
+        #expect(before < 8 << 20)
+    }
+
     @Test func bindFailuresSayWhatToDo() {
         #expect(HCISocketTransport.bindFailure(.resourceBusy, channel: .user, index: 0) == .userChannelBusy(adapter: "hci0"))
         #expect(HCISocketTransport.bindFailure(.tooManyUsers, channel: .user, index: 1) == .userChannelBusy(adapter: "hci1"))

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import RawbleWire
+import SystemPackage
 import RawbleReport
 
 /// `rawble decode …`: decode bytes given on the command line, or a btsnoop capture, with no
@@ -241,21 +242,16 @@ struct DecodeBtsnoop: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "btsnoop",
         abstract: "Every record of a btsnoop capture (H4 1002, HCI 1001 or Linux monitor 2001).")
-    @Argument(help: "The capture file.") var file: String
+    @Argument(help: "The capture file (`-`: standard input).") var file: String
     @OptionGroup var output: OutputOptions
 
+    /// The largest capture read: the reader holds it whole, and a pipe or a device could go on
+    /// for ever.
+    static let sizeLimit = 512 << 20
+
     func run() async throws {
-        let exists = FileManager.default.fileExists(atPath: file)
-        let type = (try? FileManager.default.attributesOfItem(atPath: file))?[.type] as? FileAttributeType
-        if type == .typeDirectory {
-            throw CLIError(.cannotOpen, "\(file) is a directory", fix: "name a btsnoop capture file")
-        }
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw CLIError(exists ? .permission : .cannotOpen,
-                           exists ? "cannot read \(file)" : "no such file: \(file)",
-                           fix: exists ? "check its permissions" : nil)
-        }
-        let (header, records, fileError) = BtsnoopReader.read([UInt8](data))
+        let data = try readCapture()
+        let (header, records, fileError) = BtsnoopReader.read(data)
         guard let header else {
             throw CLIError(.malformedInput, "\(file) is not a btsnoop file: \(fileError?.description ?? "empty")")
         }
@@ -315,5 +311,41 @@ struct DecodeBtsnoop: AsyncParsableCommand {
         let arrow = direction == "received" ? "<" : (direction == "sent" ? ">" : " ")
         let text = "\(String(repeating: " ", count: max(0, 6 - String(index).count)))\(index) \(time) \(arrow) \(summary)"
         return (.object(fields), text, failed)
+    }
+
+    /// The whole capture: a file, a FIFO or standard input, read until its end (no size known
+    /// beforehand), at most ``sizeLimit`` bytes; every failure one line naming the cause.
+    private func readCapture() throws -> [UInt8] {
+        let descriptor: FileDescriptor
+        if file == "-" {
+            descriptor = .standardInput
+        } else {
+            do {
+                descriptor = try FileDescriptor.open(file, .readOnly)
+            } catch let error as Errno where error == .noSuchFileOrDirectory || error == .notDirectory {
+                throw CLIError(.cannotOpen, "no such file: \(file)", fix: "name a btsnoop capture file")
+            } catch {
+                throw CLIError(.permission, "cannot open \(file): \(error)", fix: "check its permissions")
+            }
+        }
+        defer { if file != "-" { try? descriptor.close() } }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count: Int
+            do {
+                count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0, retryOnInterrupt: true) }
+            } catch Errno.isDirectory {
+                throw CLIError(.cannotOpen, "\(file) is a directory", fix: "name a btsnoop capture file")
+            } catch {
+                throw CLIError(.cannotOpen, "cannot read \(file == "-" ? "standard input" : file): \(error)")
+            }
+            if count == 0 { return bytes }
+            guard bytes.count + count <= Self.sizeLimit else {
+                throw CLIError(.malformedInput, "\(file == "-" ? "standard input" : file) is larger than \(Self.sizeLimit >> 20) MiB",
+                               fix: "cut the capture into parts (e.g. `editcap -c 1000000`) and decode each")
+            }
+            bytes += chunk[..<count]
+        }
     }
 }
