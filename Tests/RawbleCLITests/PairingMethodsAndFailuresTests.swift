@@ -458,7 +458,7 @@ struct PrivateAddressCommandTests {
                 limit: .seconds(120))
         }
         #expect(strap.status == 0, "\(strap.stderr)")
-        let identity = try #require(try LocalIdentity.readFile(state.identityPath), "the identity file was made")
+        let identity = try state.onlyIdentity().identity
         let advertised = try #require(PeripheralCommandTests.events(strap).first { $0["event"] as? String == "advertising" }?["address"] as? String)
         let address = try #require(BluetoothAddress(advertised))
         #expect(address.randomKind == .resolvablePrivate && address.isResolvable(with: identity.identityResolvingKey),
