@@ -1,4 +1,5 @@
 import Foundation
+import RawbleSMP
 import RawbleStack
 import RawbleWire
 import Synchronization
@@ -171,6 +172,42 @@ struct LocalIdentityTests {
         #expect(FileManager.default.fileExists(atPath: state.formerIdentityPath))
         #expect(try Self.identityFiles(state) == ["identity"])
         #expect(try Self.load(.transport("tcp:127.0.0.1:9000"), "tcp:127.0.0.1:9000", state).notKept == nil)
+    }
+
+    @Test("rawble bonds lists every adapter's bonds, naming the adapter once there is more than one; bonds remove forgets the peer on every adapter")
+    func bondsOfEveryAdapter() async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let strap = DeviceAddress(BluetoothAddress(0xC0_B1_E0_00_00_01), type: .random)
+        let watch = DeviceAddress(BluetoothAddress(0xC0_B1_E0_00_00_02), type: .random)
+        func bond(_ peer: DeviceAddress) -> Bond {
+            Bond(peer: peer, centralKey: Bond.LongTermKey(value: 0xABCD), peripheralKey: nil, authenticated: false,
+                 secureConnections: true, keySize: 16)
+        }
+        let dongle = try Self.load(.controller(Self.controller), "user:hci1", state).identity
+        try await openBondStore(environment: state.environment, identity: dongle.deviceAddress).save(bond(strap))
+        let one = try await CLI.run(["bonds"], environment: state.environment)
+        #expect(one.status == 0 && one.stdout == "\(strap): unauthenticated, LE Secure Connections, 16-octet key\n", "\(one.stdout)\(one.stderr)")
+
+        let uart = try Self.load(.transport("serial:/dev/ttyACM0"), "serial:/dev/ttyACM0", state).identity
+        let uartBonds = openBondStore(environment: state.environment, identity: uart.deviceAddress)
+        try await uartBonds.save(bond(strap))
+        try await uartBonds.save(bond(watch))
+        let list = try await CLI.run(["bonds"], environment: state.environment)
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(Set(list.stdoutLines) == [
+            "\(strap): unauthenticated, LE Secure Connections, 16-octet key; adapter 52:41:57:42:4C:01",
+            "\(strap): unauthenticated, LE Secure Connections, 16-octet key; adapter serial:/dev/ttyACM0",
+            "\(watch): unauthenticated, LE Secure Connections, 16-octet key; adapter serial:/dev/ttyACM0",
+        ], "\(list.stdout)")
+        let json = try await CLI.run(["bonds", "--json"], environment: state.environment)
+        #expect(Set(try json.stdoutLines.map { try CLI.jsonObject($0)["adapter"] as? String })
+                == ["52:41:57:42:4C:01", "serial:/dev/ttyACM0"], "\(json.stdout)")
+
+        let remove = try await CLI.run(["bonds", "remove", strap.address.description], environment: state.environment)
+        #expect(remove.status == 0 && remove.stdout == "removed the bond with \(strap)\n", "\(remove.stdout)\(remove.stderr)")
+        let after = try await CLI.run(["bonds"], environment: state.environment)
+        #expect(after.stdout == "\(watch): unauthenticated, LE Secure Connections, 16-octet key\n", "\(after.stdout)")
     }
 
     @Test("no state folder (no HOME): an identity for this run only, with the line saying so")

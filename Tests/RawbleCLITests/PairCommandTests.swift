@@ -47,8 +47,11 @@ struct TemporaryState {
 struct PairCommandTests {
     static let strap = "C0:B1:E0:00:00:01"
 
-    static func start(_ security: BumblePeer.StrapSecurity) async throws -> BumblePeer {
-        try await BumblePeer.start(arguments: ["--strap-only"] + security.arguments)
+    /// `controller`: the served controller's public address (rawble's identity is that
+    /// controller's, whatever port it is served on); none by default (the identity is the port's).
+    static func start(_ security: BumblePeer.StrapSecurity, controller: String? = nil) async throws -> BumblePeer {
+        try await BumblePeer.start(arguments: ["--strap-only"] + security.arguments
+                                   + (controller.map { ["--controller-address", $0] } ?? []))
     }
 
     @Test("pair: Just Works, one line (LE Secure Connections, unauthenticated, bonded); the identity file is made 0600 and kept")

@@ -93,7 +93,7 @@ public actor Adapter {
     public struct Identity: Sendable {
         /// The own address on air (for a resolvable private one, ``pairing``'s IRK makes it).
         public var ownAddress: OwnAddressChoice
-        /// The identity address and IRK distributed when bonding (``PairingConfiguration/identity``).
+        /// The identity address and IRK distributed when bonding (RawbleSMP's `PairingConfiguration.identity`).
         public var pairing: PairingIdentity
         /// The bonds made as this identity.
         public var bonds: any BondStore

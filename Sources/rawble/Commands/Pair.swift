@@ -111,9 +111,9 @@ struct BondsCommand: AsyncParsableCommand {
         commandName: "bonds",
         abstract: "List or remove the bonds rawble's own host keeps.",
         discussion: """
-            Bonds belong to rawble's own host (user:hciN, serial:, tcp:, unix:), each to the
-            identity of the adapter that made it; the kernel's (hciN) are bluetoothd's. Keys
-            are never printed.
+            Bonds belong to rawble's own host (user:hciN, serial:, tcp:, unix:), each to
+            the identity of the adapter that made it; the kernel's (hciN) are
+            bluetoothd's. Keys are never printed.
 
             Examples:
               rawble bonds
