@@ -397,6 +397,7 @@ let package = Package(
                 "RawbleKernel",
                 "RawbleReport",
                 "RawbleSMP",
+                "RawbleStack",
                 "RawbleTestSupport",
                 "RawbleTransport",
                 "RawbleWire",

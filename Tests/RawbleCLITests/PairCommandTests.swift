@@ -1,4 +1,5 @@
 import Foundation
+import RawbleStack
 import RawbleTestSupport
 import RawbleWire
 import Testing
@@ -18,7 +19,25 @@ struct TemporaryState {
         ["XDG_STATE_HOME": root.appendingPathComponent("state").path, "HOME": root.appendingPathComponent("home").path]
     }
 
-    var identityPath: String { root.appendingPathComponent("state/rawble/identity").path }
+    /// The state folder: identities and bonds.
+    var folder: URL { root.appendingPathComponent("state/rawble") }
+
+    /// Where rawble 0.1.0 kept its one identity.
+    var formerIdentityPath: String { folder.appendingPathComponent(LocalIdentity.formerFileName).path }
+
+    /// The identity file of the adapter without a public address at `transport` (Bumble's
+    /// one-port controller).
+    func identityPath(transport: String) throws -> String {
+        folder.appendingPathComponent(IdentityOwner(publicAddress: nil, transport: try TransportAddress(transport)).fileName).path
+    }
+
+    /// The one identity kept in this state (one adapter used).
+    func onlyIdentity() throws -> (path: String, identity: LocalIdentity) {
+        let kept = try LocalIdentity.all(environment: environment)
+        try #require(kept.count == 1, "\(kept.map(\.owner))")
+        let owner = try #require(kept[0].owner)
+        return (folder.appendingPathComponent(owner.fileName).path, kept[0].identity)
+    }
 
     func remove() { try? FileManager.default.removeItem(at: root) }
 }
@@ -28,8 +47,11 @@ struct TemporaryState {
 struct PairCommandTests {
     static let strap = "C0:B1:E0:00:00:01"
 
-    static func start(_ security: BumblePeer.StrapSecurity) async throws -> BumblePeer {
-        try await BumblePeer.start(arguments: ["--strap-only"] + security.arguments)
+    /// `controller`: the served controller's public address (rawble's identity is that
+    /// controller's, whatever port it is served on); none by default (the identity is the port's).
+    static func start(_ security: BumblePeer.StrapSecurity, controller: String? = nil) async throws -> BumblePeer {
+        try await BumblePeer.start(arguments: ["--strap-only"] + security.arguments
+                                   + (controller.map { ["--controller-address", $0] } ?? []))
     }
 
     @Test("pair: Just Works, one line (LE Secure Connections, unauthenticated, bonded); the identity file is made 0600 and kept")
@@ -44,16 +66,19 @@ struct PairCommandTests {
         #expect(result.stdout.hasPrefix("paired with \(Self.strap) (random static): Just Works, LE Secure Connections, unauthenticated, bonded (16-octet key)"),
                 "\(result.stdout)")
         #expect(try peer.pairings().count == 1)
-        let attributes = try FileManager.default.attributesOfItem(atPath: state.identityPath)
+        // Bumble's one controller has no public address: the identity is its transport's.
+        let identityPath = try state.onlyIdentity().path
+        #expect(identityPath == (try state.identityPath(transport: peer.transport)))
+        let attributes = try FileManager.default.attributesOfItem(atPath: identityPath)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        let first = try String(contentsOfFile: state.identityPath, encoding: .utf8)
+        let first = try String(contentsOfFile: identityPath, encoding: .utf8)
         #expect(first.contains("\naddress ") && first.contains("\nirk "), "\(first)")
         // A second run keeps the same identity.
         let again = try await CLI.run(["pair", Self.strap, "--transport", peer.transport, "--timeout", "20", "--json"],
                                       environment: state.environment)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stdout.contains("\"method\":\"Just Works\"") && again.stdout.contains("\"bonded\":true"), "\(again.stdout)")
-        #expect(try String(contentsOfFile: state.identityPath, encoding: .utf8) == first)
+        #expect(try String(contentsOfFile: identityPath, encoding: .utf8) == first)
     }
 
     @Test("pair --io keyboard --passkey 123456 with a strap displaying 123456: Passkey Entry, authenticated")
@@ -135,6 +160,31 @@ struct PairCommandTests {
         #expect(after.status == 0 && after.stdout.isEmpty, "\(after.stdout)\(after.stderr)")
     }
 
+    @Test("the adapter's identity file that is not one: 65, one line naming the path and the fix; one others can read: 77, one line; each left as it is (LocalIdentityTests has every refusal)")
+    func refusedIdentity() async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let peer = try await Self.start(BumblePeer.StrapSecurity())
+        defer { peer.stop() }
+        let path = try state.identityPath(transport: peer.transport)
+        try FileManager.default.createDirectory(at: state.folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let malformed = "address 11:22:33:44:55:66\nirk 00\n"
+        try Data(malformed.utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        let pair = ["pair", Self.strap, "--transport", peer.transport, "--timeout", "20"]
+        let result = try await CLI.run(pair, environment: state.environment)
+        ExitStatusTests.expectOneLine(result, status: 65, containing: "\(path) is not rawble's identity")
+        #expect(result.stderr.contains("rm \(path)"), "\(result.stderr)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == malformed)
+
+        try Data("address C1:22:33:44:55:66\nirk 000102030405060708090a0b0c0d0e0f\n".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        let open = try await CLI.run(pair, environment: state.environment)
+        ExitStatusTests.expectOneLine(open, status: 77, containing: "\(path) can be read or written by other users (mode 0644)")
+        #expect(open.stderr.contains("chmod 600 \(path)"), "\(open.stderr)")
+        #expect(try peer.pairings().isEmpty, "no pairing as a refused identity")
+    }
+
     @Test("read --security encrypted pairs before reading; --security authenticated with a Just Works strap: 85, one line")
     func securityOption() async throws {
         let state = try TemporaryState()
@@ -163,50 +213,6 @@ struct PairCommandLocalTests {
         let read = try await CLI.run(["read", "C0:B1:E0:00:00:01", "2A19", "--transport", "hci0", "--io", "keyboard"],
                                      environment: state.environment)
         ExitStatusTests.expectOneLine(read, status: 69, containing: "kernel's")
-    }
-
-    @Test("an identity file that is not one: 65, one line naming the path and the fix")
-    func badIdentity() async throws {
-        let state = try TemporaryState()
-        defer { state.remove() }
-        let folder = (state.identityPath as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try Data("address 11:22:33:44:55:66\nirk 00\n".utf8).write(to: URL(fileURLWithPath: state.identityPath))
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: state.identityPath)
-        let result = try await CLI.run(["pair", "C0:B1:E0:00:00:01", "--transport", "unix:" + ExitStatusTests.missingPath()],
-                                       environment: state.environment)
-        ExitStatusTests.expectOneLine(result, status: 65, containing: "\(state.identityPath) is not rawble's identity")
-        #expect(result.stderr.contains("rm \(state.identityPath)"), "\(result.stderr)")
-    }
-
-    @Test("an identity file others can read, a symbolic link, or in a folder others can write: refused in one line (77, 66, 77), left as it is")
-    func refusedIdentity() async throws {
-        let state = try TemporaryState()
-        defer { state.remove() }
-        let folder = (state.identityPath as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let identity = "address C1:22:33:44:55:66\nirk 000102030405060708090a0b0c0d0e0f\n"
-        try Data(identity.utf8).write(to: URL(fileURLWithPath: state.identityPath))
-        let pair = ["pair", "C0:B1:E0:00:00:01", "--transport", "unix:" + ExitStatusTests.missingPath()]
-
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: state.identityPath)
-        let open = try await CLI.run(pair, environment: state.environment)
-        ExitStatusTests.expectOneLine(open, status: 77, containing: "\(state.identityPath) can be read or written by other users (mode 0644)")
-        #expect(open.stderr.contains("chmod 600 \(state.identityPath)"), "\(open.stderr)")
-
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: state.identityPath)
-        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: folder)
-        ExitStatusTests.expectOneLine(try await CLI.run(pair, environment: state.environment), status: 77,
-                                      containing: "\(folder) can be written by other users (mode 0777)")
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder)
-
-        let elsewhere = state.root.appendingPathComponent("elsewhere").path
-        try FileManager.default.moveItem(atPath: state.identityPath, toPath: elsewhere)
-        try FileManager.default.createSymbolicLink(atPath: state.identityPath, withDestinationPath: elsewhere)
-        ExitStatusTests.expectOneLine(try await CLI.run(pair, environment: state.environment), status: 66,
-                                      containing: "\(state.identityPath) is a symbolic link")
-        #expect(try String(contentsOfFile: elsewhere, encoding: .utf8) == identity)
-        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: state.identityPath) == elsewhere)
     }
 
     @Test("bonds with none kept: nothing listed; bonds remove of an unknown address: 67, one line")
@@ -264,17 +270,17 @@ struct IdentityFileTests {
     func foreignIdentity() throws {
         let state = try TemporaryState()
         defer { state.remove() }
-        let folder = (state.identityPath as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try LocalIdentity.keep(LocalIdentity.generate(), at: state.identityPath)
-        #expect(try LocalIdentity.readFile(state.identityPath) != nil, "this user's own is read")
+        let path = try state.identityPath(transport: "user:hci0")
+        try FileManager.default.createDirectory(at: state.folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try LocalIdentity.keep(LocalIdentity.generate(), at: path, owner: .transport("user:hci0"))
+        #expect(try LocalIdentity.readFile(path) != nil, "this user's own is read")
         let someoneElse = geteuid() &+ 1
         do {
-            _ = try LocalIdentity.readFile(state.identityPath, owner: someoneElse)
+            _ = try LocalIdentity.readFile(path, owner: someoneElse)
             Issue.record("another user's identity file was read")
         } catch let error as CLIError {
             #expect(error.status == .permission)
-            #expect(error.description.contains("\(state.identityPath) belongs to user \(geteuid()), not to this user (\(someoneElse))"), "\(error)")
+            #expect(error.description.contains("\(path) belongs to user \(geteuid()), not to this user (\(someoneElse))"), "\(error)")
         }
     }
 }

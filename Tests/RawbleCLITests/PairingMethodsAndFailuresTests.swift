@@ -94,13 +94,15 @@ struct PairingMethodsAndFailuresTests {
         let state = try TemporaryState()
         defer { state.remove() }
         let display = BumblePeer.PairingOptions(io: .display, mitm: true, passkey: 123456)
-        let first = try await PairCommandTests.start(BumblePeer.StrapSecurity(pairing: display))
+        // One adapter (one controller address, so one identity of rawble's) meeting both straps.
+        let adapter = "00:1B:DC:00:00:01"
+        let first = try await PairCommandTests.start(BumblePeer.StrapSecurity(pairing: display), controller: adapter)
         let paired = try await Self.pair(first, ["--io", "keyboard", "--passkey", "123456"], state: state)
         first.stop()
         #expect(paired.status == 0, "\(paired.stderr)")
         #expect(paired.stdout.contains("Passkey Entry, LE Secure Connections, authenticated"), "\(paired.stdout)")
 
-        let impostor = try await PairCommandTests.start(BumblePeer.StrapSecurity())
+        let impostor = try await PairCommandTests.start(BumblePeer.StrapSecurity(), controller: adapter)
         defer { impostor.stop() }
         let result = try await Self.pair(impostor, ["--io", "keyboard", "--passkey", "123456"], state: state)
         ExitStatusTests.expectOneLine(result, status: 85, containing: "rawble bonds remove \(Self.strap)")
@@ -458,7 +460,7 @@ struct PrivateAddressCommandTests {
                 limit: .seconds(120))
         }
         #expect(strap.status == 0, "\(strap.stderr)")
-        let identity = try #require(try LocalIdentity.readFile(state.identityPath), "the identity file was made")
+        let identity = try state.onlyIdentity().identity
         let advertised = try #require(PeripheralCommandTests.events(strap).first { $0["event"] as? String == "advertising" }?["address"] as? String)
         let address = try #require(BluetoothAddress(advertised))
         #expect(address.randomKind == .resolvablePrivate && address.isResolvable(with: identity.identityResolvingKey),

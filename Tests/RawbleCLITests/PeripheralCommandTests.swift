@@ -3,6 +3,8 @@ import RawbleTestSupport
 import RawbleWire
 import Testing
 
+@testable import rawble
+
 /// `rawble peripheral hr|echo` against real centrals on one Bumble virtual link: rawble's own
 /// `hr` on a second controller, and Bumble's GATT client (`Scripts/bumble-central`) as the
 /// independent check of the server.
@@ -15,10 +17,11 @@ struct PeripheralCommandTests {
 
     /// Runs `rawble peripheral ARGUMENTS --json` until its stdout has `disconnections`
     /// "disconnected" events, then interrupts it (Ctrl-C), as a person ends it.
-    static func peripheral(_ arguments: [String], disconnections: Int = 1) async throws -> CLIResult {
+    static func peripheral(_ arguments: [String], disconnections: Int = 1,
+                           environment: [String: String] = [:]) async throws -> CLIResult {
         try await onOwnThread {
             try CLI.runBlocking(
-                ["peripheral"] + arguments + ["--json"],
+                ["peripheral"] + arguments + ["--json"], environment: environment,
                 trigger: CLI.Trigger(
                     ready: { stdout, _ in stdout.components(separatedBy: "\"event\":\"disconnected\"").count > disconnections },
                     readyLimit: .seconds(90), action: { kill($0, SIGINT) }),
@@ -67,6 +70,37 @@ struct PeripheralCommandTests {
         #expect(written["uuid"] as? String == "2A39" && written["value"] as? String == "01")
         let address = try #require(Self.events(strap).first { $0["event"] as? String == "advertising" }?["address"] as? String)
         #expect(connected["address"] as? String == address)
+    }
+
+    @Test("one user's peripheral and central (one state folder) on two controllers of one link: each adapter has its own address, so the central reaches the peripheral and gets its measurements (issue 39); with public addresses and without",
+          arguments: [false, true])
+    func oneUserTwoAdapters(withoutPublicAddresses: Bool) async throws {
+        let state = try TemporaryState()
+        defer { state.remove() }
+        let environment = state.environment
+        // Without: both report 00:00:00:00:00:00, as Bumble's one controller and many UART firmwares do.
+        let addresses = withoutPublicAddresses ? ["--controller-address", "00:00:00:00:00:00", "--controller-address", "00:00:00:00:00:00"] : []
+        let peer = try await BumblePeer.start(arguments: ["--no-standard"] + addresses, ports: 2)
+        defer { peer.stop() }
+        async let strapRun = Self.peripheral(["hr", "--transport", peer.transports[0], "--rate", "20", "--name", "ci-strap"],
+                                             environment: environment)
+        let central = try await onOwnThread {
+            try CLI.runBlocking(["hr", "ci-strap", "--transport", peer.transports[1], "--count", "3", "--json", "--timeout", "20"],
+                                environment: environment, limit: .seconds(90))
+        }
+        let strap = try await strapRun
+        #expect(central.status == 0, "\(central.stderr)")
+        #expect(strap.status == 0, "\(strap.stderr)")
+        #expect(Self.events(central).filter { $0["event"] as? String == "measurement" }.count == 3, "\(central.stdout)")
+
+        let folder = state.root.appendingPathComponent("state/rawble")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("identity") }
+        let identities = try files.map { try #require(try LocalIdentity.readFile(folder.appendingPathComponent($0).path)) }
+        #expect(identities.count == 2 && Set(identities.map(\.address)).count == 2, "one identity per adapter: \(files)")
+        let advertised = try #require(Self.events(strap).first { $0["event"] as? String == "advertising" }?["address"] as? String)
+        #expect(identities.contains { $0.address.description == advertised }, "the peripheral advertised from its identity")
+        let connected = try #require(Self.events(central).first { $0["event"] as? String == "connected" })
+        #expect(connected["address"] as? String == advertised)
     }
 
     @Test("Bumble's GATT client against rawble peripheral hr: every service discovered and read, notifications that decode, the Control Point refusing 0x02 with 0x80 and taking 0x01")

@@ -43,6 +43,8 @@ extension Adapter {
             info.publicAddress = address
         }
 
+        try await chooseIdentity(info)
+
         let (length, count) = try await readBufferSizes(info)
         info.aclDataLength = Int(length)
         info.aclPacketCount = Int(count)
@@ -82,6 +84,22 @@ extension Adapter {
         info.usesExtendedCreateConnection = extended && info.supports(.leExtendedCreateConnection, assumed: false)
         controller = info
         logger.debug("controller ready: own address \(info.ownAddress), ACL \(length) bytes × \(count), \(info.usesExtendedScanning ? "extended" : "legacy") scanning")
+    }
+
+    /// Applies ``Configuration/identityForController``'s choice for this controller, if any.
+    private func chooseIdentity(_ info: ControllerInfo) async throws(HostError) {
+        guard let choose = configuration.identityForController else { return }
+        let chosen: Identity
+        do {
+            chosen = try await choose(info)
+        } catch let error as HostError {
+            throw error
+        } catch {
+            throw .identityUnavailable("\(error)")
+        }
+        configuration.ownAddress = chosen.ownAddress
+        configuration.pairing?.identity = chosen.pairing
+        configuration.bonds = chosen.bonds
     }
 
     /// The kernel set the controller up: read what scanning needs, change nothing (no Reset,

@@ -77,14 +77,40 @@ public actor Adapter {
         /// Bound on the wait for the controller's Encryption Change after encrypting with a
         /// bond's key (as central) or answering a Long Term Key Request (as peripheral).
         public var encryptionTimeout: Duration = .seconds(10)
+        /// Chooses who the host is on this controller once start-up has read its public address
+        /// (``ControllerInfo/publicAddress``, `nil` when it has none), before the own address is
+        /// set: a program that drives several controllers gives each its own identity, so two of
+        /// them never share an address (a central that finds its own address cannot connect to
+        /// it). Called once; what it returns replaces ``ownAddress``, the identity of
+        /// ``pairing`` and ``bonds``. An error it throws ends start-up with
+        /// ``HostError/identityUnavailable(_:)``. `nil`: those settings as they are.
+        public var identityForController: (@Sendable (_ controller: ControllerInfo) async throws -> Identity)?
 
         public init() {}
+    }
+
+    /// Who the host is on one controller: what ``Configuration/identityForController`` chooses.
+    public struct Identity: Sendable {
+        /// The own address on air (for a resolvable private one, ``pairing``'s IRK makes it).
+        public var ownAddress: OwnAddressChoice
+        /// The identity address and IRK distributed when bonding (RawbleSMP's `PairingConfiguration.identity`).
+        public var pairing: PairingIdentity
+        /// The bonds made as this identity.
+        public var bonds: any BondStore
+
+        public init(ownAddress: OwnAddressChoice, pairing: PairingIdentity, bonds: any BondStore) {
+            self.ownAddress = ownAddress
+            self.pairing = pairing
+            self.bonds = bonds
+        }
     }
 
     /// What start-up learned about the controller and the choices made from it.
     public internal(set) var controller: ControllerInfo
 
-    let configuration: Configuration
+    /// As given to ``open(_:configuration:)``; start-up puts in what
+    /// ``Configuration/identityForController`` chose (and nothing else changes it).
+    var configuration: Configuration
     var logger: Logger { configuration.logger }
     /// ``Configuration/clock``, with instants the command timer can keep.
     let clock: HostClock

@@ -58,6 +58,9 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
     case securityTimedOut(DeviceAddress, seconds: Double)
     /// The adapter's configuration does not pair (``Adapter/Configuration/pairing`` is `nil`).
     case pairingDisabled
+    /// ``Adapter/Configuration/identityForController`` could not say who the host is on this
+    /// controller: its error, in words.
+    case identityUnavailable(String)
 
     public var description: String {
         switch self {
@@ -109,6 +112,8 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
             "pairing or encryption with \(peer) did not finish within \(formatSeconds(seconds)) s"
         case .pairingDisabled:
             "this adapter does not pair: its configuration has no pairing settings"
+        case .identityUnavailable(let why):
+            "no identity for this controller: \(why)"
         }
     }
 }

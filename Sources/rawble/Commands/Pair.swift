@@ -111,8 +111,9 @@ struct BondsCommand: AsyncParsableCommand {
         commandName: "bonds",
         abstract: "List or remove the bonds rawble's own host keeps.",
         discussion: """
-            Bonds belong to rawble's own host (user:hciN, serial:, tcp:, unix:); the kernel's
-            (hciN) are bluetoothd's. Keys are never printed.
+            Bonds belong to rawble's own host (user:hciN, serial:, tcp:, unix:), each to
+            the identity of the adapter that made it; the kernel's (hciN) are
+            bluetoothd's. Keys are never printed.
 
             Examples:
               rawble bonds
@@ -135,21 +136,31 @@ struct BondsCommand: AsyncParsableCommand {
 
         func run() async throws {
             Logs.setUp(output)
-            let bonds = try await BondsCommand.bonds(in: try BondsCommand.store()).sorted { $0.peer.address < $1.peer.address }
-            for bond in bonds {
+            let stores = try BondsCommand.stores()
+            var listed: [(bond: Bond, adapter: IdentityOwner?)] = []
+            for (adapter, store) in stores {
+                listed += try await BondsCommand.bonds(in: store).map { ($0, adapter) }
+            }
+            listed.sort { $0.bond.peer.address < $1.bond.peer.address }
+            // The adapter is named once bonds are kept for more than one.
+            let namesAdapters = Set(listed.map { $0.adapter?.label ?? "" }).count > 1
+            for (bond, adapter) in listed {
                 if output.json {
-                    Output.json(.object([
+                    var fields: [(String, JSON)] = [
                         ("address", .string(bond.peer.address.description)),
                         ("addressType", .string(bond.peer.kind.rawValue)),
                         ("authenticated", .bool(bond.authenticated)),
                         ("secureConnections", .bool(bond.secureConnections)),
                         ("keySize", .int(Int(bond.keySize))),
                         ("resolvesPrivateAddresses", .bool(bond.peerIdentityResolvingKey != nil)),
-                    ]))
+                    ]
+                    if let adapter { fields.append(("adapter", .string(adapter.label))) }
+                    Output.json(.object(fields))
                 } else {
                     Output.line("\(bond.peer): \(bond.authenticated ? "authenticated" : "unauthenticated"), "
                                 + "\(bond.secureConnections ? "LE Secure Connections" : "LE legacy pairing"), \(bond.keySize)-octet key"
-                                + (bond.peerIdentityResolvingKey != nil ? ", resolves its private addresses" : ""))
+                                + (bond.peerIdentityResolvingKey != nil ? ", resolves its private addresses" : "")
+                                + (namesAdapters ? "; adapter \(adapter?.label ?? "not chosen yet (rawble 0.1.0's identity)")" : ""))
                 }
             }
         }
@@ -169,33 +180,37 @@ struct BondsCommand: AsyncParsableCommand {
 
         func run() async throws {
             Logs.setUp(output)
-            let store = try BondsCommand.store()
-            guard let store, let bond = try await BondsCommand.bonds(in: store).first(where: { $0.peer.address == address }) else {
-                throw CLIError(.noBond, "no bond with \(address)", fix: "rawble bonds lists the bonds kept")
+            // Every adapter's bond with it.
+            var removed: DeviceAddress?
+            for (_, store) in try BondsCommand.stores() {
+                guard let bond = try await BondsCommand.bonds(in: store).first(where: { $0.peer.address == address }) else { continue }
+                do {
+                    try await store.removeBond(with: bond.peer)
+                } catch {
+                    throw CLIError(.cannotOpen, "\(error)")
+                }
+                removed = bond.peer
             }
-            do {
-                try await store.removeBond(with: bond.peer)
-            } catch {
-                throw CLIError(.cannotOpen, "\(error)")
+            guard let removed else {
+                throw CLIError(.noBond, "no bond with \(address)", fix: "rawble bonds lists the bonds kept")
             }
             if output.json {
                 Output.json(.object([("removed", .string(address.description))]))
             } else {
-                Output.line("removed the bond with \(bond.peer)")
+                Output.line("removed the bond with \(removed)")
             }
         }
     }
 
-    /// The bonds of the user's identity; `nil` when it was never made (there are none).
-    static func store() throws -> (any BondStore)? {
+    /// The bonds of each adapter's identity (``LocalIdentity/all(environment:)``; `nil`:
+    /// rawble 0.1.0's one identity, no adapter's yet): none when none was ever made.
+    static func stores() throws -> [(adapter: IdentityOwner?, store: any BondStore)] {
         let env = environment()
-        guard let path = LocalIdentity.path(environment: env), let identity = try LocalIdentity.readFile(path) else { return nil }
-        return try openBondStore(environment: env, identity: identity.deviceAddress)
+        return try LocalIdentity.all(environment: env).map { ($0.owner, openBondStore(environment: env, identity: $0.identity.deviceAddress)) }
     }
 
-    /// Every bond in `store` (none without one); a store that cannot be read is one line.
-    static func bonds(in store: (any BondStore)?) async throws -> [Bond] {
-        guard let store else { return [] }
+    /// Every bond in `store`; a store that cannot be read is one line.
+    static func bonds(in store: any BondStore) async throws -> [Bond] {
         do {
             return try await store.bonds()
         } catch {

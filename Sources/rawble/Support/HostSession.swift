@@ -46,12 +46,13 @@ struct HostSession {
         var configuration = Adapter.Configuration()
         configuration.logger = Logger(label: "rawble.host")
         let passkeys = PasskeyJournal()
+        let identityRefusal = IdentityRefusal()
         if let pairing {
             if case .kernel = address {
                 if pairing.privateAddress { throw PairingSettings.kernelPrivacyRefusal(address) }
                 if pairing.isCustom { throw PairingSettings.kernelRefusal(address, what: "pairing") }
             } else {
-                try configurePairing(&configuration, pairing, passkeys: passkeys)
+                configurePairing(&configuration, pairing, transport: address, refusal: identityRefusal, passkeys: passkeys)
             }
         }
         // Started before the transport opens, so its times count from the session's start.
@@ -93,23 +94,39 @@ struct HostSession {
         } catch {
             await monitor?.close()
             _ = capture?.close()
-            throw cliError(error)
+            throw identityRefusal.error ?? cliError(error)
         }
     }
 
-    /// rawble's own host pairs as `settings` say, as the user's identity (the same address and
-    /// IRK on every run, so peers' bonds keep matching), with the bonds kept for it.
+    /// rawble's own host pairs as `settings` say, as its identity on the controller it opens
+    /// (the same address and IRK on every run, so peers' bonds keep matching; each adapter its
+    /// own), with the bonds kept for it. The identity is chosen once start-up has read the
+    /// controller's public address (``IdentityOwner``); a refused identity file is kept in
+    /// `refusal`, the line and status the command ends with.
     private static func configurePairing(_ configuration: inout Adapter.Configuration, _ settings: PairingSettings,
-                                         passkeys: PasskeyJournal) throws {
+                                         transport: TransportAddress, refusal: IdentityRefusal, passkeys: PasskeyJournal) {
         let env = environment()
-        let (identity, notKept) = try LocalIdentity.load(environment: env)
-        if let notKept { configuration.logger.notice("\(notKept)") }
-        configuration.ownAddress = settings.privateAddress ? .resolvablePrivate(rotatingEvery: PairingSettings.privateAddressPeriod)
-            : .randomStatic(identity.address)
-        configuration.pairing = settings.configuration(identity: identity.pairingIdentity)
+        let logger = configuration.logger
+        configuration.pairing = settings.configuration(identity: nil)
         configuration.pairingAgent = TerminalPairingAgent(passkey: settings.passkey, acceptsComparisons: settings.confirm,
                                                           passkeys: passkeys)
-        configuration.bonds = try openBondStore(environment: env, identity: identity.deviceAddress)
+        configuration.identityForController = { controller in
+            let loaded: LocalIdentity.Loaded
+            do {
+                let owner = IdentityOwner(publicAddress: controller.publicAddress, transport: transport)
+                loaded = try LocalIdentity.load(for: owner, transport: transport, environment: env)
+            } catch let error as CLIError {
+                refusal.keep(error)
+                throw error
+            }
+            for line in [loaded.notKept, loaded.adopted].compactMap({ $0 }) { logger.notice("\(line)") }
+            let identity = loaded.identity
+            return Adapter.Identity(
+                ownAddress: settings.privateAddress ? .resolvablePrivate(rotatingEvery: PairingSettings.privateAddressPeriod)
+                    : .randomStatic(identity.address),
+                pairing: identity.pairingIdentity,
+                bonds: openBondStore(environment: env, identity: identity.deviceAddress))
+        }
     }
 
     /// On `hciN` with a capture or a trace: the adapter's monitor channel, opened before the
@@ -241,6 +258,18 @@ struct HostSession {
         default:
             CLIError(.transport, error.description)
         }
+    }
+}
+
+/// The identity file a session refused while its adapter started (``LocalIdentity/load(for:transport:environment:)``):
+/// the command ends with its line and status rather than the start-up's.
+final class IdentityRefusal: Sendable {
+    private let kept = Mutex<CLIError?>(nil)
+
+    var error: CLIError? { kept.withLock { $0 } }
+
+    func keep(_ error: CLIError) {
+        kept.withLock { $0 = error }
     }
 }
 
