@@ -287,7 +287,48 @@ extension ShellTerminalTests {
         shell.type("\u{04}")
         let result = await shell.finish(limit: .seconds(30))
         #expect(result.stdout.components(separatedBy: "lost: ").count == 2, "told once: \(result.stdout.debugDescription)")
-        #expect(result.status == 76, "the lost link, the one failure")
+        #expect(result.status == 0, "a person who saw the loss leaves with 0: \(result.stdout.suffix(300).debugDescription)")
+    }
+
+    @Test("Ctrl-C at the prompt while values are notified ends the subscription (CCCD back to 0000) and the shell goes on; quit after a failed command exits 0")
+    func ctrlCEndsNotifications() async throws {
+        let (peer, lab) = try await GATTCommandTests.lab(["--hr-interval", "0.1", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-home-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-ctrlc-\(UUID().uuidString).btsnoop").path
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let shell = try ShellProcess(["shell", lab.address, "--transport", peer.transport, "--btsnoop", capture],
+                                     launcher: CLI.terminalLauncher(),
+                                     environment: ["HOME": home.path])
+        let emptyPrompt = "\r\(lab.address)> \u{1B}[K"
+        /// Types `keys` and waits until `expected`, then a fresh prompt, follow them.
+        func step(_ keys: String, expecting expected: String) async -> Bool {
+            let offset = shell.output.stdout.count
+            shell.type(keys)
+            return await shell.waitUntil { stdout, _ in
+                let after = stdout.dropFirst(offset)
+                guard let found = after.range(of: expected) else { return false }
+                return after[found.upperBound...].contains(emptyPrompt)
+            }
+        }
+        #expect(await shell.waitUntil { stdout, _ in stdout.contains(emptyPrompt) }, "a prompt: \(shell.output)")
+        #expect(await step("frobnicate\r", expecting: "rawble: unknown command"), "\(shell.output.stdout.suffix(300).debugDescription)")
+        #expect(await step("notify 2A37\r", expecting: "subscribed to 2A37"))
+        let subscribed = shell.output.stdout.count
+        #expect(await shell.waitUntil { stdout, _ in stdout.dropFirst(subscribed).contains("notification 0x") },
+                "values scroll above the prompt: \(shell.output.stdout.suffix(300).debugDescription)")
+        // Ctrl-C typed at the prompt (raw mode: a key, not a signal), nothing typed before it.
+        #expect(await step("\u{03}", expecting: "unsubscribed from 2A37"), "\(shell.output.stdout.suffix(400).debugDescription)")
+        #expect(await step("read 2A19\r", expecting: "\r\n87 %\r\n"), "the shell goes on")
+        shell.type("quit\r")
+        let result = await shell.finish(limit: .seconds(30))
+        #expect(result.status == 0, "quit at a terminal, after a failed command: \(result.stdout.suffix(400).debugDescription)")
+        let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
+        let cccd = GATTCommandTests.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
+        #expect(GATTCommandTests.writeRequests(to: cccd, in: try decoded.stdoutLines.map(CLI.jsonObject)) == ["0100", "0000"],
+                "unsubscribed by the Ctrl-C, and once")
     }
 }
 
