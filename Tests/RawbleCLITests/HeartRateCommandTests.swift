@@ -149,7 +149,7 @@ struct HeartRateCommandTests {
         defer { peer.stop() }
         let result = try await CLI.run(["hr", "--count", "1", "--no-reconnect", "--transport", peer.transport])
         #expect(result.status == 76)
-        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderrLinesExceptWaits.count == 1, "\(result.stderr)")
         #expect(result.stderr.contains("0xFD"), "\(result.stderr)")
     }
 
@@ -201,7 +201,7 @@ struct HeartRateCommandTests {
         defer { peer.stop() }
         let result = try await CLI.run(["hr", "--no-reconnect", "--transport", peer.transport])
         #expect(result.status == 76, "stderr: \(result.stderr)")
-        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderrLinesExceptWaits.count == 1, "\(result.stderr)")
         #expect(result.stderr.contains("disconnected: Remote User Terminated Connection"), "\(result.stderr)")
         #expect(!result.stderr.contains("disconnected: disconnected"), "\(result.stderr)")
     }
@@ -215,7 +215,7 @@ struct HeartRateCommandTests {
                                                   whenStderrContains: "straps seen")
         #expect(result.reachedReady, "no hint: \(result.stderr)")
         #expect(result.status == 0, "\(result.stderr)")  // hr without --count: Ctrl-C is its end
-        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderrLines.count == 1, "one line: \(result.stderr)")
         #expect(result.stderr.hasPrefix("waiting for “rawble-strpa” to advertise ("), "\(result.stderr)")
         #expect(result.stderr.contains("; straps seen: rawble-strap (\(strap.address))"), "\(result.stderr)")
         // The other advertisers are not straps: not named.
