@@ -36,6 +36,18 @@ struct StatusLineTests {
         #expect(screen[clear.upperBound...].hasPrefix("rawble: no connection to \(absent)"), "\(screen.suffix(400).debugDescription)")
     }
 
+    @Test("ecg on a terminal: the live trace's status line ends with its sample count, no spinner's seconds after it")
+    func ecgStatusLine() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--h10"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["ecg", "--count", "390", "--transport", peer.transport], launcher: CLI.terminalLauncher())
+        #expect(result.status == 0, "\(result.stdout.suffix(400).debugDescription)")
+        // Each draw of the status line follows a clear of the row: the trace's draws start "ECG ".
+        let draws = result.stdout.components(separatedBy: "\r\u{1B}[2K").filter { $0.hasPrefix("ECG ") }
+        #expect(!draws.isEmpty, "the trace was drawn: \(result.stdout.suffix(400).debugDescription)")
+        #expect(draws.allSatisfy { $0.hasSuffix(" samples") }, "\(draws.suffix(3))")
+    }
+
     /// Ctrl-C typed at the terminal: SIGINT to the rawble process, found by a marker among its
     /// arguments (the launcher is `script`).
     static func interruptMarked(_ marker: String) -> @Sendable (Int32) -> Void {
