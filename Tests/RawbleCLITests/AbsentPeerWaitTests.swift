@@ -8,16 +8,16 @@ import Testing
 struct AbsentPeerWaitTests {
     static let absent = "C0:00:00:00:00:99"
 
-    @Test("gatt --json: a status event names the address awaited and the devices heard; stderr holds only the error line (75)")
-    func gattJSON() async throws {
+    @Test("gatt --json: a status event names the address awaited and the devices heard, stderr holds only the error line (75); read into a pipe: a line on stderr says the same, then the error line")
+    func toldBeforeTheTimeout() async throws {
         let (peer, lab) = try await GATTCommandTests.lab()
         defer { peer.stop() }
         // The scan for its address type lasts up to 5 s: the status comes within it.
-        let result = try await CLI.run(["gatt", Self.absent, "--timeout", "5", "--json", "--transport", peer.transport])
-        #expect(result.status == 75, "\(result.stderr)")
-        #expect(result.stderrLines.count == 1 && result.stderr.hasPrefix("rawble: no connection to \(Self.absent)"), "\(result.stderr)")
-        let events = try result.stdoutLines.map(CLI.jsonObject)
-        let status = try #require(events.first { $0["event"] as? String == "status" }, "\(result.stdout)")
+        let json = try await CLI.run(["gatt", Self.absent, "--timeout", "5", "--json", "--transport", peer.transport])
+        #expect(json.status == 75, "\(json.stderr)")
+        #expect(json.stderrLines.count == 1 && json.stderr.hasPrefix("rawble: no connection to \(Self.absent)"), "\(json.stderr)")
+        let events = try json.stdoutLines.map(CLI.jsonObject)
+        let status = try #require(events.first { $0["event"] as? String == "status" }, "\(json.stdout)")
         #expect(status["waitingFor"] as? String == "advertising")
         #expect(status["target"] as? String == Self.absent)
         #expect(status["message"] as? String == "waiting for \(Self.absent) to advertise")
@@ -25,20 +25,15 @@ struct AbsentPeerWaitTests {
         let seen = try #require(status["seen"] as? [[String: Any]])
         #expect(seen.contains { $0["address"] as? String == lab.address }, "the lab advertises: \(seen)")
         #expect(!seen.contains { $0["address"] as? String == Self.absent })
-        #expect(events.allSatisfy { $0["event"] as? String == "status" }, "nothing else was printed: \(result.stdout)")
-    }
+        #expect(events.allSatisfy { $0["event"] as? String == "status" }, "nothing else was printed: \(json.stdout)")
 
-    @Test("read into a pipe: a line on stderr names the address awaited and the devices heard, then the error line (75)")
-    func readPlain() async throws {
-        let (peer, lab) = try await GATTCommandTests.lab()
-        defer { peer.stop() }
-        let result = try await CLI.run(["read", Self.absent, "2A29", "--timeout", "5", "--transport", peer.transport])
-        #expect(result.status == 75, "\(result.stderr)")
-        let lines = result.stderrLines
-        let waiting = try #require(lines.first { $0.hasPrefix("waiting for \(Self.absent) to advertise (") }, "\(result.stderr)")
+        let plain = try await CLI.run(["read", Self.absent, "2A29", "--timeout", "5", "--transport", peer.transport])
+        #expect(plain.status == 75, "\(plain.stderr)")
+        let lines = plain.stderrLines
+        let waiting = try #require(lines.first { $0.hasPrefix("waiting for \(Self.absent) to advertise (") }, "\(plain.stderr)")
         #expect(waiting.contains("; devices seen: ") && waiting.contains("rawble-lab (\(lab.address))"), "\(waiting)")
-        #expect(lines.last?.hasPrefix("rawble: no connection to \(Self.absent)") == true, "the error line last: \(result.stderr)")
-        #expect(lines.filter { $0.hasPrefix("rawble: ") }.count == 1, "one error line: \(result.stderr)")
-        #expect(result.stdout.isEmpty)
+        #expect(lines.last?.hasPrefix("rawble: no connection to \(Self.absent)") == true, "the error line last: \(plain.stderr)")
+        #expect(lines.filter { $0.hasPrefix("rawble: ") }.count == 1, "one error line: \(plain.stderr)")
+        #expect(plain.stdout.isEmpty)
     }
 }
