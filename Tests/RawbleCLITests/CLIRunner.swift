@@ -18,6 +18,11 @@ struct CLIResult {
     /// `connecting to … (2 s)`): any wait that lasts 2 s adds one, as a loaded machine may
     /// make any wait do. What a test that counts the other lines counts.
     var stderrLinesExceptWaits: [String] { stderrLines.filter { !CLIResult.isWaitLine($0) } }
+    /// stdout's lines but `--json`'s `status` events, which a wait that lasted 2 s adds before
+    /// the result (as a loaded machine may make any wait): what a test of the result reads.
+    var stdoutLinesExceptStatus: [String] { stdoutLines.filter { !$0.hasPrefix(#"{"event":"status","#) } }
+    /// stdout without those lines, each line ending in a newline.
+    var stdoutExceptStatus: String { stdoutLinesExceptStatus.map { $0 + "\n" }.joined() }
     /// stderr without those lines, each line ending in a newline.
     var stderrExceptWaits: String { stderrLinesExceptWaits.map { $0 + "\n" }.joined() }
 

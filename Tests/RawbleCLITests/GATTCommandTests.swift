@@ -32,8 +32,8 @@ struct GATTCommandTests {
         let result = try await CLI.run(["gatt", lab.address, "--transport", peer.transport, "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         // One JSON line, as every --json output is.
-        #expect(result.stdoutLines.count == 1, "\(result.stdout.prefix(300))")
-        let document = try CLI.jsonObject(result.stdout)
+        #expect(result.stdoutLinesExceptStatus.count == 1, "\(result.stdout.prefix(300))")
+        let document = try CLI.jsonObject(result.stdoutExceptStatus)
         #expect(document["address"] as? String == lab.address)
         #expect(document["mtu"] as? Int == 517)
         let services = try #require(document["services"] as? [[String: Any]])
@@ -99,8 +99,8 @@ struct GATTCommandTests {
         let command = try await CLI.run(["write", lab.address, Self.handle(handles.write), "beef", "--without-response", "--transport", peer.transport, "--json"])
         #expect(command.status == 0, "stderr: \(command.stderr)")
         // --json says what was written, in one line.
-        #expect(command.stdoutLines.count == 1, "\(command.stdout)")
-        let written = try CLI.jsonObject(command.stdout)
+        #expect(command.stdoutLinesExceptStatus.count == 1, "\(command.stdout)")
+        let written = try CLI.jsonObject(command.stdoutExceptStatus)
         #expect(written["handle"] as? String == Self.handle(handles.write))
         #expect(written["value"] as? String == "beef")
         #expect(written["withoutResponse"] as? Bool == true)

@@ -6,8 +6,9 @@ import Testing
 /// `rawble hr` as a user runs it, against Bumble's simulated strap.
 @Suite("rawble hr against Bumble's strap", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct HeartRateCommandTests {
+    /// The `--json` events, those of waits (`status`) aside.
     static func events(_ result: CLIResult) throws -> [[String: Any]] {
-        try result.stdoutLines.map(CLI.jsonObject)
+        try result.stdoutLinesExceptStatus.map(CLI.jsonObject)
     }
 
     /// The measurement events' raw values, in order.

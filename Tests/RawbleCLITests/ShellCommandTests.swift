@@ -59,7 +59,7 @@ struct ShellCommandTests {
             disconnect
             """)
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let objects = try result.stdoutLines.map(CLI.jsonObject)
+        let objects = try result.stdoutLinesExceptStatus.map(CLI.jsonObject)
         #expect(objects.count == 6, "\(result.stdout)")
         guard objects.count == 6 else { return }
         #expect(objects[0]["event"] as? String == "connected" && objects[0]["mtu"] as? Int == 517 && objects[0]["time"] is String)
