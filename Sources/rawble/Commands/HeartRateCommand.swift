@@ -413,11 +413,12 @@ struct HeartRateSession: Sendable {
         case connecting(DiscoveredDevice)
     }
 
-    /// Says what the run is waiting for: on the status line (and as every wait is, see
-    /// ``WaitStatus``), and while reconnecting also as a `reconnecting` JSON event (`state`: `waiting` with `seconds`, `scanning` with `target`,
-    /// `connecting` with `address`), so a program reading `--json` can tell a strap being
-    /// looked for from a hung run. The first connection's steps have no event: `connected`
-    /// follows them at once, or an error line.
+    /// Says what the run is waiting for: as every wait is (``WaitStatus``), and while
+    /// reconnecting also as a `reconnecting` JSON event (`state`: `waiting` with `seconds`,
+    /// `scanning` with `target`, `connecting` with `address`), so a program reading `--json`
+    /// can tell a strap being looked for from a hung run. The first connection's steps have no
+    /// `reconnecting` event: `connected` follows them, or an error line (and a `status` event
+    /// for a step that lasts 2 s).
     private func progress(_ step: Progress, reconnecting: Bool) {
         let fields: [(String, JSON)]
         switch step {

@@ -75,7 +75,7 @@ final class StatusLine: LiveView {
         redraw()
     }
 
-    /// Takes the text away: nothing shows until the next ``show(_:counting:)`` or ``beat(_:_:)``.
+    /// Takes the text away: nothing shows until the next ``show(_:counting:startedAgo:)`` or ``beat(_:_:)``.
     func hide() {
         guard enabled else { return }
         state.withLock { state in
