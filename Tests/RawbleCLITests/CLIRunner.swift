@@ -14,6 +14,23 @@ struct CLIResult {
 
     var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
     var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+    /// stderr's lines but those saying what the command waited for (`waiting for … (2 s)…`,
+    /// `connecting to … (2 s)`): any wait that lasts 2 s adds one, as a loaded machine may
+    /// make any wait do. What a test that counts the other lines counts.
+    var stderrLinesExceptWaits: [String] { stderrLines.filter { !CLIResult.isWaitLine($0) } }
+    /// stdout's lines but `--json`'s `status` events, which a wait that lasted 2 s adds before
+    /// the result (as a loaded machine may make any wait): what a test of the result reads.
+    var stdoutLinesExceptStatus: [String] { stdoutLines.filter { !$0.hasPrefix(#"{"event":"status","#) } }
+    /// stdout without those lines, each line ending in a newline.
+    var stdoutExceptStatus: String { stdoutLinesExceptStatus.map { $0 + "\n" }.joined() }
+    /// stderr without those lines, each line ending in a newline.
+    var stderrExceptWaits: String { stderrLinesExceptWaits.map { $0 + "\n" }.joined() }
+
+    /// Whether `line` is one of ``WaitStatus``'s lines (`rawble/Support/Waits.swift`).
+    static func isWaitLine(_ line: some StringProtocol) -> Bool {
+        line.range(of: #"^(waiting for|connecting to|pairing with|encrypting the link to|authenticating the link to) .* \([0-9]+ s\)(;.*)?$"#,
+                   options: .regularExpression) != nil
+    }
 }
 
 enum CLI {

@@ -32,8 +32,8 @@ struct GATTCommandTests {
         let result = try await CLI.run(["gatt", lab.address, "--transport", peer.transport, "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         // One JSON line, as every --json output is.
-        #expect(result.stdoutLines.count == 1, "\(result.stdout.prefix(300))")
-        let document = try CLI.jsonObject(result.stdout)
+        #expect(result.stdoutLinesExceptStatus.count == 1, "\(result.stdout.prefix(300))")
+        let document = try CLI.jsonObject(result.stdoutExceptStatus)
         #expect(document["address"] as? String == lab.address)
         #expect(document["mtu"] as? Int == 517)
         let services = try #require(document["services"] as? [[String: Any]])
@@ -99,8 +99,8 @@ struct GATTCommandTests {
         let command = try await CLI.run(["write", lab.address, Self.handle(handles.write), "beef", "--without-response", "--transport", peer.transport, "--json"])
         #expect(command.status == 0, "stderr: \(command.stderr)")
         // --json says what was written, in one line.
-        #expect(command.stdoutLines.count == 1, "\(command.stdout)")
-        let written = try CLI.jsonObject(command.stdout)
+        #expect(command.stdoutLinesExceptStatus.count == 1, "\(command.stdout)")
+        let written = try CLI.jsonObject(command.stdoutExceptStatus)
         #expect(written["handle"] as? String == Self.handle(handles.write))
         #expect(written["value"] as? String == "beef")
         #expect(written["withoutResponse"] as? Bool == true)
@@ -171,7 +171,7 @@ struct GATTCommandTests {
         let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
         let result = try await CLI.run(["notify", strap.address, "2A37", "--transport", peer.transport])
         #expect(result.status == 76, "stderr: \(result.stderr)")
-        #expect(result.stderrLines.count == 1, "\(result.stderr)")
+        #expect(result.stderrLinesExceptWaits.count == 1, "\(result.stderr)")
         #expect(result.stderr.contains("disconnected: Remote User Terminated Connection"), "\(result.stderr)")
         #expect(!result.stderr.contains("disconnected: disconnected"), "\(result.stderr)")
     }
@@ -182,14 +182,14 @@ struct GATTCommandTests {
         defer { peer.stop() }
         let missing = try await CLI.run(["read", lab.address, "2A6E", "--transport", peer.transport])
         #expect(missing.status == 76)
-        #expect(missing.stderrLines.count == 1)
+        #expect(missing.stderrLinesExceptWaits.count == 1)
         #expect(missing.stderr.contains("2A6E"))
 
         // The strap's Heart Rate Control Point refuses anything but 01 with ATT error 0x80.
         let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
         let refused = try await CLI.run(["write", strap.address, "2A39", "02", "--transport", peer.transport])
         #expect(refused.status == 76)
-        #expect(refused.stderrLines.count == 1)
+        #expect(refused.stderrLinesExceptWaits.count == 1)
         #expect(refused.stderr.contains("0x80"), "\(refused.stderr)")
 
         // What a characteristic does not allow is said before any request, from its properties
@@ -211,6 +211,6 @@ struct GATTCommandTests {
 
         let absent = try await CLI.run(["read", "C0:00:00:00:00:99", "2A29", "--address-type", "random", "--timeout", "1", "--transport", peer.transport])
         #expect(absent.status == 75)
-        #expect(absent.stderrLines.count == 1)
+        #expect(absent.stderrLinesExceptWaits.count == 1)
     }
 }

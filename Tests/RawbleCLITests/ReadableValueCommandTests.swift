@@ -55,7 +55,7 @@ struct ReadableValueCommandTests {
         defer { peer.stop() }
         let result = try await CLI.run(["gatt", lab.address, "--transport", peer.transport, "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let document = try CLI.jsonObject(result.stdout)
+        let document = try CLI.jsonObject(result.stdoutExceptStatus)
         let characteristics = (document["services"] as? [[String: Any]] ?? []).flatMap { $0["characteristics"] as? [[String: Any]] ?? [] }
         func characteristic(_ uuid: String) throws -> [String: Any] {
             try #require(characteristics.first { $0["uuid"] as? String == uuid }, "\(uuid)")

@@ -59,7 +59,7 @@ struct ShellCommandTests {
             disconnect
             """)
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let objects = try result.stdoutLines.map(CLI.jsonObject)
+        let objects = try result.stdoutLinesExceptStatus.map(CLI.jsonObject)
         #expect(objects.count == 6, "\(result.stdout)")
         guard objects.count == 6 else { return }
         #expect(objects[0]["event"] as? String == "connected" && objects[0]["mtu"] as? Int == 517 && objects[0]["time"] is String)
@@ -204,29 +204,25 @@ struct ShellCommandTests {
 @Suite("rawble shell on a terminal", .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux's script is not installed"))
 struct ShellTerminalTests {
+    /// `arguments` run on a pseudo-terminal, with a HOME of its own (for the history file),
+    /// which the caller removes.
+    static func start(_ arguments: [String]) throws -> (shell: ShellProcess, home: URL) {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-home-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let shell = try ShellProcess(arguments, launcher: CLI.terminalLauncher(), environment: ["HOME": home.path])
+        return (shell, home)
+    }
+
     @Test("Tab completes and lists, a value notified prints above the line being typed, up recalls, Ctrl-C stops only the running command, Ctrl-D ends")
     func session() async throws {
         let (peer, lab) = try await GATTCommandTests.lab(["--hr-interval", "0.2", "--hr-count", "1000"])
         defer { peer.stop() }
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-home-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let (shell, home) = try Self.start(["shell", lab.address, "--transport", peer.transport])
         defer { try? FileManager.default.removeItem(at: home) }
-        let shell = try ShellProcess(["shell", lab.address, "--transport", peer.transport],
-                                     launcher: CLI.terminalLauncher(),
-                                     environment: ["HOME": home.path])
         let prompt = "\(lab.address)> "
         let emptyPrompt = "\r" + prompt + "\u{1B}[K"
-        /// Types `keys`, waits until `expected` is printed after them and, with `thenPrompt`, a
-        /// fresh prompt after that (the shell reads again: keys typed earlier would be echoed
-        /// by the terminal, and a Ctrl-C sent as a signal).
         func step(_ keys: String, expecting expected: String, thenPrompt: Bool = true) async -> Bool {
-            let offset = shell.output.stdout.count
-            shell.type(keys)
-            return await shell.waitUntil { stdout, _ in
-                let after = stdout.dropFirst(offset)
-                guard let found = after.range(of: expected) else { return false }
-                return !thenPrompt || after[found.upperBound...].contains(emptyPrompt)
-            }
+            await shell.step(keys, expecting: expected, thenPrompt: thenPrompt ? emptyPrompt : nil)
         }
         #expect(await shell.waitUntil { stdout, _ in stdout.contains(emptyPrompt) }, "a prompt: \(shell.output)")
         // Tab: the command, then two candidates sharing "2A2", listed on the second Tab.
@@ -270,12 +266,8 @@ extension ShellTerminalTests {
         let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.1", "--hr-disconnect-after", "3"])
         defer { peer.stop() }
         let strap = try #require(peer.devices.first { $0.name == "rawble-strap" })
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-home-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let (shell, home) = try Self.start(["shell", strap.address, "--transport", peer.transport])
         defer { try? FileManager.default.removeItem(at: home) }
-        let shell = try ShellProcess(["shell", strap.address, "--transport", peer.transport],
-                                     launcher: CLI.terminalLauncher(),
-                                     environment: ["HOME": home.path])
         #expect(await shell.waitUntil { stdout, _ in stdout.contains("\r\(strap.address)> \u{1B}[K") }, "\(shell.output)")
         shell.type("notify 2A37\r")
         #expect(await shell.waitUntil { stdout, _ in stdout.contains("lost: ") && stdout.hasSuffix("\rrawble> \u{1B}[K") },
@@ -287,7 +279,37 @@ extension ShellTerminalTests {
         shell.type("\u{04}")
         let result = await shell.finish(limit: .seconds(30))
         #expect(result.stdout.components(separatedBy: "lost: ").count == 2, "told once: \(result.stdout.debugDescription)")
-        #expect(result.status == 76, "the lost link, the one failure")
+        #expect(result.status == 0, "a person who saw the loss leaves with 0: \(result.stdout.suffix(300).debugDescription)")
+    }
+
+    @Test("Ctrl-C at the prompt while values are notified ends the subscription (CCCD back to 0000) and the shell goes on; quit after a failed command exits 0")
+    func ctrlCEndsNotifications() async throws {
+        let (peer, lab) = try await GATTCommandTests.lab(["--hr-interval", "0.1", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let capture = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-shell-ctrlc-\(UUID().uuidString).btsnoop").path
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let (shell, home) = try Self.start(["shell", lab.address, "--transport", peer.transport, "--btsnoop", capture])
+        defer { try? FileManager.default.removeItem(at: home) }
+        let emptyPrompt = "\r\(lab.address)> \u{1B}[K"
+        func step(_ keys: String, expecting expected: String) async -> Bool {
+            await shell.step(keys, expecting: expected, thenPrompt: emptyPrompt)
+        }
+        #expect(await shell.waitUntil { stdout, _ in stdout.contains(emptyPrompt) }, "a prompt: \(shell.output)")
+        #expect(await step("frobnicate\r", expecting: "rawble: unknown command"), "\(shell.output.stdout.suffix(300).debugDescription)")
+        #expect(await step("notify 2A37\r", expecting: "subscribed to 2A37"))
+        let subscribed = shell.output.stdout.count
+        #expect(await shell.waitUntil { stdout, _ in stdout.dropFirst(subscribed).contains("notification 0x") },
+                "values scroll above the prompt: \(shell.output.stdout.suffix(300).debugDescription)")
+        // Ctrl-C typed at the prompt (raw mode: a key, not a signal), nothing typed before it.
+        #expect(await step("\u{03}", expecting: "unsubscribed from 2A37"), "\(shell.output.stdout.suffix(400).debugDescription)")
+        #expect(await step("read 2A19\r", expecting: "\r\n87 %\r\n"), "the shell goes on")
+        shell.type("quit\r")
+        let result = await shell.finish(limit: .seconds(30))
+        #expect(result.status == 0, "quit at a terminal, after a failed command: \(result.stdout.suffix(400).debugDescription)")
+        let decoded = try await CLI.run(["decode", "btsnoop", capture, "--json"])
+        let cccd = GATTCommandTests.handle(try #require(lab.handles?.heartRateMeasurementCCCD))
+        #expect(GATTCommandTests.writeRequests(to: cccd, in: try decoded.stdoutLines.map(CLI.jsonObject)) == ["0100", "0000"],
+                "unsubscribed by the Ctrl-C, and once")
     }
 }
 
@@ -489,6 +511,19 @@ final class ShellProcess: @unchecked Sendable {
     /// Writes `keys` to stdin as they are (no newline added).
     func type(_ keys: String) {
         input.fileHandleForWriting.write(Data(keys.utf8))
+    }
+
+    /// Types `keys`, waits until `expected` is printed after them and, when given, `thenPrompt`
+    /// (a fresh prompt) after that: the shell reads again (keys typed earlier would be echoed
+    /// by the terminal, and a Ctrl-C sent as a signal).
+    func step(_ keys: String, expecting expected: String, thenPrompt prompt: String?) async -> Bool {
+        let offset = output.stdout.count
+        type(keys)
+        return await waitUntil { stdout, _ in
+            let after = stdout.dropFirst(offset)
+            guard let found = after.range(of: expected) else { return false }
+            return prompt.map { after[found.upperBound...].contains($0) } ?? true
+        }
     }
 
     /// Waits (at most `limit`) until what was printed satisfies `condition`.

@@ -20,6 +20,34 @@ struct StatusLineTests {
         #expect(!after.contains("bpm"), "the status drawn again after the end: \(after.debugDescription)")
     }
 
+    @Test("gatt to an address nothing advertises, on a terminal: the status line says what it waits for, a line names the devices heard, the error line starts on a clean line")
+    func absentPeer() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--strap-only"])
+        defer { peer.stop() }
+        let strap = try #require(peer.devices.first)
+        let absent = "C0:00:00:00:00:99"
+        let result = try await CLI.run(["gatt", absent, "--timeout", "5", "--transport", peer.transport], launcher: CLI.terminalLauncher())
+        #expect(result.status == 75, "\(result.stdout.suffix(400).debugDescription)")
+        let screen = result.stdout
+        #expect(screen.contains("waiting for \(absent) to advertise "), "the status line: \(screen.suffix(400).debugDescription)")
+        #expect(screen.contains("waiting for \(absent) to advertise (") && screen.contains("devices seen: rawble-strap (\(strap.address))"),
+                "the line naming what was heard: \(screen.suffix(400).debugDescription)")
+        let clear = try #require(screen.range(of: "\r\u{1B}[2K", options: .backwards), "\(screen.suffix(400).debugDescription)")
+        #expect(screen[clear.upperBound...].hasPrefix("rawble: no connection to \(absent)"), "\(screen.suffix(400).debugDescription)")
+    }
+
+    @Test("ecg on a terminal: the live trace's status line ends with its sample count, no spinner's seconds after it")
+    func ecgStatusLine() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--h10"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["ecg", "--count", "390", "--transport", peer.transport], launcher: CLI.terminalLauncher())
+        #expect(result.status == 0, "\(result.stdout.suffix(400).debugDescription)")
+        // Each draw of the status line follows a clear of the row: the trace's draws start "ECG ".
+        let draws = result.stdout.components(separatedBy: "\r\u{1B}[2K").filter { $0.hasPrefix("ECG ") }
+        #expect(!draws.isEmpty, "the trace was drawn: \(result.stdout.suffix(400).debugDescription)")
+        #expect(draws.allSatisfy { $0.hasSuffix(" samples") }, "\(draws.suffix(3))")
+    }
+
     /// Ctrl-C typed at the terminal: SIGINT to the rawble process, found by a marker among its
     /// arguments (the launcher is `script`).
     static func interruptMarked(_ marker: String) -> @Sendable (Int32) -> Void {
@@ -41,7 +69,7 @@ struct StatusLineTests {
         let marker = "no-such-strap-\(UUID().uuidString.prefix(8))"
         let hr = try await onOwnThread {
             try CLI.runBlocking(["hr", marker, "--transport", peer.transport], launcher: terminal,
-                                trigger: .init(ready: { stdout, _ in stdout.contains("scanning for") && stdout.contains(" 1 s") },
+                                trigger: .init(ready: { stdout, _ in stdout.contains("to advertise") && stdout.contains(" 1 s") },
                                                readyLimit: .seconds(30), action: Self.interruptMarked(marker)),
                                 limit: .seconds(30))
         }

@@ -205,8 +205,8 @@ struct TraceCommandTests {
         defer { try? FileManager.default.removeItem(atPath: capture) }
         let result = try await CLI.run(["gatt", lab.address, "--transport", peer.transport, "--json", "--trace", "--btsnoop", capture])
         #expect(result.status == 0, "\(result.stderr.suffix(500))")
-        #expect(result.stdoutLines.count == 1)
-        let document = try CLI.jsonObject(result.stdout)
+        #expect(result.stdoutLinesExceptStatus.count == 1)
+        let document = try CLI.jsonObject(result.stdoutExceptStatus)
         #expect(document["address"] as? String == lab.address)
         #expect((document["services"] as? [[String: Any]])?.count == lab.gatt?.count)
 

@@ -60,8 +60,9 @@ struct ECG: AsyncParsableCommand {
         let interrupt = InterruptWatcher()
         let host = try await HostSession.open(connection, output: output, pairing: nil)
         let status = StatusLine(quiet: output.quiet)
+        let waits = WaitStatus(display: status, output: output)
         let session = ECGSession(
-            host: host, status: status, target: StrapTarget(device ?? "Polar H10"),
+            host: host, status: status, waits: waits, target: StrapTarget(device ?? "Polar H10"),
             acceleration: acc ? .h10Acceleration(sampleRate: accRate, range: accRange) : nil,
             count: count, duration: duration.map { .milliseconds(Int64($0 * 1000)) }, reconnect: reconnect,
             json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)), csv: csvFile, jsonl: jsonlFile)
@@ -69,6 +70,7 @@ struct ECG: AsyncParsableCommand {
         interrupt.onInterrupt { running.cancel() }
         let result = await running.result
         withExtendedLifetime(interrupt) {}
+        waits.stop()
         status.stop()
         if !output.json, let line = session.summaryLine() { Output.line(line) }
         await host.close()
@@ -85,6 +87,8 @@ struct ECG: AsyncParsableCommand {
 struct ECGSession: Sendable {
     let host: HostSession
     let status: StatusLine
+    /// Says what the run waits for: the strap, the connection, the first samples.
+    let waits: WaitStatus
     let target: StrapTarget
     /// The acceleration settings, when `--acc` asked for it.
     let acceleration: PMDSettingSelection?
@@ -139,9 +143,8 @@ struct ECGSession: Sendable {
         var backoff = Duration.seconds(1)
         var reconnecting = false
         while true {
-            status.show("scanning for \(target)")
             if json, reconnecting { emit([("event", "reconnecting"), ("state", "scanning"), ("target", .string(target.description))]) }
-            let device = try await StrapFinder(host: host, status: status, target: target).find()
+            let device = try await StrapFinder(host: host, waits: waits, target: target).find()
             do {
                 try await follow(device, progress: progress)
                 return
@@ -159,6 +162,7 @@ struct ECGSession: Sendable {
                                    fix: "run again, or leave out --no-reconnect to reconnect automatically")
                 }
                 reconnecting = true
+                waits.end()
                 status.show("link lost; scanning again in \(backoff.components.seconds) s")
                 try await Task.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(16))
@@ -169,7 +173,7 @@ struct ECGSession: Sendable {
     /// Connects to `device`, starts the streams and writes their samples until the count, the
     /// duration, Ctrl-C, or the link's end.
     private func follow(_ device: DiscoveredDevice, progress: Progress) async throws {
-        status.show("connecting to \(device.name ?? device.address.address.description)")
+        waits.begin(.connection(to: device.address.address, name: device.name))
         let connection: any CentralLink
         do {
             connection = try await host.central.connect(to: device.address, timeout: timeout)
@@ -188,8 +192,9 @@ struct ECGSession: Sendable {
         }
         let pmd: PMDClient
         do {
+            waits.begin(.response(device.address.address, "Exchange MTU"))
             let mtu = try await gatt.exchangeMTU()
-            status.show("discovering the Polar Measurement Data service")
+            waits.begin(.response(device.address.address, "discovering the Polar Measurement Data service"))
             pmd = try await PMDClient.attach(to: gatt)
             let features = try await pmd.features()
             for (type, wanted) in [(PMDMeasurementType.ecg, true), (.acceleration, acceleration != nil)] where wanted && !features.contains(type) {
@@ -206,7 +211,7 @@ struct ECGSession: Sendable {
         defer { heartRate.cancel() }
         let events = await pmd.events()
         do {
-            status.show("starting ECG")
+            waits.begin(.response(device.address.address, "starting ECG"))
             try await pmd.start(.ecg, settings: .h10ECG)
             emitStarted(.ecg, PMDSettingSelection.h10ECG)
             if let acceleration {
@@ -216,7 +221,7 @@ struct ECGSession: Sendable {
         } catch {
             throw lostOrFailed(error, device: device, connection: connection)
         }
-        status.show("waiting for the first ECG samples")
+        waits.begin(.firstValue("ECG samples", from: device.name ?? "\(device.address.address)"))
         do {
             try await stream(events, from: pmd, progress: progress)
         } catch is CancellationError {
@@ -269,6 +274,7 @@ struct ECGSession: Sendable {
             }
         }
         defer { deadlineTask?.cancel() }
+        var first = true
         while true {
             guard let event = try await iterator.next() else {
                 try Task.checkCancellation()
@@ -278,6 +284,10 @@ struct ECGSession: Sendable {
                 }
                 flush(&batch, &csvBatch, &eventBatch)
                 return
+            }
+            if first {
+                first = false
+                waits.end()
             }
             let now = Clock.unixMicroseconds()
             func hostTime(_ device: UInt64) -> Int64 {
@@ -415,7 +425,8 @@ struct ECGSession: Sendable {
         let clock = "\(seconds / 60):\(seconds % 60 < 10 ? "0" : "")\(seconds % 60)"
         let strapText = strap.map { " · strap \($0) bpm" } ?? ""
         let ecgText = ecg.map { " \($0) bpm" } ?? " – bpm"
-        status.show("ECG \(trace.rendered)\(ecgText)\(strapText) · \(clock) · \(samples) samples")
+        // Its own clock shown: no spinner and no seconds after it.
+        status.show("ECG \(trace.rendered)\(ecgText)\(strapText) · \(clock) · \(samples) samples", counting: false)
     }
 
     /// A failure as the run's end: the link's loss (reconnect) or one line for the person.

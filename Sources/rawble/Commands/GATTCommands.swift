@@ -191,11 +191,14 @@ struct Notify: AsyncParsableCommand {
         let deadline = duration.map { Duration.milliseconds(Int($0 * 1000)) }
         try await session.run(untilInterrupted: count == nil && duration == nil, deadline: deadline) { session in
             let characteristic = try await session.subscribableCharacteristic(for: target, indications: indicate)
-            let subscription = try await session.gatt.subscribe(to: characteristic, indications: indicate)
+            let subscription = try await session.subscribe(to: characteristic, indications: indicate)
+            let kind = indicate ? "indication" : "notification"
+            session.waits.begin(.firstValue("\(kind) of \(characteristic.uuid)", from: "\(session.connection.peer.address)"))
             var received = 0
             var printer = NotificationPrinter(characteristic: characteristic, json: json, format: format)
             do {
                 for try await update in subscription {
+                    if received == 0 { session.waits.end() }
                     Output.lineBytes(printer.line(for: update))
                     received += 1
                     if let count, received >= count { break }
@@ -215,6 +218,8 @@ extension PeerSession {
     /// `gatt`: the whole database with every readable value read, as the tree's lines or one
     /// JSON document.
     func describeDatabase(json: Bool) async throws(GATTError) -> [String] {
+        waits.begin(.response(connection.peer.address, "discovering the services and reading their values"))
+        defer { waits.end() }
         let database = try await gatt.discoverAll()
         var values: [UInt16: Result<[UInt8], GATTError>] = [:]
         for entry in database.characteristics {
@@ -242,6 +247,8 @@ extension PeerSession {
 
     /// `read`: the target's value (long values whole) as ``ValueText/read(_:handle:characteristic:json:)`` prints it.
     func readValue(of target: AttributeTarget, as format: ValueFormat? = nil, json: Bool) async throws -> String {
+        waits.begin(.response(connection.peer.address, "reading \(target)"))
+        defer { waits.end() }
         let (handle, characteristic) = try await self.characteristic(for: target)
         try characteristic.map { try CharacteristicUse.read.check($0) }
         let value = try await gatt.read(handle: handle)
@@ -251,6 +258,8 @@ extension PeerSession {
     /// `write`: writes `bytes` to the target; the line to print (with `json`, what was written,
     /// as `read --json` shows what was read; a person's output stays empty).
     func writeValue(_ bytes: [UInt8], to target: AttributeTarget, withoutResponse: Bool, json: Bool) async throws -> String? {
+        waits.begin(.response(connection.peer.address, "writing \(target)"))
+        defer { waits.end() }
         let (handle, characteristic) = try await self.characteristic(for: target)
         try characteristic.map { try CharacteristicUse.write(withoutResponse: withoutResponse).check($0) }
         try await gatt.write(bytes, to: handle, withoutResponse: withoutResponse)
@@ -265,12 +274,21 @@ extension PeerSession {
 
     /// `notify`: the characteristic the target names, checked to notify (or indicate).
     func subscribableCharacteristic(for target: AttributeTarget, indications: Bool) async throws -> GATTCharacteristic {
+        waits.begin(.response(connection.peer.address, "finding \(target)"))
+        defer { waits.end() }
         let (_, found) = try await self.characteristic(for: target)
         guard let characteristic = found else {
             throw GATTError.notFound("no characteristic at \(target)")
         }
         try CharacteristicUse.subscribe(indications: indications).check(characteristic)
         return characteristic
+    }
+
+    /// Subscribes (writes the CCCD), the wait for the peer's answer told.
+    func subscribe(to characteristic: GATTCharacteristic, indications: Bool) async throws -> GATTSubscription {
+        waits.begin(.response(connection.peer.address, "subscribing to \(characteristic.uuid)"))
+        defer { waits.end() }
+        return try await gatt.subscribe(to: characteristic, indications: indications)
     }
 }
 

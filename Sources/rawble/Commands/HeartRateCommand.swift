@@ -61,12 +61,13 @@ struct HeartRate: AsyncParsableCommand {
         let interrupt = InterruptWatcher()
         let host = try await HostSession.open(connection, output: output, pairing: security.settings)
         let status = StatusLine(quiet: output.quiet)
+        let waits = WaitStatus(display: status, output: output)
         let gone = Mutex<HostError?>(nil)
         let work = Mutex<Task<Void, any Error>?>(nil)
         // Analysed live where someone sees it: hrv events, or the status line and a last line.
         let analysed = output.json ? hrvEvery > 0 : true
         let monitor = HeartRateSession(
-            host: host, status: status, target: StrapTarget(device), count: count, resetEnergy: resetEnergy,
+            host: host, status: status, waits: waits, target: StrapTarget(device), count: count, resetEnergy: resetEnergy,
             reconnect: reconnect, json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)),
             security: security.settings.required, csv: csvFile, jsonl: jsonlFile,
             live: analysed ? LiveAnalysis(zones: zones.zones, every: hrvEvery, sparkline: !output.json) : nil,
@@ -80,6 +81,7 @@ struct HeartRate: AsyncParsableCommand {
         interrupt.onInterrupt { running.cancel() }
         let result = await running.result
         withExtendedLifetime(interrupt) {}
+        waits.stop()
         status.stop()
         if !output.json, let line = monitor.live?.summaryLine() { Output.line(line) }
         await host.close()
@@ -127,33 +129,12 @@ enum StrapTarget: Sendable, CustomStringConvertible {
     }
 }
 
-/// The heart-rate straps heard that were not the one looked for, for the hint: at most 8, by
-/// address, each with its name when it advertised one.
-struct StrapsSeen: CustomStringConvertible, Sendable {
-    static let limit = 8
-    private var straps: [(address: BluetoothAddress, name: String?)] = []
-
-    var isEmpty: Bool { straps.isEmpty }
-
-    mutating func add(_ device: DiscoveredDevice) {
-        guard device.advertisingData.serviceUUIDs.contains(.heartRateService) else { return }
-        if let index = straps.firstIndex(where: { $0.address == device.address.address }) {
-            if straps[index].name == nil { straps[index].name = device.name }
-        } else if straps.count < Self.limit {
-            straps.append((device.address.address, device.name))
-        }
-    }
-
-    /// `rawble-strap (C0:B1:E0:00:00:01), C0:B1:E0:00:00:02`.
-    var description: String {
-        straps.map { strap in strap.name.map { "\($0) (\(strap.address))" } ?? "\(strap.address)" }.joined(separator: ", ")
-    }
-}
-
 /// One `rawble hr` run: scan, connect, subscribe, print and log; reconnect when the link drops.
 struct HeartRateSession: Sendable {
     let host: HostSession
     let status: StatusLine
+    /// Says what the run waits for: the strap, the connection, the first measurement.
+    let waits: WaitStatus
     let target: StrapTarget
     let count: Int?
     let resetEnergy: Bool
@@ -230,7 +211,7 @@ struct HeartRateSession: Sendable {
     /// Scans until the target advertises (see ``StrapFinder``).
     private func findStrap(reconnecting: Bool) async throws -> DiscoveredDevice {
         progress(.scanning, reconnecting: reconnecting)
-        return try await StrapFinder(host: host, status: status, target: target).find()
+        return try await StrapFinder(host: host, waits: waits, target: target).find()
     }
 
     /// Connects to `device` and shows its measurements until `count` or the link ends.
@@ -245,7 +226,7 @@ struct HeartRateSession: Sendable {
             throw host.cliError(error)
         }
         if let security, let link = connection as? Connection {
-            status.show(security == .authenticated ? "authenticating the link" : "encrypting the link")
+            waits.begin(.security(device.address.address, security))
             do {
                 // Bounded past SMP's own 30 s timeout, so its line is the one shown.
                 try await link.secure(security, timeout: max(timeout, PeerSession.pairingBound))
@@ -267,8 +248,9 @@ struct HeartRateSession: Sendable {
             }
         }
         do {
+            waits.begin(.response(device.address.address, "Exchange MTU"))
             try await gatt.exchangeMTU()
-            status.show("discovering the Heart Rate service")
+            waits.begin(.response(device.address.address, "discovering the Heart Rate service"))
             let monitor = try await HeartRateMonitor.attach(to: gatt)
             var info = await monitor.deviceInfo()
             if info.name == nil { info.name = device.name }
@@ -283,7 +265,7 @@ struct HeartRateSession: Sendable {
                 }
             }
             let events = try await monitor.measurements()
-            status.show("connected; waiting for measurements")
+            waits.begin(.firstValue("measurement", from: device.name ?? "\(device.address.address)"))
             var rate = ArrivalRate()
             // One buffer for the JSON lines of this connection, written with one write(2)
             // whenever no further value is already at hand (see Iterator.bufferedCount).
@@ -295,8 +277,13 @@ struct HeartRateSession: Sendable {
                                        controllerGone: controllerGone)
             defer { silence.cancel() }
             var iterator = events.makeAsyncIterator()
+            var first = true
             while let event = try await iterator.next() {
                 silence.heard()
+                if first {
+                    first = false
+                    waits.end()
+                }
                 switch event {
                 case let .measurement(measurement, raw):
                     // The arrival rate is only shown to a person (JSON lines carry times).
@@ -426,22 +413,25 @@ struct HeartRateSession: Sendable {
         case connecting(DiscoveredDevice)
     }
 
-    /// Says what the run is waiting for: on the status line, and while reconnecting also as a
-    /// `reconnecting` JSON event (`state`: `waiting` with `seconds`, `scanning` with `target`,
-    /// `connecting` with `address`), so a program reading `--json` can tell a strap being
-    /// looked for from a hung run. The first connection's steps have no event: `connected`
-    /// follows them at once, or an error line.
+    /// Says what the run is waiting for: as every wait is (``WaitStatus``), and while
+    /// reconnecting also as a `reconnecting` JSON event (`state`: `waiting` with `seconds`,
+    /// `scanning` with `target`, `connecting` with `address`), so a program reading `--json`
+    /// can tell a strap being looked for from a hung run. The first connection's steps have no
+    /// `reconnecting` event: `connected` follows them, or an error line (and a `status` event
+    /// for a step that lasts 2 s).
     private func progress(_ step: Progress, reconnecting: Bool) {
         let fields: [(String, JSON)]
         switch step {
         case .waiting(let pause):
+            // A pause of its own, not a wait for the strap: shown as it is.
+            waits.end()
             status.show("link lost; scanning again in \(pause.components.seconds) s")
             fields = [("state", "waiting"), ("seconds", JSON(Int(pause.components.seconds)))]
         case .scanning:
-            status.show("scanning for \(target)")
+            // The scan itself begins the wait (StrapFinder).
             fields = [("state", "scanning"), ("target", .string(target.description))]
         case .connecting(let device):
-            status.show("connecting to \(device.name ?? device.address.address.description)")
+            waits.begin(.connection(to: device.address.address, name: device.name))
             fields = [("state", "connecting"), ("address", .string(device.address.address.description))]
                 + (device.name.map { [("name", JSON.string($0))] } ?? [])
         }

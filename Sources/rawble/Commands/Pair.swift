@@ -54,7 +54,9 @@ struct Pair: AsyncParsableCommand {
                 throw CLIError(.internalError, "pairing needs rawble's own host, and \(session.host.transport) is not it")
             }
             let outcome: PairingOutcome?
+            session.waits.begin(.security(link.peer.address, nil))
             do {
+                defer { session.waits.end() }
                 outcome = try await link.pair(authenticated: false, timeout: bound)
             } catch {
                 throw session.cliError(error)

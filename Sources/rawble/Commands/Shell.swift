@@ -29,8 +29,9 @@ struct Shell: AsyncParsableCommand {
 
             On a terminal: line editing, history (up/down, kept in ~/.rawble_history), Tab
             completes commands, handles, UUIDs and scanned addresses; values notified print
-            above the prompt; Ctrl-C stops the running command (at the prompt it clears the
-            line). A failed command prints one line and the shell goes on.
+            above the prompt. Ctrl-C stops the running command; at the prompt it clears the
+            line and ends the subscriptions (unsubscribing, as unsubscribe does). A failed
+            command prints one line and the shell goes on; quit and Ctrl-D exit 0.
 
             Not a terminal: one command per line from stdin, no prompt; a line starting with
             # is a comment. Output is plain lines (with --json, one JSON object per result, as
@@ -60,7 +61,7 @@ struct Shell: AsyncParsableCommand {
 
     func run() async throws {
         let host = try await HostSession.open(connection, output: output, pairing: security.settings)
-        let session = ShellSession(host: host, timeout: .milliseconds(Int(connection.timeout * 1000)), json: output.json,
+        let session = ShellSession(host: host, timeout: .milliseconds(Int(connection.timeout * 1000)), output: output,
                                    security: security.settings.required)
         let status = await session.run(connectingTo: address, addressType: addressType)
         await session.close()
@@ -104,7 +105,9 @@ final class ShellSession: Sendable {
     let json: Bool
     /// The level each link `connect` makes must reach first (`--security`), on rawble's own host.
     let security: LinkSecurity?
-    let console = Console()
+    let console: Console
+    /// Says what a command waits for (on the console's status line, as lines or JSON events).
+    let waits: WaitStatus
     /// Whether lines come from a person at a terminal.
     let interactive: Bool
     private let rawMode: RawMode?
@@ -112,11 +115,13 @@ final class ShellSession: Sendable {
     /// Set when Ctrl-C (or SIGTERM) ended a script, or SIGTERM came at the prompt.
     private let stopped = Atomic<Bool>(false)
 
-    init(host: HostSession, timeout: Duration, json: Bool, security: LinkSecurity? = nil) {
+    init(host: HostSession, timeout: Duration, output: OutputOptions, security: LinkSecurity? = nil) {
         self.host = host
         self.timeout = timeout
-        self.json = json
+        json = output.json
         self.security = security
+        console = Console(status: StatusLine(quiet: output.quiet))
+        waits = WaitStatus(display: console, output: output)
         rawMode = RawMode()
         interactive = rawMode != nil
     }
@@ -131,7 +136,8 @@ final class ShellSession: Sendable {
                 rawMode: rawMode, console: console, history: History(entries: HistoryFile.load()),
                 prompt: { [weak self] in self?.prompt ?? Self.disconnectedPrompt },
                 words: { [weak self] in self?.completionWords ?? CompletionWords() },
-                remember: { HistoryFile.append($0) })
+                remember: { HistoryFile.append($0) },
+                interruptible: { [weak self] in self?.subscribed ?? false })
         } else {
             PlainLineSource()
         }
@@ -152,22 +158,36 @@ final class ShellSession: Sendable {
         if let address {
             await runCommand(["connect", address.description] + (addressType.map { ["--address-type", $0.rawValue] } ?? []))
         }
-        while !stopped.load(ordering: .relaxed), let line = await source.nextLine() {
+        while !stopped.load(ordering: .relaxed), let input = await source.nextInput() {
+            guard case .line(let line) = input else {
+                // Ctrl-C at the prompt while values are notified: they stop.
+                await runCommand { [self] in try await unsubscribeAll() }
+                continue
+            }
             let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
             guard let first = words.first, !first.hasPrefix("#") else { continue }
             if first == "quit" || first == "exit" { break }
             await runCommand(words)
         }
-        if stopped.load(ordering: .relaxed), !interactive { return .interrupted }
+        // A person saw each failure as it happened: leaving is not one.
+        if interactive { return .success }
+        if stopped.load(ordering: .relaxed) { return .interrupted }
         return state.withLock { $0.lastFailure } ?? .success
     }
 
     /// Runs one command as a task Ctrl-C cancels; its failure is one line, and the shell goes on.
     private func runCommand(_ words: [String]) async {
-        let task = Task(executorPreference: host.central.taskExecutor) { [self] in try await execute(words) }
+        await runCommand { [self] in try await execute(words) }
+    }
+
+    /// Runs `body` as a command: a task Ctrl-C cancels, its failure one line; what it waited
+    /// for is over when it ends.
+    private func runCommand(_ body: @escaping @Sendable () async throws -> Void) async {
+        let task = Task(executorPreference: host.central.taskExecutor) { try await body() }
         state.withLock { $0.running = task }
         let result = await task.result
         state.withLock { $0.running = nil }
+        waits.end()
         guard case .failure(let error) = result else { return }
         let failure = cliError(error, cancelled: task.isCancelled)
         // A command broken by the link going: the loss is what to say, once.
@@ -206,6 +226,8 @@ final class ShellSession: Sendable {
 
     /// Unsubscribes, disconnects and closes the host.
     func close() async {
+        waits.stop()
+        console.status?.stop()
         await endLink(politely: true)
         await host.close()
     }
@@ -327,7 +349,7 @@ final class ShellSession: Sendable {
             throw CLIError(.usage, "already connected to \(current.address)", fix: "disconnect first")
         }
         let peer = try await PeerSession.connect(on: host, to: address, addressType: addressType, timeout: timeout,
-                                                 security: security)
+                                                 security: security, waits: waits)
         // The database, for completion and for targets by UUID: a failure here is not the
         // connection's (a command needing it will say).
         let database = try? await peer.gatt.discoverAll()
@@ -409,7 +431,7 @@ final class ShellSession: Sendable {
             throw CLIError(.usage, "already subscribed to \(characteristic.uuid) at \(handleText(handle))",
                            fix: "unsubscribe \(handleText(handle)) first")
         }
-        let subscription = try await peer.gatt.subscribe(to: characteristic, indications: indications)
+        let subscription = try await peer.subscribe(to: characteristic, indications: indications)
         let (console, json) = (self.console, self.json)
         let kind = indications ? "indication" : "notification"
         let label = "\(kind) \(handleText(handle)) \(characteristic.uuid)"
@@ -433,6 +455,17 @@ final class ShellSession: Sendable {
             }
         }
         state.withLock { $0.link?.subscriptions[handle] = Subscription(subscription: subscription, printer: printer) }
+    }
+
+    /// Whether values are being notified (a Ctrl-C at the prompt then ends the subscriptions).
+    private var subscribed: Bool {
+        state.withLock { !($0.link?.subscriptions.isEmpty ?? true) }
+    }
+
+    /// Ends every subscription, each as `unsubscribe` does (Ctrl-C at the prompt).
+    private func unsubscribeAll() async throws {
+        let handles = state.withLock { $0.link?.subscriptions.keys.sorted() ?? [] }
+        for handle in handles { try await unsubscribe(.handle(handle)) }
     }
 
     private func unsubscribe(_ target: AttributeTarget) async throws {

@@ -150,7 +150,7 @@ struct TerminalPairingAgent: PairingAgent {
 
     func displayPasskey(_ passkey: UInt32, for peer: DeviceAddress) async {
         passkeys.note(peer)
-        Output.error("rawble: type the passkey \(Self.digits(passkey)) on \(peer.address) to pair")
+        StatusLine.printErrorAboveActive("rawble: type the passkey \(Self.digits(passkey)) on \(peer.address) to pair")
     }
 
     func passkey(for peer: DeviceAddress) async -> UInt32? {
@@ -168,7 +168,7 @@ struct TerminalPairingAgent: PairingAgent {
     /// `--confirm` accepts unseen: nobody compared, so the key is not authenticated.
     func compare(_ number: UInt32, for peer: DeviceAddress) async -> NumericComparisonAnswer {
         if acceptsComparisons {
-            Output.error("rawble: accepted \(Self.digits(number)) for \(peer.address) unseen (--confirm): it should show the same; the key counts as unauthenticated")
+            StatusLine.printErrorAboveActive("rawble: accepted \(Self.digits(number)) for \(peer.address) unseen (--confirm): it should show the same; the key counts as unauthenticated")
             return .acceptedUnseen
         }
         guard let answer = await Self.ask("rawble: does \(peer.address) show \(Self.digits(number))? [y/N] ") else { return .declined }
@@ -181,11 +181,14 @@ struct TerminalPairingAgent: PairingAgent {
     }
 
     /// Shows `prompt` on the terminal and reads one line from it (trimmed); `nil` when there is
-    /// no terminal (or it ends). The read blocks a thread of its own, not the host's.
+    /// no terminal (or it ends). The read blocks a thread of its own, not the host's; the
+    /// status line stays off the screen meanwhile.
     static func ask(_ prompt: String) async -> String? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-            DispatchQueue.global().async {
-                continuation.resume(returning: askBlocking(prompt))
+        await StatusLine.pausingActive {
+            await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+                DispatchQueue.global().async {
+                    continuation.resume(returning: askBlocking(prompt))
+                }
             }
         }
     }

@@ -14,18 +14,28 @@ struct PeerSession {
     let connection: any CentralLink
     let gatt: GATTClient
     let timeout: Duration
+    /// Says what the command waits for (the peer, the connection, an answer, the first value).
+    let waits: WaitStatus
+    /// The status line this session drew its waits on, when it made one (``open``): stopped
+    /// with the session.
+    var statusLine: StatusLine?
 
     /// Opens the transport, finds the address type (the flag, else as seen in a short scan,
     /// else random), connects within `--timeout`, and exchanges the MTU. Ctrl-C meanwhile stops
     /// it cleanly (what was opened is closed) with ``CLIError/interrupted``.
     /// `pairing`: how rawble's own host pairs (``HostSession/open(_:output:pairing:)``), and
     /// the level the link must reach before the MTU exchange (`--security`).
+    /// Its waits show on a status line of its own (a terminal) and as `status` events or lines
+    /// (``WaitStatus``).
     static func open(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
                      connection options: ConnectionOptions, output: OutputOptions,
                      pairing: PairingSettings? = nil) async throws -> PeerSession {
         let interrupt = InterruptWatcher()
+        let status = StatusLine(quiet: output.quiet)
+        let waits = WaitStatus(display: status, output: output)
         let work = Task {
-            try await openUninterrupted(address, addressType: addressType, connection: options, output: output, pairing: pairing)
+            try await openUninterrupted(address, addressType: addressType, connection: options, output: output, pairing: pairing,
+                                        waits: waits)
         }
         interrupt.onInterrupt { work.cancel() }
         defer { withExtendedLifetime(interrupt) {} }
@@ -34,18 +44,30 @@ struct PeerSession {
             // Ctrl-C came while opening; opened just the same, the session is closed again (the
             // command's work would not see that Ctrl-C).
             if case .success(let session) = result { await session.close() }
+            waits.stop()
+            status.stop()
             throw CLIError.interrupted
         }
-        return try result.get()
+        do {
+            var session = try result.get()
+            session.statusLine = status
+            return session
+        } catch {
+            // Off the screen before the error line.
+            waits.stop()
+            status.stop()
+            throw error
+        }
     }
 
     private static func openUninterrupted(_ address: BluetoothAddress, addressType: AddressTypeArgument?,
                                           connection options: ConnectionOptions, output: OutputOptions,
-                                          pairing: PairingSettings?) async throws -> PeerSession {
+                                          pairing: PairingSettings?, waits: WaitStatus) async throws -> PeerSession {
         let host = try await HostSession.open(options, output: output, pairing: pairing)
         do {
             return try await connect(on: host, to: address, addressType: addressType,
-                                     timeout: .milliseconds(Int(options.timeout * 1000)), security: pairing?.required)
+                                     timeout: .milliseconds(Int(options.timeout * 1000)), security: pairing?.required,
+                                     waits: waits)
         } catch {
             await host.close()
             throw error
@@ -56,15 +78,15 @@ struct PeerSession {
     /// does) and exchanges the MTU; the host stays open whatever happens, so `rawble shell`
     /// connects again on it. Errors are one-line ``CLIError``s.
     /// `security`: the level the link must reach first (pairing, or encrypting with the bond),
-    /// on rawble's own host.
+    /// on rawble's own host. `waits`: where each step that lasts is told.
     static func connect(on host: HostSession, to address: BluetoothAddress, addressType: AddressTypeArgument?,
-                        timeout: Duration, security: LinkSecurity? = nil) async throws -> PeerSession {
+                        timeout: Duration, security: LinkSecurity? = nil, waits: WaitStatus) async throws -> PeerSession {
         // One bound for finding the peer and connecting to it: the scan for its address type
         // takes part of `--timeout`, the connection what is left (they each took all of it).
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         let type = try await resolveType(of: address, given: addressType, central: host.central,
-                                         within: min(timeout, .seconds(5)))
+                                         within: min(timeout, .seconds(5)), waits: waits)
         let peer = DeviceAddress(address, type: type.type)
         let left = deadline - clock.now
         if type.seen == false, left < .milliseconds(100) {
@@ -73,6 +95,7 @@ struct PeerSession {
                            fix: "check it is on, in range and advertising (rawble scan lists what is), or give a longer --timeout")
         }
         let connection: any CentralLink
+        waits.begin(.connection(to: address, heard: type.seen))
         do {
             connection = try await host.central.connect(to: peer, timeout: max(left, .milliseconds(100)))
         } catch {
@@ -83,6 +106,7 @@ struct PeerSession {
             throw host.cliError(error)
         }
         if let security, let link = connection as? Connection {
+            waits.begin(.security(address, security))
             do {
                 // Bounded past SMP's own 30 s timeout, so its line is the one shown.
                 try await link.secure(security, timeout: max(timeout, Self.pairingBound))
@@ -94,7 +118,9 @@ struct PeerSession {
         var configuration = ATTClient.Configuration()
         configuration.transactionTimeout = timeout
         let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
-        let session = PeerSession(host: host, connection: connection, gatt: gatt, timeout: timeout)
+        let session = PeerSession(host: host, connection: connection, gatt: gatt, timeout: timeout, waits: waits)
+        waits.begin(.response(address, "Exchange MTU"))
+        defer { waits.end() }
         do {
             try await gatt.exchangeMTU()
         } catch {
@@ -106,7 +132,8 @@ struct PeerSession {
 
     /// The type the flag gives, else the one the device advertises with (a scan of at most
     /// `limit`), else random (what almost every LE peripheral uses).
-    /// `seen`: whether the scan heard it (`nil`: no scan was needed or possible).
+    /// `seen`: whether the scan heard it (`nil`: no scan was needed or possible). The other
+    /// devices heard meanwhile go to `waits`, which names them if the peer is not heard soon.
     ///
     /// The scan is an active one: on `hciN` the kernel runs it (its discovery, shared with
     /// bluetoothd's when that runs), so rawble sends no scan command of its own to a controller
@@ -114,20 +141,27 @@ struct PeerSession {
     /// arriving while the kernel's discovery scanned once left the kernel's discovery stuck:
     /// nothing found and no LE connection until the adapter restarted.
     private static func resolveType(of address: BluetoothAddress, given: AddressTypeArgument?, central: any Central,
-                                    within limit: Duration) async throws -> (type: LEAddressType, seen: Bool?) {
+                                    within limit: Duration, waits: WaitStatus) async throws -> (type: LEAddressType, seen: Bool?) {
         switch given {
         case .public?: return (.public, nil)
         case .random?: return (.random, nil)
         case nil: break
         }
         let devices: AsyncThrowingStream<DiscoveredDevice, any Error>
+        // Every advertiser is heard, so those that are not the peer can be named.
         do {
-            devices = try await central.scan(ScanOptions(active: true, filter: ScanFilter(addresses: [address])))
+            devices = try await central.scan(ScanOptions(active: true, filter: ScanFilter()))
         } catch {
             return (.random, nil)
         }
+        waits.forgetSeen()
+        waits.begin(.advertising("\(address)"))
+        let wanted = ScanFilter(addresses: [address])
         let first = Task { () -> LEAddressType? in
-            for try await device in devices { return device.address.type }
+            for try await device in devices {
+                if wanted.matches(device) { return device.address.type }
+                waits.saw(device)
+            }
             return nil
         }
         let watchdog = Task {
@@ -149,8 +183,10 @@ struct PeerSession {
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
     }
 
-    /// Disconnects (bounded) and closes the host session.
+    /// Disconnects (bounded) and closes the host session (and the status line it made).
     func close() async {
+        waits.stop()
+        statusLine?.stop()
         await disconnect()
         await host.close()
     }

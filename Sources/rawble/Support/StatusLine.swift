@@ -15,6 +15,9 @@ protocol LiveView: AnyObject, Sendable {
 final class StatusLine: LiveView {
     private struct State {
         var text = ""
+        /// Whether the text gets a spinner and the seconds since it was shown (a wait), or is
+        /// shown as it is (a live view that says its own time).
+        var counting = true
         var since = ContinuousClock.now
         var beatsPerMinute: Int?
         var lastBeat = ContinuousClock.now
@@ -24,6 +27,8 @@ final class StatusLine: LiveView {
         /// Set by ``stop()``: nothing is drawn again (a redraw racing the stop would leave the
         /// line on screen, the shell prompt glued to it).
         var stopped = false
+        /// Set while a question is asked on the terminal (a passkey): the line stays away.
+        var paused = false
     }
 
     let enabled: Bool
@@ -57,15 +62,47 @@ final class StatusLine: LiveView {
         ticker.withLock { $0 = task }
     }
 
-    /// Shows `text` with a spinner and the seconds it has been going on.
-    func show(_ text: String) {
+    /// Shows `text` with a spinner and the seconds it has been going on (since `startedAgo`
+    /// before now); with `counting` false, as it is (a live view that shows its own time).
+    func show(_ text: String, counting: Bool = true, startedAgo: Duration = .zero) {
         guard enabled else { return }
         state.withLock {
             $0.text = text
-            $0.since = .now
+            $0.counting = counting
+            $0.since = .now - startedAgo
             $0.beatsPerMinute = nil
         }
         redraw()
+    }
+
+    /// Takes the text away: nothing shows until the next ``show(_:counting:startedAgo:)`` or ``beat(_:_:)``.
+    func hide() {
+        guard enabled else { return }
+        state.withLock { state in
+            state.text = ""
+            if state.shown { Output.status("\r\u{1B}[2K") }
+            state.shown = false
+        }
+    }
+
+    /// Runs `body` (a question asked on the terminal) with the active status line, if any,
+    /// taken off the screen meanwhile, so the question and the answer typed are not drawn over.
+    static func pausingActive<T: Sendable>(_ body: () async -> T) async -> T {
+        let status = active.withLock { $0 } as? StatusLine
+        status?.setPaused(true)
+        defer { status?.setPaused(false) }
+        return await body()
+    }
+
+    private func setPaused(_ paused: Bool) {
+        guard enabled else { return }
+        state.withLock { state in
+            state.paused = paused
+            if paused, state.shown {
+                Output.status("\r\u{1B}[2K")
+                state.shown = false
+            }
+        }
     }
 
     /// Shows a heart beating at `bpm`, with `text` beside it.
@@ -146,7 +183,7 @@ final class StatusLine: LiveView {
 
     /// The line to draw now, or `nil` (nothing to show, or stopped).
     private static func text(_ state: inout State) -> String? {
-        guard !state.text.isEmpty, !state.stopped else { return nil }
+        guard !state.text.isEmpty, !state.stopped, !state.paused else { return nil }
         let now = ContinuousClock.now
         state.shown = true
         if let bpm = state.beatsPerMinute, bpm > 0 {
@@ -156,10 +193,17 @@ final class StatusLine: LiveView {
             state.heartOn = now - state.lastBeat < .milliseconds(200)
             return (state.heartOn ? "\u{1B}[31m♥\u{1B}[0m " : "♡ ") + state.text
         }
+        guard state.counting else { return state.text }
         state.frame = (state.frame + 1) % Self.spinner.count
         let seconds = Int((now - state.since).components.seconds)
         return "\(Self.spinner[state.frame]) \(state.text) \(seconds) s"
     }
 
     private static let spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+}
+
+extension StatusLine: WaitDisplay {
+    var showsStatus: Bool { enabled }
+    func showWait(_ text: String, elapsed: Duration) { show(text, startedAgo: elapsed) }
+    func hideWait() { hide() }
 }

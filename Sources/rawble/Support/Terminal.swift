@@ -13,7 +13,9 @@ import Synchronization
 
 /// Where `rawble shell` prints: straight to stdout/stderr when no prompt is shown, else above
 /// the prompt and the line being typed, which are then drawn again. Every write happens under
-/// one lock, so lines from subscriptions never cut into each other or into the prompt.
+/// one lock, so lines from subscriptions never cut into each other or into the prompt. While a
+/// command runs (no prompt), what it waits for shows on `status` (``WaitDisplay``), and lines
+/// go above that too.
 final class Console: Sendable {
     private struct State {
         var prompt = ""
@@ -23,12 +25,23 @@ final class Console: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The status line of a running command's waits (drawn only on a terminal).
+    let status: StatusLine?
+
+    init(status: StatusLine? = nil) {
+        self.status = status
+    }
 
     /// Prints `text` (one or more lines, newline added) on stdout, or stderr with `error`.
     func print(_ text: String, error: Bool = false) {
         state.withLock { state in
             if state.promptShown { Output.status("\r\u{1B}[2K") }
-            if error { Output.error(text) } else { Output.line(text) }
+            switch (status, error) {
+            case (let status?, true): status.printError(text)
+            case (let status?, false): status.printLine(text)
+            case (nil, true): Output.error(text)
+            case (nil, false): Output.line(text)
+            }
             if state.promptShown { Self.draw(state) }
         }
     }
@@ -37,7 +50,7 @@ final class Console: Sendable {
     func print(bytes: [UInt8]) {
         state.withLock { state in
             if state.promptShown { Output.status("\r\u{1B}[2K") }
-            Output.lineBytes(bytes)
+            if let status { status.printLine(bytes: bytes) } else { Output.lineBytes(bytes) }
             if state.promptShown { Self.draw(state) }
         }
     }
@@ -91,6 +104,14 @@ final class Console: Sendable {
 
     /// The terminal's width (stderr's, where the prompt is drawn), 80 when it does not say.
     private static var columns: Int { Terminal.size(of: 2).columns }
+}
+
+extension Console: WaitDisplay {
+    var showsStatus: Bool { status?.enabled ?? false }
+    func showWait(_ text: String, elapsed: Duration) { status?.show(text, startedAgo: elapsed) }
+    func hideWait() { status?.hide() }
+    func printError(_ line: String) { print(line, error: true) }
+    func printLine(_ line: String) { print(line) }
 }
 
 /// The terminal on stdin in raw mode while a line is edited (bytes as typed, no echo, Ctrl-C a
@@ -166,11 +187,18 @@ final class InputReader: Sendable {
     }
 }
 
+/// What `rawble shell` reads next: a line, or a Ctrl-C typed at the prompt that has something
+/// to stop (the subscriptions printing).
+enum ShellInput: Equatable, Sendable {
+    case line(String)
+    case interrupt
+}
+
 /// Where `rawble shell` takes its lines: a person at a terminal, or a script.
 protocol LineSource: Sendable {
-    /// The next line, without its newline; `nil` at the end of input (or once stopped).
-    func nextLine() async -> String?
-    /// Makes a waiting ``nextLine()`` return `nil` (Ctrl-C in a script, SIGTERM).
+    /// The next line (without its newline) or Ctrl-C; `nil` at the end of input (or once stopped).
+    func nextInput() async -> ShellInput?
+    /// Makes a waiting ``nextInput()`` return `nil` (Ctrl-C in a script, SIGTERM).
     func stop()
 }
 
@@ -179,7 +207,11 @@ final class PlainLineSource: LineSource {
     private let reader = InputReader()
     private let buffered = Mutex<(bytes: [UInt8], ended: Bool)>(([], false))
 
-    func nextLine() async -> String? {
+    func nextInput() async -> ShellInput? {
+        await nextLine().map { .line($0) }
+    }
+
+    private func nextLine() async -> String? {
         await reader.onQueue { [self] in
             while true {
                 let line: String?? = buffered.withLock { state in
@@ -223,21 +255,26 @@ final class TerminalLineSource: LineSource {
     /// Called with each line entered, for a history file.
     private let remember: @Sendable (String) -> Void
     private let lastRemembered: Mutex<String?>
+    /// Whether a Ctrl-C at the prompt has something to stop (values being notified): it is
+    /// then returned as ``ShellInput/interrupt``; otherwise it only drops the line.
+    private let interruptible: @Sendable () -> Bool
 
     init(rawMode: RawMode, console: Console, history: History, prompt: @escaping @Sendable () -> String,
-         words: @escaping @Sendable () -> CompletionWords, remember: @escaping @Sendable (String) -> Void) {
+         words: @escaping @Sendable () -> CompletionWords, remember: @escaping @Sendable (String) -> Void,
+         interruptible: @escaping @Sendable () -> Bool = { false }) {
         self.rawMode = rawMode
         self.console = console
         self.prompt = prompt
         self.words = words
         self.remember = remember
+        self.interruptible = interruptible
         editor = Mutex(LineEditor(history: history))
         lastRemembered = Mutex(history.entries.last)
     }
 
     func stop() { reader.stop() }
 
-    func nextLine() async -> String? {
+    func nextInput() async -> ShellInput? {
         await reader.onQueue { [self] in
             rawMode.enter()
             defer { rawMode.leave() }
@@ -262,9 +299,13 @@ final class TerminalLineSource: LineSource {
                         }
                         if !repeated { remember(line) }
                         leftover.withLock { $0 = Array(keys[(index + 1)...]) }
-                        return line
+                        return .line(line)
                     case .interrupted:
                         console.finishLine("^C")
+                        if interruptible() {
+                            leftover.withLock { $0 = Array(keys[(index + 1)...]) }
+                            return .interrupt
+                        }
                         redraw(prompt)
                     case .endOfInput:
                         console.finishLine()
