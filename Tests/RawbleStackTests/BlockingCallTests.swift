@@ -25,6 +25,7 @@ import Testing
         "RawbleKernel/KernelRawChannel.swift":
             "a write waits for room in a full socket buffer (bounded) on the adapter's event loop, where the send pump runs",
         "RawbleTestSupport/OwnThread.swift": "runToEnd waits for a process inside onOwnThread",
+        "RawbleTestSupport/PythonReference.swift": "waits for the Python reference inside onOwnThread",
         "RawbleTestSupport/BumblePeer.swift": "terminate(pid:stdinFD:) runs on a thread of its own (stop(), terminated(_:))",
     ]
 
