@@ -39,7 +39,7 @@ public final class BumblePeer: Sendable {
         var stdinFD: Int32
         var stopped = false
     }
-    /// The process's end, once reaped (by the thread ``stop()`` starts).
+    /// The process's end, once reaped (by the thread `stop()` starts).
     private let processExit = ProcessExit()
 
     /// One controller the peer serves as H4 to an outside host, and its public address.
@@ -837,7 +837,7 @@ public final class BumblePeer: Sendable {
         }
     }
 
-    /// `child` terminated as ``terminate(pid:stdinFD:)`` does, on a thread of its own (it waits
+    /// `child` terminated as `terminate(pid:stdinFD:)` does, on a thread of its own (it waits
     /// up to 3 s: not on the cooperative pool). Returns its exit code (-1 if no thread ran it).
     @discardableResult
     private static func terminated(_ child: Child) async -> Int32 {
@@ -962,7 +962,7 @@ private final class ProcessExit: Sendable {
         for waiter in waiters { waiter.resume(returning: code) }
     }
 
-    /// The exit code, once ``finish(_:)`` recorded it.
+    /// The exit code, once `finish(_:)` recorded it.
     func status() async -> Int32 {
         await withCheckedContinuation { continuation in
             let code = state.withLock { state -> Int32? in
