@@ -95,7 +95,10 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
     /// - Throws: `KernelError` (no Bluetooth, no such adapter, no permission: each with its
     ///   fix) or `HostError` (the controller did not answer the reads scanning needs).
     public static func open(adapter name: String?, configuration: Adapter.Configuration = Adapter.Configuration()) async throws -> KernelCentral {
-        let (rawChannel, adapter) = try openRawChannel(adapter: name)
+        // On a thread for blocking work: powering a down adapter on waits for the kernel.
+        let (rawChannel, adapter) = try await onBlockingThread("opening \(name ?? "the default adapter")") { () throws(KernelError) in
+            try openRawChannel(adapter: name)
+        }
         return try await open(rawChannel: rawChannel, adapter: adapter, configuration: configuration)
     }
 
@@ -120,7 +123,8 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
 
     /// The raw HCI channel of adapter `name` (or the default one), brought up first if down;
     /// with the adapter as it is now. For a caller that wraps the channel (e.g. a capture)
-    /// before `open(rawChannel:opener:configuration:)`.
+    /// before `open(rawChannel:opener:configuration:)`. Blocking (up to 10 s while a down
+    /// adapter is powered on): from async code, call it off Swift's cooperative threads.
     public static func openRawChannel(adapter name: String?) throws(KernelError) -> (transport: any HCITransport, adapter: KernelAdapterInfo) {
         var adapter = try KernelAdapters.find(name)
         // Down (as the kernel reports it: also in the ~2 s after the adapter registered, when

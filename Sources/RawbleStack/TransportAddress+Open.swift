@@ -49,7 +49,10 @@ extension TransportAddress {
         case .kernel(let number):
             let opened: (transport: any HCITransport, adapter: KernelAdapterInfo)
             do {
-                opened = try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: number.map { "hci\($0)" })
+                // Blocking (a down adapter's power-on): on a thread for it, not the cooperative pool.
+                opened = try await onBlockingThread("opening \(self)") { () throws(KernelError) in
+                    try KernelCentral<KernelL2CAPOpener>.openRawChannel(adapter: number.map { "hci\($0)" })
+                }
             } catch {
                 throw OpeningError(transport: self, reason: .kernel(error))
             }
@@ -61,7 +64,10 @@ extension TransportAddress {
             }
         case .userChannel(let number):
             do {
-                transport = try HCISocketTransport.open(adapter: number, channel: .user)
+                // The bind returns once the kernel opened the controller (its driver's set-up).
+                transport = try await onBlockingThread("opening \(self)") { () throws(KernelError) in
+                    try HCISocketTransport.open(adapter: number, channel: .user)
+                }
             } catch {
                 throw OpeningError(transport: self, reason: .kernel(error))
             }

@@ -259,8 +259,13 @@ public final class BumbleCentral: Sendable {
     @discardableResult
     public func end(central: Int = 1) -> Bool { request(["end": .bool(true)], central: central) }
 
-    /// Stops the process (the link and the central with it). Idempotent.
+    /// Stops the process (the link and the central with it) and returns at once (see
+    /// `BumblePeer.stop()`). Idempotent.
     public func stop() { peer.stop() }
+
+    /// Stops the process and returns once it exited, with its exit code.
+    @discardableResult
+    public func stopAndWait() async -> Int32 { await peer.stopAndWait() }
 
     private enum RequestValue: Encodable {
         case string(String)

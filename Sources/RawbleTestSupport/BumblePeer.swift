@@ -39,6 +39,8 @@ public final class BumblePeer: Sendable {
         var stdinFD: Int32
         var stopped = false
     }
+    /// The process's end, once reaped (by the thread `stop()` starts).
+    private let processExit = ProcessExit()
 
     /// One controller the peer serves as H4 to an outside host, and its public address.
     public struct ServedController: Hashable, Sendable, Decodable {
@@ -478,12 +480,12 @@ public final class BumblePeer: Sendable {
             line = try await readLine(fd: child.stdoutFD, pid: child.pid, timeout: readyTimeout)
         } catch {
             _ = close(child.stdoutFD)
-            terminate(pid: child.pid, stdinFD: child.stdinFD)
+            await terminated(child)
             throw error
         }
         guard let line else {
             _ = close(child.stdoutFD)
-            let status = terminate(pid: child.pid, stdinFD: child.stdinFD)
+            let status = await terminated(child)
             let last = lastLine(ofFile: stderrPath)
             // Scripts/venv-python's one line (no environment, or no Bumble in it), or Python's
             // own when the environment lost Bumble.
@@ -494,7 +496,7 @@ public final class BumblePeer: Sendable {
         }
         guard let ready = try? JSONDecoder().decode(ReadyLine.self, from: Data(line.utf8)), ready.ready else {
             _ = close(child.stdoutFD)
-            terminate(pid: child.pid, stdinFD: child.stdinFD)
+            await terminated(child)
             throw BumblePeerError.malformedReadyLine(String(line.prefix(200)))
         }
         let peer = BumblePeer(ready: ready, pid: child.pid, stdinFD: child.stdinFD, logPath: logPath,
@@ -536,7 +538,11 @@ public final class BumblePeer: Sendable {
         }
     }
 
-    /// Stops the peer: SIGTERM, at most 3 s for it to exit, then SIGKILL; reaps it. Idempotent.
+    /// Stops the peer and returns at once: closes its stdin and sends SIGTERM, then waits at
+    /// most 3 s for it to exit (then SIGKILL) and reaps it on a thread of its own. Tests call
+    /// it in `defer`, on one of Swift's cooperative threads (two on a 2-core machine): waiting
+    /// there for Python to shut down held a thread every other test of the run needs, up to
+    /// 3 s per peer. ``stopAndWait()`` also waits for the process to be gone. Idempotent.
     public func stop() {
         let stdinFD: Int32? = state.withLock { state in
             if state.stopped { return nil }
@@ -544,7 +550,16 @@ public final class BumblePeer: Sendable {
             return state.stdinFD
         }
         guard let stdinFD else { return }
-        Self.terminate(pid: pid, stdinFD: stdinFD)
+        let (pid, processExit) = (self.pid, self.processExit)
+        Thread.detachNewThread { processExit.finish(Self.terminate(pid: pid, stdinFD: stdinFD)) }
+    }
+
+    /// Stops the peer as ``stop()`` does and returns once it exited and was reaped, with its
+    /// exit code (or 128 + the signal that ended it).
+    @discardableResult
+    public func stopAndWait() async -> Int32 {
+        stop()
+        return await processExit.status()
     }
 
     /// The strap's log as written so far; `nil` before the strap wrote its first line.
@@ -822,7 +837,15 @@ public final class BumblePeer: Sendable {
         }
     }
 
-    /// SIGTERM, wait ≤ 3 s, SIGKILL, reap. Returns the wait status's exit code (or 128+signal).
+    /// `child` terminated as `terminate(pid:stdinFD:)` does, on a thread of its own (it waits
+    /// up to 3 s: not on the cooperative pool). Returns its exit code (-1 if no thread ran it).
+    @discardableResult
+    private static func terminated(_ child: Child) async -> Int32 {
+        (try? await onOwnThread { terminate(pid: child.pid, stdinFD: child.stdinFD) }) ?? -1
+    }
+
+    /// SIGTERM, wait ≤ 3 s, SIGKILL, reap: blocks its thread. Returns the wait status's exit
+    /// code (or 128+signal).
     @discardableResult
     private static func terminate(pid: pid_t, stdinFD: Int32) -> Int32 {
         _ = close(stdinFD)
@@ -919,4 +942,34 @@ public protocol HexLoggedValue {
 extension HexLoggedValue {
     /// The value's bytes (empty should the lab ever log a malformed value).
     public var bytes: [UInt8] { BumblePeer.bytes(fromHex: value) ?? [] }
+}
+
+/// A child process's end, once reaped: any number of tasks wait for it.
+private final class ProcessExit: Sendable {
+    private struct State {
+        var code: Int32?
+        var waiters: [CheckedContinuation<Int32, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    /// Records the exit code and resumes every waiter.
+    func finish(_ code: Int32) {
+        let waiters = state.withLock { state in
+            state.code = code
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: code) }
+    }
+
+    /// The exit code, once `finish(_:)` recorded it.
+    func status() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let code = state.withLock { state -> Int32? in
+                if state.code == nil { state.waiters.append(continuation) }
+                return state.code
+            }
+            if let code { continuation.resume(returning: code) }
+        }
+    }
 }

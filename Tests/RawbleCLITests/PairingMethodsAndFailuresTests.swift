@@ -98,7 +98,7 @@ struct PairingMethodsAndFailuresTests {
         let adapter = "00:1B:DC:00:00:01"
         let first = try await PairCommandTests.start(BumblePeer.StrapSecurity(pairing: display), controller: adapter)
         let paired = try await Self.pair(first, ["--io", "keyboard", "--passkey", "123456"], state: state)
-        first.stop()
+        await first.stopAndWait()
         #expect(paired.status == 0, "\(paired.stderr)")
         #expect(paired.stdout.contains("Passkey Entry, LE Secure Connections, authenticated"), "\(paired.stdout)")
 

@@ -208,7 +208,7 @@ struct PairingAttackBumbleTests {
         // Its run's end, or the link's: an attack that drops the link may leave its pairing
         // call waiting (Bumble's), so the run's `done` would come only at its own timeout.
         _ = try await central.event(within: 90) { $0.event == "done" || $0.event == "disconnected" }
-        central.stop()
+        await central.stopAndWait()
         let seen = try await within(seconds: 30) { await serving.value }
         let log = central.securityEvents
         // rawble's own failure, else the reason the central logged for the pairing's end.

@@ -130,7 +130,7 @@ struct BumblePeerTests {
         let peer = try await BumblePeer.start(arguments: ["--no-standard", "--extra", "2"])
         #expect(peer.devices.map(\.name) == ["rawble-adv-0001", "rawble-adv-0002"])
         #expect(kill(peer.pid, 0) == 0)
-        peer.stop()
+        await peer.stopAndWait()
         #expect(kill(peer.pid, 0) == -1)
         #expect(try peer.sentHeartRateValues().isEmpty)
         peer.stop()  // idempotent
