@@ -33,11 +33,11 @@ enum ReportText {
             lines.append("HRV: no RR intervals in this session (the strap sent none)")
         }
         if let time = analysis.zoneTime {
-            let total = time.totalSeconds
+            // Whole percentages that add up to 100 (each rounded alone, they made 99 or 101).
+            let shares = Shares.rounded(time.seconds, to: 100)
             var parts: [String] = []
             for zone in HeartRateZones.all.reversed() where time.seconds[zone] > 0 {
-                let share = total > 0 ? Int((100 * time.seconds[zone] / total).rounded()) : 0
-                parts.append("\(zoneName(zone)) \(duration(time.seconds[zone])) (\(share) %)")
+                parts.append("\(zoneName(zone)) \(duration(time.seconds[zone])) (\(shares[zone]) %)")
             }
             lines.append("zones (max HR \(Int(time.zones.maxHeartRate)) bpm, \(zones.source)): "
                 + (parts.isEmpty ? "no time with a reading" : parts.joined(separator: ", ")))
