@@ -1,4 +1,5 @@
 import ArgumentParser
+import CProcessArguments
 import RawbleKernel
 #if canImport(Glibc)
 import Glibc
@@ -61,7 +62,12 @@ enum Main {
         // A file capability raises the effective set at exec: lowered before anything else
         // runs, and the run's policy decides below what is kept at all (docs/capabilities.md).
         Privileges.lower()
-        let arguments = Write.negativeValueLast(reorderGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+        guard let commandLine = ProcessArguments.all else {
+            Output.error("rawble: cannot read its own command line: /proc is not mounted, where Swift's runtime reads it "
+                + "(mount it: mount -t proc proc /proc; in a chroot, bind the host's: mount --bind /proc ROOT/proc)")
+            exit(ExitStatus.unavailable.rawValue)
+        }
+        let arguments = Write.negativeValueLast(reorderGlobalOptions(Array(commandLine.dropFirst())))
         do {
             try Logs.bootstrap(environment: environment())
             try checkCommand(arguments)
@@ -86,7 +92,7 @@ enum Main {
             Logs.finish(failed: code != .success)
             guard code != .success else { Rawble.exit(withError: error) }  // --help, --version
             // One line for a person: the cause, and where to look for the fix.
-            let message = Rawble.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            let message = UsageWording.reworded(Rawble.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)")
             let command = arguments.first { !$0.hasPrefix("-") } ?? ""
             let help = Rawble.configuration.subcommands.contains { $0._commandName == command }
                 ? "rawble \(command) --help" : "rawble --help"
@@ -145,5 +151,20 @@ enum Main {
             rest.append(contentsOf: moved)
         }
         return rest
+    }
+}
+
+/// The command line. On Linux, Swift's `CommandLine` reads it from /proc/self/cmdline and finds
+/// nothing without /proc (a chroot or a container that mounts none): every command then ran as
+/// a bare `rawble`, printing the top-level help with status 0. glibc hands the same arguments
+/// to the program's initializers, which CProcessArguments keeps.
+enum ProcessArguments {
+    /// The arguments, the program's name first; `nil` when neither source has any.
+    static var all: [String]? {
+        let fromSwift = CommandLine.arguments
+        if !fromSwift.isEmpty { return fromSwift }
+        let count = Int(rawble_argument_count())
+        guard count > 0, let vector = rawble_argument_vector() else { return nil }
+        return (0..<count).map { vector[$0].map { String(cString: $0) } ?? "" }
     }
 }

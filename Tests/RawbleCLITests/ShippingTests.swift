@@ -111,6 +111,16 @@ struct ShippingTests {
         #expect(newest.wholeMatch(of: /## v\d+\.\d+\.\d+ — \d{4}-\d{2}-\d{2}/) != nil, "\(newest)")
     }
 
+    @Test("the README's sizes of the binary and the .deb are the last measurement's (Scripts/release-figures), at the version in VERSION")
+    func readmeSizesAreMeasured() async throws {
+        let script = Self.root.appendingPathComponent("Scripts/release-figures").path
+        let checked = try await Program.run([script, "--check"])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        // Measured at this version: a release re-measures.
+        let figures = try String(contentsOf: Self.root.appendingPathComponent("docs/release-figures.json"), encoding: .utf8)
+        #expect(figures.contains("\"version\": \"\(try Self.versionFile())\""), "\(figures)")
+    }
+
     // MARK: The man page and the completions
 
     @Test("docs/man/rawble.1 and docs/completions/ are the commands' own help (run Scripts/manual after changing a command)")
