@@ -217,16 +217,9 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
-        // The command line as glibc hands it to the program, for when /proc is not mounted
-        // (Swift's `CommandLine` reads /proc/self/cmdline on Linux); the executable's alone.
-        .target(
-            name: "CProcessArguments",
-            path: "Sources/CProcessArguments"
-        ),
         .executableTarget(
             name: "rawble",
             dependencies: [
-                "CProcessArguments",
                 "RawbleWire",
                 "RawbleBearer",
                 "RawbleHCITransport",

@@ -111,8 +111,8 @@ struct BondsCommand: AsyncParsableCommand {
         commandName: "bonds",
         abstract: "List or remove the bonds rawble's own host keeps.",
         discussion: """
-            Bonds belong to rawble's own host (user:hciN, serial:, tcp:, unix:); the kernel's
-            (hciN) are bluetoothd's. Keys are never printed.
+            Bonds belong to rawble's own host (user:hciN, serial:, tcp:, unix:); the
+            kernel's (hciN) are bluetoothd's. Keys are never printed.
 
             Examples:
               rawble bonds
