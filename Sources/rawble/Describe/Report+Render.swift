@@ -23,10 +23,15 @@ enum ReportText {
         let corrected = analysis.artifactCounts
         let figures = analysis.figures
         if figures.beatCount > 0 {
+            let found = "\(corrected.total) artifact\(corrected.total == 1 ? "" : "s") (\(kinds(corrected)))"
+            // An artifact found where the method moves no beat (Lipponen & Tarvainen leave a
+            // misplaced beat at a run's first or last beat as it is, as NeuroKit2 does) changes
+            // no figure: no "after correcting" claim then, and no identical "before" line.
+            let changed = analysis.uncorrectedFigures != figures
             let correction = corrected.total == 0 ? "no artifact found"
-                : "after correcting \(corrected.total) artifact\(corrected.total == 1 ? "" : "s") (\(kinds(corrected)))"
+                : changed ? "after correcting \(found)" : "\(found) found, which changed no interval"
             lines.append("HRV, \(correction): " + describe(figures))
-            if corrected.total > 0 {
+            if corrected.total > 0, changed {
                 lines.append("  before correction: " + describe(analysis.uncorrectedFigures))
             }
         } else {
