@@ -119,6 +119,16 @@ struct ShippingTests {
         // Measured at this version: a release re-measures.
         let figures = try String(contentsOf: Self.root.appendingPathComponent("docs/release-figures.json"), encoding: .utf8)
         #expect(figures.contains("\"version\": \"\(try Self.versionFile())\""), "\(figures)")
+        // Every package name the docs show is this version's.
+        let version = try Self.versionFile()
+        let docs = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 } + ["README.md"]
+        for file in docs {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: /rawble_(\d+\.\d+\.\d+)_/) {
+                #expect(match.output.1 == version, "\(file) names rawble_\(match.output.1)_…, but VERSION is \(version)")
+            }
+        }
     }
 
     // MARK: The man page and the completions
