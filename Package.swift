@@ -44,17 +44,20 @@ let package = Package(
         .library(name: "RawbleAnalysis", targets: ["RawbleAnalysis"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
+    // Exact versions, the ones rawble is built and tested with: Package.resolved is not
+    // committed (docs/architecture.md, "Dependencies"), so these lines are what a fresh clone
+    // resolves. Raise one on purpose, with the tests run on it.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
         // P-256 key agreement, AES-128 and AES-CMAC for the Security Manager (RawbleSMP).
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
         // `swift package generate-documentation` (Scripts/docs); a command plugin only: nothing
         // it holds is linked into rawble or built by `swift build`.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
     ],
     targets: [
         .target(

@@ -439,8 +439,11 @@ async def run(args, finish, holder):
     if args.lab:
         ready["writeLog"] = args.write_log or args.log
         ready["streamLog"] = args.stream_log or args.log
-    sys.stdout.write(json.dumps(ready) + "\n")
-    sys.stdout.flush()
+    # --announce (Scripts/sim-strap) at a terminal: the how-to-connect line below is for the
+    # person; the JSON ready line is for scripts, whose stdout is a file or a pipe.
+    if not (args.announce and sys.stdout.isatty()):
+        sys.stdout.write(json.dumps(ready) + "\n")
+        sys.stdout.flush()
     log.info("ready: %d devices on %s", len(described), transport_name)
     if central_devices:
         holder["central"] = bumble_central.Centrals(central_devices, args, finish)
@@ -519,7 +522,11 @@ def main(argv=None):
     parser.add_argument("--strap-only", action="store_true", help="of the standard devices, only the strap")
     parser.add_argument("--ignore-stdin", action="store_true",
                         help="keep running at stdin EOF (stop with a signal or --lifetime)")
-    parser.add_argument("--announce", action="store_true", help="when ready, say on stderr how to connect")
+    parser.add_argument("--announce", action="store_true",
+                        help="when ready, say on stderr how to connect (and, when stdout is a terminal, print no JSON ready line)")
+    parser.add_argument("--background", action="store_true",
+                        help="(Scripts/bumble-peer's own option) start detached from the terminal, wait until it serves, "
+                             "print the ready line and how to stop it (kill PID), and return 0")
     parser.add_argument("--extra", type=int, default=0)
     parser.add_argument("--no-standard", action="store_true")
     parser.add_argument("--lifetime", type=float, default=300.0)
@@ -558,6 +565,8 @@ def main(argv=None):
                      help="H10: the largest ATT MTU it accepts in an MTU exchange (23-517, default 232)")
     bumble_central.add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.background:
+        parser.error("--background is Scripts/bumble-peer's option: run the peer through Scripts/bumble-peer")
     h10_options = ("h10_id", "h10_seed", "h10_duration", "h10_truth", "h10_log", "h10_acc_delta",
                    "h10_stop_after", "h10_max_mtu")
     h10_given = [name for name in h10_options if getattr(args, name) not in (None, False)]

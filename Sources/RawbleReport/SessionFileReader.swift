@@ -10,8 +10,12 @@ import RawbleWire
 /// (`connected`, `disconnected`, …) are skipped silently. Two kept samples further apart than
 /// ``gapThreshold``, or with a `disconnected` event between them, mark a ``SessionGap``.
 ///
-/// Fields win over `raw`: the hex value is decoded (as `HeartRateMeasurement`) only to fill
-/// fields the line lacks (no `bpm`, no RR key, …).
+/// Fields win over `raw`: the hex value is decoded (as `HeartRateMeasurement`) to fill fields
+/// the line lacks (no `bpm`, no RR key, …), and for the RR intervals' exact values where the
+/// line's are those rounded (the CSV writes whole milliseconds; a strap sends 1/1024 s, so
+/// `527.3 ms` is `527` there): the figures `rawble report` gives are then the ones `rawble hr`
+/// showed live, from the same intervals. An RR field that is not the raw value's, rounded
+/// (an edited file), is taken as written.
 public struct SessionFileReader: Sendable {
     /// Two samples further apart than this (µs) are a gap (the strap was out of reach or the link dropped).
     public let gapThreshold: Int64
@@ -233,6 +237,12 @@ struct LineFields {
         var contact = contact
         var energy = energy
         var rrIntervals = rrIntervals
+        if let written = rrIntervals, !written.isEmpty, let raw,
+           let exact = try? HeartRateMeasurement.decode(raw).rrIntervals.map(\.milliseconds),
+           exact.count == written.count,
+           zip(exact, written).allSatisfy({ abs($0.rounded() - $1) < 0.001 || abs($0 - $1) < 0.001 }) {
+            rrIntervals = exact
+        }
         if bpm == nil || contact == nil || energy == nil || rrIntervals == nil {
             if let raw {
                 do {

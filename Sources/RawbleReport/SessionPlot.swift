@@ -451,6 +451,8 @@ private struct PlotRenderer {
             return
         }
         let longest = seconds.max() ?? 1
+        // Tenths of a percent that add up to 100.0 (each rounded alone, they need not).
+        let tenths = Shares.rounded(seconds, to: 1000)
         let rowHeight = frame.height / 6
         let labelWidth = 150.0
         for (row, zone) in (0...5).reversed().enumerated() {
@@ -458,9 +460,8 @@ private struct PlotRenderer {
             let barWidth = (frame.width - labelWidth) * seconds[zone] / longest
             text(frame.x, top + rowHeight / 2 + 4, zoneLabel(zone), class: "tick")
             out += #"<rect x="\#(n(frame.x + labelWidth))" y="\#(n(top + 8))" width="\#(n(max(barWidth, 1)))" height="\#(n(rowHeight - 16))" rx="3" fill="\#(SessionPlot.zoneColors[zone])"/>"# + "\n"
-            let percent = seconds[zone] / total * 100
             text(frame.x + labelWidth + max(barWidth, 1) + 8, top + rowHeight / 2 + 4,
-                 "\(SVGText.duration(seconds[zone])) · \(n(percent, percent < 10 ? 1 : 0)) %", class: "note")
+                 "\(SVGText.duration(seconds[zone])) · \(tenths[zone] / 10).\(tenths[zone] % 10) %", class: "note")
         }
     }
 

@@ -30,22 +30,21 @@ struct Rawble: AsyncParsableCommand {
               RAWBLE_TRANSPORT   the transport when --transport is not given
               RAWBLE_LOG=LEVEL   as -v: trace, debug, info, notice, warning, error
 
-            Privileges: on hciN rawble needs CAP_NET_RAW and CAP_NET_ADMIN. The Debian
-            package and Scripts/install give them to /usr/bin/rawble for root and the
-            members of the group rawble only (root:rawble, mode 0754); an administrator
-            adds a user with adduser USER rawble. Membership allows recording every
-            Bluetooth packet on the machine, keys and keystrokes included. rawble keeps a
-            capability only while it needs one, and none for decode, report or the tcp:,
-            unix: and serial: transports. SECURITY.md says more.
+            Privileges: on hciN rawble needs CAP_NET_RAW and CAP_NET_ADMIN. Installed, the
+            binary has them for root and the members of the group rawble only
+            (root:rawble, mode 0754); an administrator adds a user with adduser USER
+            rawble. Membership allows recording every Bluetooth packet on the machine,
+            keys and keystrokes included. rawble keeps a capability only while it needs
+            one, and none for decode, report or the tcp:, unix: and serial: transports.
 
-            No hardware: Scripts/sim-strap serves a simulated strap on tcp:127.0.0.1:9000;
-              rawble hr --transport tcp:127.0.0.1:9000
+            No strap at hand: rawble peripheral hr is one, on a second adapter (another
+            machine's, or a second controller here: --transport on each), for rawble hr.
 
             Shell completion: rawble --generate-completion-script bash (or zsh, fish).
 
             Exit statuses: 0 success, 64 usage, 65 malformed input, 66 cannot open file, \
             67 no such bond, 69 unavailable (no adapter / not in this build), 70 internal error, \
-            74 transport, 75 timeout, 76 peer error, 77 permission, 78 interrupted, \
+            71 system (no /proc), 74 transport, 75 timeout, 76 peer error, 77 permission, 78 interrupted, \
             79 pairing failed (other), 80 wrong passkey, 81 confirm mismatch, \
             82 DHKey check failed, 83 the peer stopped pairing, 84 SMP timeout, \
             85 no method both sides can do.
@@ -61,6 +60,14 @@ enum Main {
         // A file capability raises the effective set at exec: lowered before anything else
         // runs, and the run's policy decides below what is kept at all (docs/capabilities.md).
         Privileges.lower()
+        // Without /proc (a chroot or a container that mounts none) Swift's runtime finds no
+        // argument (it reads /proc/self/cmdline), so every command ran as a bare `rawble`, and
+        // libdispatch's thread pool traps when it reads /proc/TID/stat: no command can be run.
+        guard access("/proc/self/stat", R_OK) == 0 else {
+            Output.error("rawble: /proc is not mounted, and Swift's runtime reads rawble's command line and threads there: "
+                + "mount it (mount -t proc proc /proc; in a chroot, the host's: mount --bind /proc ROOT/proc)")
+            exit(ExitStatus.system.rawValue)
+        }
         let arguments = Write.negativeValueLast(reorderGlobalOptions(Array(CommandLine.arguments.dropFirst())))
         do {
             try Logs.bootstrap(environment: environment())
@@ -86,7 +93,7 @@ enum Main {
             Logs.finish(failed: code != .success)
             guard code != .success else { Rawble.exit(withError: error) }  // --help, --version
             // One line for a person: the cause, and where to look for the fix.
-            let message = Rawble.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            let message = UsageWording.reworded(Rawble.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)")
             let command = arguments.first { !$0.hasPrefix("-") } ?? ""
             let help = Rawble.configuration.subcommands.contains { $0._commandName == command }
                 ? "rawble \(command) --help" : "rawble --help"
@@ -147,3 +154,4 @@ enum Main {
         return rest
     }
 }
+

@@ -35,6 +35,21 @@ struct ExitStatusTests {
                            status: 64, containing: "--include-keys keeps the keys in --btsnoop and --trace")
     }
 
+    /// Without /proc Swift's runtime found no argument (it reads /proc/self/cmdline), so every
+    /// command printed the top-level help and exited 0; and libdispatch's thread pool traps
+    /// when it cannot read /proc/TID/stat. Run in a mount namespace whose /proc is an empty
+    /// tmpfs (a user namespace of its own when not root).
+    @Test("71 system: without /proc, one line saying to mount it, for any command, not the help and 0",
+          arguments: [["decode", "hrm", "065a"], ["scan", "--duration", "1"], []])
+    func withoutProc(arguments: [String]) async throws {
+        let namespace = ["/usr/bin/unshare", "--mount"] + (getuid() == 0 ? [] : ["--map-root-user"])
+        let launcher = namespace + ["sh", "-c", #"mount -t tmpfs none /proc && exec "$@""#, "sh"]
+        let result = try await CLI.run(arguments, launcher: launcher)
+        Self.expectOneLine(result, status: 71, containing: "/proc is not mounted")
+        #expect(result.stderr.contains("mount -t proc proc /proc"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty, "\(result.stdout)")
+    }
+
     @Test("64 usage: a --timeout or --duration too large to be a Duration is refused, not a trap")
     func hugeDurations() async throws {
         Self.expectOneLine(try await CLI.run(["read", "11:22:33:44:55:66", "180D", "--timeout", "1e300",

@@ -33,6 +33,41 @@ struct ReportCommandTests {
     /// difference is 50 ms, so RMSSD is 50 ms exactly and pNN50 0 (50 is not more than 50).
     static let alternating: [(bpm: Int, rr: [Int])] = Array(repeating: (bpm: 73, rr: [800, 850]), count: 120)
 
+    /// What Scripts/demo recorded (`rawble hr --count 40 --max-hr 185 --csv`, a simulated strap at
+    /// twice a real one's pace). Its RR intervals are whole milliseconds in the CSV and 1/1024 s
+    /// in `raw`; rawble hr showed RMSSD 21.3 ms live from the exact ones, the report once 21.4
+    /// from the rounded ones. One artifact is found at a run's edge, where the method moves no
+    /// beat: the report said "after correcting 1 artifact", then identical "before" figures.
+    @Test("the demo's session: the exact RR intervals (as hr showed live), no correction claimed that changed nothing, zones adding up to 100 %")
+    func demoSession() async throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/demo-session.csv").path
+        // RMSSD of the raw values' intervals, decoded here.
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var exact: [Double] = []
+        for line in text.split(separator: "\n").dropFirst() {
+            let raw = try Hex.decode(String(try #require(line.split(separator: ",").last)))
+            exact += try HeartRateMeasurement.decode(raw).rrIntervals.map(\.milliseconds)
+        }
+        let differences = zip(exact, exact.dropFirst()).map { $1 - $0 }
+        let rmssd = (differences.map { $0 * $0 }.reduce(0, +) / Double(differences.count)).squareRoot()
+        #expect(String(format: "%.1f", rmssd) == "21.3", "\(rmssd)")
+
+        let json = try await CLI.run(["report", path, "--max-hr", "185", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let object = try CLI.jsonObject(json.stdout)
+        let hrv = try #require(object["hrv"] as? [String: Any])
+        #expect(abs((hrv["rmssd"] as? Double ?? 0) - rmssd) < 0.001, "\(hrv)")
+
+        let report = try await CLI.run(["report", path, "--max-hr", "185"])
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stdout.contains("RMSSD 21.3 ms"), "\(report.stdout)")
+        #expect(!report.stdout.contains("after correcting") && !report.stdout.contains("before correction"), "\(report.stdout)")
+        #expect(report.stdout.contains("1 artifact (1 long or short) found, which changed no interval"), "\(report.stdout)")
+        let zones = try #require(report.stdoutLines.first { $0.hasPrefix("zones") })
+        let shares = zones.matches(of: /\((\d+) %\)/).compactMap { Int($0.output.1) }
+        #expect(shares.count > 1 && shares.reduce(0, +) == 100, "\(zones)")
+    }
+
     @Test("figures known by hand: RMSSD 50 ms, pNN50 0 %, mean RR 825 ms, SDNN of the alternating series; no artifact; JSON and text agree")
     func knownFigures() async throws {
         let path = try Self.file(Self.csv(Self.alternating))

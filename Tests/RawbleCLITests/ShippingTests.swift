@@ -111,6 +111,26 @@ struct ShippingTests {
         #expect(newest.wholeMatch(of: /## v\d+\.\d+\.\d+ — \d{4}-\d{2}-\d{2}/) != nil, "\(newest)")
     }
 
+    @Test("the README's sizes of the binary and the .deb are the last measurement's (Scripts/release-figures), at the version in VERSION")
+    func readmeSizesAreMeasured() async throws {
+        let script = Self.root.appendingPathComponent("Scripts/release-figures").path
+        let checked = try await Program.run([script, "--check"])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        // Measured at this version: a release re-measures.
+        let figures = try String(contentsOf: Self.root.appendingPathComponent("docs/release-figures.json"), encoding: .utf8)
+        #expect(figures.contains("\"version\": \"\(try Self.versionFile())\""), "\(figures)")
+        // Every package name the docs show is this version's.
+        let version = try Self.versionFile()
+        let docs = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 } + ["README.md"]
+        for file in docs {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: /rawble_(\d+\.\d+\.\d+)_/) {
+                #expect(match.output.1 == version, "\(file) names rawble_\(match.output.1)_…, but VERSION is \(version)")
+            }
+        }
+    }
+
     // MARK: The man page and the completions
 
     @Test("docs/man/rawble.1 and docs/completions/ are the commands' own help (run Scripts/manual after changing a command)")

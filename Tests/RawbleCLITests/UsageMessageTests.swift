@@ -75,6 +75,23 @@ struct UsageMessageTests {
         try await Self.expectUsage(["scan", "--address", "11:22"], containing: "an address is six bytes")
     }
 
+    @Test("a value argument-parser refuses is said in rawble's words: the value and what it was for, then why")
+    func parserMessagesReworded() async throws {
+        let address = "11:22:33:44:55:66"
+        let cases: [([String], String)] = [
+            (["read", address, "2A3"], "rawble: 2A3 is not a target: neither a handle"),
+            (["read", "11:22", "180D"], "rawble: 11:22 is not an address: an address is six bytes"),
+            (["hr", "--count", "abc"], "rawble: --count abc: not a value --count takes"),
+            (["scan", "--duration"], "rawble: --duration needs a value"),
+            (["read", address], "rawble: no target given"),
+        ]
+        for (arguments, text) in cases {
+            let result = try await CLI.run(arguments)
+            ExitStatusTests.expectOneLine(result, status: 64, containing: text)
+            #expect(!result.stderr.contains("The value") && !result.stderr.contains("<"), "\(arguments): \(result.stderr)")
+        }
+    }
+
     @Test("a negative number is a bad value, not a missing one")
     func negativeNumbers() async throws {
         let transport = "unix:\(ExitStatusTests.missingPath())"

@@ -15,7 +15,7 @@ struct Decode: AsyncParsableCommand {
               rawble decode hrm 1e6d0800310234023702
               rawble decode hrm 10480004 16480004 (one value per argument)
               rawble decode hrm 10 48 00 04 (single bytes: one value)
-              rawble decode adv 0201060303 0d180b094865617274205261746500 (one advertisement)
+              rawble decode adv 020106 03030d18 (several arguments: one advertisement)
               rawble decode hci 040e0401030c00
               rawble decode att 1b0f00065a
               rawble decode value 2A19 57 (a value by its UUID: Battery Level)

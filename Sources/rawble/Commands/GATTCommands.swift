@@ -79,7 +79,7 @@ struct Write: AsyncParsableCommand {
         commandName: "write", abstract: "Write one attribute value.",
         discussion: """
             Examples:
-              rawble write C0:B1:E0:00:00:01 2A39 01      (Heart Rate Control Point: reset energy)
+              rawble write C0:B1:E0:00:00:01 2A39 01   (the Control Point: reset energy)
               rawble write C0:B1:E0:00:00:01 2A39 --as u8 1
               rawble write AA:BB:CC:DD:EE:FF 0x0021 beef --without-response
               rawble write AA:BB:CC:DD:EE:FF 0x0022 --as utf8 "hello"

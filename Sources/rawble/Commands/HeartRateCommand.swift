@@ -18,7 +18,7 @@ struct HeartRate: AsyncParsableCommand {
         abstract: "Find a heart-rate strap, connect, and show and log every beat.",
         discussion: """
             Examples:
-              rawble hr                                  (the first strap advertising Heart Rate)
+              rawble hr                      (the first strap advertising Heart Rate)
               rawble hr "Polar H10" --csv session.csv --max-hr 185
               rawble hr --json --count 60 --transport tcp:127.0.0.1:9000
               rawble hr C0:B1:E0:00:00:01 --security encrypted  (pair, or use the bond)

@@ -17,13 +17,13 @@ struct PeripheralCommand: AsyncParsableCommand {
         abstract: "Be a peripheral: advertise and serve GATT (a simulated heart-rate strap, or an echo service).",
         discussion: """
             On rawble's own host (user:hciN, serial:, tcp:, unix:) centrals may pair
-            with rawble's Security Manager (--io, --passkey, --confirm, --legacy say how); the
-            bond is kept, and a central bonded once encrypts with it later without
-            pairing again. --require encrypted|authenticated protects the service's
-            characteristics: a central reading, writing or subscribing on a link less secure is
-            answered Insufficient Encryption (or Insufficient Authentication) until it
-            pairs (an authenticated key needs a method with a passkey or a comparison:
-            --io other than none).
+            with rawble's Security Manager (--io, --passkey, --confirm, --legacy say
+            how); the bond is kept, and a central bonded once encrypts with it later
+            without pairing again. --require encrypted|authenticated protects the
+            service's characteristics: a central reading, writing or subscribing on a
+            link less secure is answered Insufficient Encryption (or Insufficient
+            Authentication) until it pairs (an authenticated key needs a method with a
+            passkey or a comparison: --io other than none).
 
             Examples:
               rawble peripheral hr --rate 1

@@ -23,21 +23,26 @@ enum ReportText {
         let corrected = analysis.artifactCounts
         let figures = analysis.figures
         if figures.beatCount > 0 {
+            let found = "\(corrected.total) artifact\(corrected.total == 1 ? "" : "s") (\(kinds(corrected)))"
+            // An artifact found where the method moves no beat (Lipponen & Tarvainen leave a
+            // misplaced beat at a run's first or last beat as it is, as NeuroKit2 does) changes
+            // no figure: no "after correcting" claim then, and no identical "before" line.
+            let changed = analysis.uncorrectedFigures != figures
             let correction = corrected.total == 0 ? "no artifact found"
-                : "after correcting \(corrected.total) artifact\(corrected.total == 1 ? "" : "s") (\(kinds(corrected)))"
+                : changed ? "after correcting \(found)" : "\(found) found, which changed no interval"
             lines.append("HRV, \(correction): " + describe(figures))
-            if corrected.total > 0 {
+            if corrected.total > 0, changed {
                 lines.append("  before correction: " + describe(analysis.uncorrectedFigures))
             }
         } else {
             lines.append("HRV: no RR intervals in this session (the strap sent none)")
         }
         if let time = analysis.zoneTime {
-            let total = time.totalSeconds
+            // Whole percentages that add up to 100 (each rounded alone, they made 99 or 101).
+            let shares = Shares.rounded(time.seconds, to: 100)
             var parts: [String] = []
             for zone in HeartRateZones.all.reversed() where time.seconds[zone] > 0 {
-                let share = total > 0 ? Int((100 * time.seconds[zone] / total).rounded()) : 0
-                parts.append("\(zoneName(zone)) \(duration(time.seconds[zone])) (\(share) %)")
+                parts.append("\(zoneName(zone)) \(duration(time.seconds[zone])) (\(shares[zone]) %)")
             }
             lines.append("zones (max HR \(Int(time.zones.maxHeartRate)) bpm, \(zones.source)): "
                 + (parts.isEmpty ? "no time with a reading" : parts.joined(separator: ", ")))

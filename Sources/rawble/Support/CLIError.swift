@@ -16,6 +16,9 @@ enum ExitStatus: Int32, CaseIterable {
     case unavailable = 69
     /// A bug in rawble.
     case internalError = 70
+    /// The system lacks what any Swift program needs to run: `/proc` is not mounted
+    /// (sysexits' EX_OSERR).
+    case system = 71
     /// The transport failed (socket closed, device gone, I/O error).
     case transport = 74
     /// Something did not answer in time.
