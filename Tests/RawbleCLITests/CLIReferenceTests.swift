@@ -35,8 +35,6 @@ struct CLIReferenceTests {
     /// of its own in the middle of a phrase. A paragraph written as one long line is wrapped
     /// whole, which reads well. Checked on the text above USAGE (the overview and the
     /// discussion), at 80 columns against a width that wraps nothing.
-    /// `shell` and `ecg` are left to the branch changing Shell.swift and ECGCommand.swift
-    /// (issue 39's shell and ecg work), whose lines longer than 79 columns it rewraps.
     @Test("help at 80 columns: no line of a paragraph written line by line is wrapped mid-phrase")
     func helpFitsEightyColumns() async throws {
         var queue: [[String]] = [[]]
@@ -45,7 +43,6 @@ struct CLIReferenceTests {
             let narrow = try await CLI.run(path + ["--help"], environment: ["COLUMNS": "80"])
             let wide = try await CLI.run(path + ["--help"], environment: ["COLUMNS": "5000"])
             queue += Self.subcommands(wide.stdout).map { path + [$0] }
-            guard !["shell", "ecg"].contains(path.first ?? "") else { continue }
             let lines = { (text: String) in text.components(separatedBy: "\n").prefix { !$0.hasPrefix("USAGE:") } }
             let fitting = Set(lines(narrow.stdout))
             let written = Array(lines(wide.stdout))

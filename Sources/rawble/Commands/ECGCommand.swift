@@ -21,8 +21,8 @@ struct ECG: AsyncParsableCommand {
             Examples:
               rawble ecg                                 (the first "Polar H10" heard)
               rawble ecg "Polar H10 A1B2C3D4" --csv ecg.csv --duration 300
-              rawble ecg --acc --jsonl session.jsonl     (ECG at 130 Hz, acceleration at 200 Hz)
-              rawble ecg --json --count 1300             (ten seconds of ECG as JSON events)
+              rawble ecg --acc --jsonl session.jsonl     (ECG 130 Hz, acceleration 200 Hz)
+              rawble ecg --json --count 1300             (ten seconds of ECG, as JSON)
 
             The strap must be worn (moist electrodes): without skin contact an H10 sends no
             ECG. Ctrl-C stops the streams on the strap before disconnecting, so it does not

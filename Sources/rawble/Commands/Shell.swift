@@ -22,10 +22,11 @@ struct Shell: AsyncParsableCommand {
         commandName: "shell",
         abstract: "Connect once, then read, write, subscribe and scan with commands (gatttool -I).",
         discussion: """
-            Commands (`help` lists them): connect ADDRESS, disconnect, services, read TARGET,
-            write TARGET HEX [--without-response], notify TARGET [--indicate], unsubscribe
-            TARGET, mtu, scan [SECONDS], sleep SECONDS, help, quit (or exit, or Ctrl-D).
-            TARGET is 0x001D (a handle) or a characteristic UUID (2A37), as for `read`.
+            Commands (`help` lists them): connect ADDRESS, disconnect, services,
+            read TARGET, write TARGET HEX [--without-response], notify TARGET
+            [--indicate], unsubscribe TARGET, mtu, scan [SECONDS], sleep SECONDS, help,
+            quit (or exit, or Ctrl-D). TARGET is 0x001D (a handle) or a characteristic
+            UUID (2A37), as for `read`.
 
             On a terminal: line editing, history (up/down, kept in ~/.rawble_history), Tab
             completes commands, handles, UUIDs and scanned addresses; values notified print
@@ -33,17 +34,17 @@ struct Shell: AsyncParsableCommand {
             line and ends the subscriptions (unsubscribing, as unsubscribe does). A failed
             command prints one line and the shell goes on; quit and Ctrl-D exit 0.
 
-            Not a terminal: one command per line from stdin, no prompt; a line starting with
-            # is a comment. Output is plain lines (with --json, one JSON object per result, as
-            the one-shot commands print them). Exit status: 0 when every command succeeded,
-            else the status of the last one that failed (see `rawble --help`); Ctrl-C ends
-            the script with 78.
+            Not a terminal: one command per line from stdin, no prompt; a line starting
+            with # is a comment. Output is plain lines (with --json, one JSON object per
+            result, as the one-shot commands print them). Exit status: 0 when every
+            command succeeded, else the status of the last one that failed (see
+            `rawble --help`); Ctrl-C ends the script with 78.
 
             On rawble's own host (user:hciN, serial:, tcp:, unix:) a peer bonded before
             (rawble pair) is encrypted with its bond when it asks; --security makes each
             link `connect` makes encrypted (or authenticated) first, pairing when there
-            is no bond; --io, --passkey, --confirm and --legacy say how to pair (a passkey or
-            comparison is asked on the terminal, Enter ending the answer).
+            is no bond; --io, --passkey, --confirm and --legacy say how to pair (a
+            passkey or comparison is asked on the terminal, Enter ending the answer).
 
             Examples:
               rawble shell C0:B1:E0:00:00:01
