@@ -316,19 +316,9 @@ struct DecodeBtsnoop: AsyncParsableCommand {
     /// The whole capture: a file, a FIFO or standard input, read until its end (no size known
     /// beforehand), at most ``sizeLimit`` bytes; every failure one line naming the cause.
     private func readCapture() throws -> [UInt8] {
-        let descriptor: FileDescriptor
-        if file == "-" {
-            descriptor = .standardInput
-        } else {
-            do {
-                descriptor = try FileDescriptor.open(file, .readOnly)
-            } catch let error as Errno where error == .noSuchFileOrDirectory || error == .notDirectory {
-                throw CLIError(.cannotOpen, "no such file: \(file)", fix: "name a btsnoop capture file")
-            } catch {
-                throw CLIError(.permission, "cannot open \(file): \(error)", fix: "check its permissions")
-            }
-        }
-        defer { if file != "-" { try? descriptor.close() } }
+        let input = InputFile(path: file)
+        let descriptor = try input.open(missingFix: "name a btsnoop capture file")
+        defer { input.close(descriptor) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -338,11 +328,11 @@ struct DecodeBtsnoop: AsyncParsableCommand {
             } catch Errno.isDirectory {
                 throw CLIError(.cannotOpen, "\(file) is a directory", fix: "name a btsnoop capture file")
             } catch {
-                throw CLIError(.cannotOpen, "cannot read \(file == "-" ? "standard input" : file): \(error)")
+                throw CLIError(.cannotOpen, "cannot read \(input.name): \(error)")
             }
             if count == 0 { return bytes }
             guard bytes.count + count <= Self.sizeLimit else {
-                throw CLIError(.malformedInput, "\(file == "-" ? "standard input" : file) is larger than \(Self.sizeLimit >> 20) MiB",
+                throw CLIError(.malformedInput, "\(input.name) is larger than \(Self.sizeLimit >> 20) MiB",
                                fix: "cut the capture into parts (e.g. `editcap -c 1000000`) and decode each")
             }
             bytes += chunk[..<count]

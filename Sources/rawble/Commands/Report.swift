@@ -94,20 +94,10 @@ struct Report: AsyncParsableCommand {
 
     /// Reads the file (or stdin) in chunks; its first line says which reader reads it.
     private func readSession() throws -> Session {
-        let name = file == "-" ? "standard input" : file
-        let descriptor: FileDescriptor
-        if file == "-" {
-            descriptor = .standardInput
-        } else {
-            do {
-                descriptor = try FileDescriptor.open(file, .readOnly)
-            } catch let error as Errno where error == .noSuchFileOrDirectory || error == .notDirectory {
-                throw CLIError(.cannotOpen, "no such file: \(file)", fix: "name the file `rawble hr` or `rawble ecg` wrote (--csv or --jsonl)")
-            } catch {
-                throw CLIError(.permission, "cannot open \(file): \(error)", fix: "check its permissions")
-            }
-        }
-        defer { if file != "-" { try? descriptor.close() } }
+        let input = InputFile(path: file)
+        let name = input.name
+        let descriptor = try input.open(missingFix: "name the file `rawble hr` or `rawble ecg` wrote (--csv or --jsonl)")
+        defer { input.close(descriptor) }
         var kind: SessionFileKind?
         var head: [UInt8] = []
         var reader = SessionFileReader()
