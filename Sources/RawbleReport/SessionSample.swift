@@ -28,7 +28,11 @@ public struct SessionSample: Hashable, Sendable {
     }
 
     /// ``time`` in seconds since 1970 (what plots and the analysis take).
-    public var seconds: Double { Double(time) / 1_000_000 }
+    public var seconds: Double { Self.seconds(unixMicroseconds: time) }
+
+    /// Seconds since 1970 from microseconds: the one conversion the report and `hr`'s live
+    /// analysis both use, so the same value gives the same `Double` (and the same zone seconds).
+    public static func seconds(unixMicroseconds: Int64) -> Double { Double(unixMicroseconds) / 1_000_000 }
 }
 
 /// The two files `rawble hr` writes.

@@ -1,8 +1,8 @@
 @testable import rawble
 import RawbleAnalysis
+import RawbleReport
 import RawbleTestSupport
 import RawbleWire
-import Synchronization
 import Testing
 
 /// `hr`'s live analysis queues measurements and gives them to the analyzer when a figure is
@@ -26,16 +26,15 @@ struct LiveAnalysisTests {
     @Test("queued and analysed in batches (past the queue's bound too): the session's figures and artifacts equal the analyzer's fed one value at a time")
     func batchesGiveTheSameFigures() throws {
         let values = Self.series(count: PendingMeasurements.capacity * 3 + 17)
-        // A clock of its own: a stall of the machine between two values cannot become a gap.
-        let ticks = Atomic<Int>(0)
-        let live = LiveAnalysis(zones: nil, every: 0, sparkline: false) {
-            Double(ticks.add(1, ordering: .relaxed).newValue) * 1e-6
-        }
-        for value in values { _ = live.add(value, wallTime: 0) }
+        // Times 1 µs apart: a stall of the machine between two values cannot become a gap.
+        let live = LiveAnalysis(zones: nil, every: 0, sparkline: false)
+        for (index, value) in values.enumerated() { _ = live.add(value, at: Int64(index + 1)) }
         let summary = try #require(live.summaryLine())
 
         var analyzer = HeartRateAnalyzer(configuration: .init(windowDuration: 60))
-        for (index, value) in values.enumerated() { analyzer.add(HeartRateSample(value, at: Double(index + 1) * 1e-6)) }
+        for (index, value) in values.enumerated() {
+            analyzer.add(HeartRateSample(value, at: SessionSample.seconds(unixMicroseconds: Int64(index + 1))))
+        }
         analyzer.finish()
         let figures = analyzer.sessionFigures
         #expect(analyzer.artifacts.total > 0, "the series has artifacts to correct")
@@ -43,6 +42,49 @@ struct LiveAnalysisTests {
         let expected = "HRV over \(figures.beatCount) beats: RMSSD \(ReportText.decimal(rmssd)) ms, SDNN \(ReportText.decimal(sdnn)) ms"
             + " (\(analyzer.artifacts.total) artifacts corrected)"
         #expect(summary.hasPrefix("session: \(values.count) measurements; \(expected)"), "\(summary)\n\(expected)")
+    }
+
+    @Test("the zones and HRV hr shows at its end are those rawble report computes from the file it wrote (a strap at 2 values a second, as the demo's: zones on the half second, where live and report once said 13 s and 14 s)")
+    func summaryAgreesWithTheReport() throws {
+        // The demo's double-speed strap: a value every 0.5 s, so a zone's time is a multiple of
+        // 0.5 s, where rounding to whole seconds goes either way on the last bit of a sum.
+        // The live analysis read its own clock (the coarse monotonic one, a few ms off the
+        // file's times): on this series "Z2 13 s" at the end of hr, "Z2 14 s" in the report.
+        let zones = try ZoneOptions.parse(["--max-hr", "200"])
+        let live = LiveAnalysis(zones: zones.zones, every: 0)
+        var writer = SessionFileWriter(format: .csv)
+        var file = Array((writer.header ?? "").utf8)
+        var time: Int64 = 1_780_000_000_123_457
+        for index in 0..<80 {
+            // 110 bpm (Z1) for 17 values, 130 (Z2) for 9, then back; RR to match.
+            let bpm: UInt16 = index % 26 < 17 ? 110 : 130
+            let value = HeartRateMeasurement(bpm: bpm, rrIntervals: [RRInterval(seconds: 60 / Double(bpm))])
+            var raw = ByteWriter()
+            value.encode(into: &raw)
+            _ = live.add(value, at: time)
+            writer.append(value, raw: raw.bytes, time: time, to: &file)
+            time += 500_000
+        }
+        let liveLine = try #require(live.summaryLine())
+
+        let (samples, summary) = try SessionFileReader.read(file)
+        let analysis = SessionAnalysis(
+            measurements: samples.map { HeartRateSample(time: $0.seconds, heartRate: Double($0.bpm), rrIntervals: $0.rrIntervals) },
+            configuration: .init(zones: zones.zones))
+        let report = ReportText.lines(analysis, summary: summary, zones: zones, file: "s.csv", plot: nil)
+        let reportZones = try #require(report.first { $0.hasPrefix("zones") })
+        // "zones: Z2 12 s, Z1 27 s" live; "zones (max HR …): Z2 12 s (31 %), Z1 27 s (69 %)" in the report.
+        let liveZones = try #require(liveLine.split(separator: "; ").first { $0.hasPrefix("zones: ") })
+        let shown = liveZones.dropFirst("zones: ".count).split(separator: ", ").map(String.init)
+        let reported = try #require(reportZones.split(separator: "): ", maxSplits: 1).last).split(separator: ", ")
+            .map { $0.split(separator: " (").first.map(String.init) ?? "" }
+        #expect(shown.count == 2)
+        #expect(shown == reported, "live: \(liveLine)\nreport: \(reportZones)")
+        let hrv = try #require(report.first { $0.hasPrefix("HRV") })
+        let figures = analysis.figures
+        let rmssd = try #require(figures.rmssd)
+        #expect(hrv.contains("RMSSD \(ReportText.decimal(rmssd)) ms"))
+        #expect(liveLine.contains("RMSSD \(ReportText.decimal(rmssd)) ms"), "live: \(liveLine)\nreport: \(hrv)")
     }
 
     @Test("the queue gives back each measurement's time, rate and RR intervals, in order, and is empty after")

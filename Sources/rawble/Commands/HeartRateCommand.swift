@@ -147,6 +147,8 @@ struct HeartRateSession: Sendable {
     let jsonl: AppendFile?
     /// The live HRV and zones (status line, `hrv` events), when asked for.
     let live: LiveAnalysis?
+    /// Each measurement's time, the same for the files and the live analysis.
+    let clock = SessionClock()
     /// Called when the strap went silent and the controller did not answer either: the run
     /// must end (the controller is gone or another host took it).
     let controllerGone: @Sendable (HostError) -> Void
@@ -362,14 +364,14 @@ struct HeartRateSession: Sendable {
     /// is appended to `batch` (for ``flush(_:)``); otherwise it is shown at once.
     private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, batch: inout [UInt8],
                         lines: inout SessionFileWriter) {
-        let time = Clock.unixMicroseconds()
+        let time = clock.unixMicroseconds()
         if json || jsonl != nil {
             let start = batch.count
             lines.append(measurement, raw: raw, time: time, to: &batch)
             jsonl?.append(line: batch[start...])
             if !json { batch.removeAll(keepingCapacity: true) }  // only the file wanted it
         }
-        if let event = live?.add(measurement, wallTime: time), json {
+        if let event = live?.add(measurement, at: time), json {
             batch += Array(event.serialized().utf8)
             batch.append(UInt8(ascii: "\n"))
         }

@@ -12,7 +12,8 @@ import Synchronization
 /// measurement goes through RawbleAnalysis's streaming analyzer (RR screening and artifact
 /// correction, HRV over a sliding window, time in zones). It feeds the status line (a sparkline
 /// of the last minute of bpm, the zone, a rolling RMSSD) and `--json`'s `hrv` event every
-/// `--hrv-every` seconds. Time is the monotonic clock's, so a clock change cannot reorder beats.
+/// `--hrv-every` seconds. Time is the ``SessionClock``'s, the files' own, so the figures it shows
+/// are those `rawble report` computes from the session's file.
 final class LiveAnalysis: Sendable {
     private struct State {
         var analyzer: HeartRateAnalyzer
@@ -51,16 +52,10 @@ final class LiveAnalysis: Sendable {
     /// `--json` shows neither, so it does not pay for it per measurement).
     let keepsSparkline: Bool
     private let state: Mutex<State>
-    /// Seconds on a clock that only moves forward, read once per measurement.
-    private let clock: @Sendable () -> Double
-
     /// Beats needed in the window before a rolling RMSSD is shown.
     static let minimumBeats = 20
 
-    /// `clock`: the monotonic clock unless a test gives its own.
-    init(zones: HeartRateZones?, every: Double, sparkline: Bool = true,
-         clock: @escaping @Sendable () -> Double = LiveAnalysis.monotonicSeconds) {
-        self.clock = clock
+    init(zones: HeartRateZones?, every: Double, sparkline: Bool = true) {
         self.every = every
         keepsSparkline = sparkline
         let window = every > 0 ? every : 60
@@ -71,9 +66,11 @@ final class LiveAnalysis: Sendable {
             zones: zones, windowDuration: window, correctionInterval: interval))))
     }
 
-    /// Takes one measurement; returns the `hrv` event due with it, if any (`--json` only asks).
-    func add(_ measurement: HeartRateMeasurement, wallTime: Int64) -> JSON? {
-        let now = clock()
+    /// Takes one measurement and its time (microseconds since 1970, from the ``SessionClock``
+    /// whose reading the files get too); returns the `hrv` event due with it, if any (`--json`
+    /// only asks).
+    func add(_ measurement: HeartRateMeasurement, at time: Int64) -> JSON? {
+        let now = SessionSample.seconds(unixMicroseconds: time)
         return state.withLock { state -> JSON? in
             state.pending.append(measurement, at: now)
             if state.pending.isFull { state.analyzeQueued() }
@@ -90,19 +87,8 @@ final class LiveAnalysis: Sendable {
             var inWindow = ArtifactCounts()
             for kind in ArtifactKind.allCases { inWindow[kind] = artifacts[kind] - state.artifactsAtWindowStart[kind] }
             state.artifactsAtWindowStart = artifacts
-            return Self.event(state.analyzer, wallTime: wallTime, window: every, artifactsInWindow: inWindow)
+            return Self.event(state.analyzer, wallTime: time, window: every, artifactsInWindow: inWindow)
         }
-    }
-
-    /// The monotonic clock in seconds, read per measurement: without `Duration`'s 128-bit
-    /// arithmetic (a tenth of the analysis' cost at 1 kHz), and its coarse variant (the last
-    /// tick's time, a few ms old, read without the time counter: 0.4 % of `hr`'s CPU at 1 kHz
-    /// for the precise one). The analysis needs seconds: windows of 5 s and more, gaps of 5 s,
-    /// and time in zones as differences of successive readings, whose errors cancel in the sum.
-    static func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// The status line's text: bpm, the sparkline, the zone, a rolling RMSSD once there are enough beats.
