@@ -60,4 +60,26 @@ struct CLIReferenceTests {
         #expect(readme.contains("docs/cli.md"))
         #expect(FileManager.default.fileExists(atPath: Self.root.appendingPathComponent("docs/cli.md").path))
     }
+
+    @Test("the README is a front page (at most 200 lines), and every relative link of it and of docs/ reaches a file")
+    func readmeIsAFrontPageAndLinksResolve() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).count - (readme.hasSuffix("\n") ? 1 : 0)
+        #expect(lines <= 200, "README.md has \(lines) lines: the rest belongs in docs/")
+        let docs = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
+        var checked = 0
+        for file in ["README.md", "SECURITY.md"] + docs {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            let folder = Self.root.appendingPathComponent(file).deletingLastPathComponent()
+            for match in text.matches(of: /\]\(([^)\s#]+)(#[^)\s]*)?\)/) {
+                let target = String(match.output.1)
+                if target.contains("://") || target.hasPrefix("mailto:") { continue }
+                checked += 1
+                #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(target).path),
+                        "\(file) links to \(target), which is not there")
+            }
+        }
+        #expect(checked > 20, "only \(checked) links found: the pattern no longer matches")
+    }
 }

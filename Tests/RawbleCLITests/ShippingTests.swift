@@ -111,7 +111,7 @@ struct ShippingTests {
         #expect(newest.wholeMatch(of: /## v\d+\.\d+\.\d+ — \d{4}-\d{2}-\d{2}/) != nil, "\(newest)")
     }
 
-    @Test("the README's sizes of the binary and the .deb are the last measurement's (Scripts/release-figures), at the version in VERSION")
+    @Test("docs/install.md's sizes of the binary and the .deb are the last measurement's (Scripts/release-figures), at the version in VERSION")
     func readmeSizesAreMeasured() async throws {
         let script = Self.root.appendingPathComponent("Scripts/release-figures").path
         let checked = try await Program.run([script, "--check"])

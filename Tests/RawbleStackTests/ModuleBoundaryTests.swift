@@ -243,7 +243,7 @@ import Testing
 
     /// The `rawble` executable and every module of this package it links import
     /// `FoundationEssentials` at most, never the whole of Foundation, so the static binary
-    /// stays small (README, "Install"); only the test support, which `rawble` does not link,
+    /// stays small (docs/install.md); only the test support, which `rawble` does not link,
     /// may. Read from the manifest, so a module the executable starts to link is checked too.
     @Test func theCommandLineLinksFoundationEssentialsAtMost() async throws {
         let manifest = try await Self.manifest.value
