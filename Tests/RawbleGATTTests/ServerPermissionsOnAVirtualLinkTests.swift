@@ -5,16 +5,17 @@ import RawbleHost
 import RawbleHostCore
 @testable import RawbleSMP
 import RawbleTestSupport
-import RawbleTransport
 import RawbleWire
 import Testing
 
 // Attribute permissions enforced on rawble's own host end to end (issue 24): rawble's GATT
-// server as the peripheral on one controller of Bumble's virtual link, rawble's GATT client as
-// the central on another; the server checks each request against the link's security as its
-// L2CAP bearer reports it, and the client pairs after a refusal and asks again.
+// server as the peripheral on one controller of a virtual link, rawble's GATT client as the
+// central on the other, both in this process (rawble against rawble: Bumble's controller
+// proved nothing more here); the server checks each request against the link's security as
+// its L2CAP bearer reports it, and the client pairs after a refusal and asks again.
 
-private func openAdapter(_ controller: BumblePeer.ServedController, io: SMPIOCapability, passkey: UInt32?) async throws -> Adapter {
+func openAdapter(_ controller: VirtualController, io: SMPIOCapability, passkey: UInt32?,
+                 bonds: any BondStore = InMemoryBondStore()) async throws -> Adapter {
     var configuration = Adapter.Configuration()
     configuration.logger.logLevel = .critical
     configuration.commandTimeout = .seconds(10)
@@ -24,24 +25,22 @@ private func openAdapter(_ controller: BumblePeer.ServedController, io: SMPIOCap
     pairing.testingFixedDisplayedPasskey = passkey  // the test-only path: the other side must know it
     configuration.pairing = pairing
     configuration.pairingAgent = FixedPairingAgent(passkey: passkey)
-    return try await Adapter.open(try await H4StreamTransport.connect(tcp: try #require(controller.host), port: try #require(controller.port)),
-                                  configuration: configuration)
+    configuration.bonds = bonds
+    return try await Adapter.open(controller.transport, configuration: configuration)
 }
 
-@Suite("Server permissions over rawble's own host: refused, paired, served", .serialized,
-       .tags(.bumble), .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
-struct ServerPermissionsOverH4Tests {
+@Suite("Server permissions over rawble's own host: refused, paired, served")
+struct ServerPermissionsOnAVirtualLinkTests {
     /// The sample database's characteristic 0x2A3F (handle 30): readable only on an
     /// authenticated link; 0x2A39: writable only on an encrypted one.
     @Test("a write that needs encryption succeeds once the client paired after the refusal; a read that needs authentication: served after Passkey Entry, refused (Insufficient Authentication) after Just Works",
           arguments: [false, true])
     func permissions(authenticatedPairing: Bool) async throws {
-        let peer = try await BumblePeer.start(arguments: ["--no-standard"], ports: 2)
-        defer { peer.stop() }
+        let link = VirtualLink()
         // Passkey Entry when asked: the peripheral displays 123456, the central types it.
-        let peripheralAdapter = try await openAdapter(peer.controllers[0], io: authenticatedPairing ? .displayOnly : .noInputNoOutput,
+        let peripheralAdapter = try await openAdapter(link.controllers[0], io: authenticatedPairing ? .displayOnly : .noInputNoOutput,
                                                       passkey: authenticatedPairing ? 123_456 : nil)
-        let centralAdapter = try await openAdapter(peer.controllers[1], io: authenticatedPairing ? .keyboardOnly : .noInputNoOutput,
+        let centralAdapter = try await openAdapter(link.controllers[1], io: authenticatedPairing ? .keyboardOnly : .noInputNoOutput,
                                                    passkey: authenticatedPairing ? 123_456 : nil)
         let server = GATTServer(database: try sampleDatabase())
         _ = try await peripheralAdapter.advertise(Advertisement(data: AdvertisingData(localName: "rawble-server")))

@@ -1,0 +1,88 @@
+import RawbleGATT
+import RawbleGATTCore
+import RawbleHost
+import RawbleHostCore
+import RawbleSMP
+import RawbleTestSupport
+import RawbleWire
+import Testing
+
+// Two rawble hosts in one process on a virtual link (issue 40, item 4): a scan, a connection
+// each way, pairing, a bond that encrypts the next link, and a bond the other side lost. No
+// Python and no socket: what runs is the two hosts' own code, byte for byte, on one link layer
+// played in memory.
+
+@Suite("rawble to rawble on a virtual link")
+struct RawbleToRawbleTests {
+    private static let name = "rawble-peripheral"
+
+    private static func advertise(_ adapter: Adapter) async throws {
+        _ = try await adapter.advertise(Advertisement(
+            data: AdvertisingData(serviceUUIDs: [BluetoothUUID(0x180D)], localName: name),
+            scanResponse: AdvertisingData(flags: nil, txPowerLevel: 4)))
+    }
+
+    @Test("a scan of one host finds the other's advertisement (name, service) and, scanning actively, its scan response; the addresses are each adapter's own")
+    func scanFindsTheOther() async throws {
+        let link = VirtualLink()
+        let peripheral = try await openAdapter(link.controllers[0], io: .noInputNoOutput, passkey: nil)
+        let central = try await openAdapter(link.controllers[1], io: .noInputNoOutput, passkey: nil)
+        try await Self.advertise(peripheral)
+        let own = await peripheral.controller.ownAddress
+        let found = try await within(seconds: 10) { () async throws -> DiscoveredDevice? in
+            for try await device in try await central.scan(ScanOptions(active: true)) where device.scanResponse != nil {
+                return device
+            }
+            return nil
+        }
+        let device = try #require(found)
+        #expect(device.address == own)
+        #expect(device.name == Self.name)
+        #expect(device.advertisingData.serviceUUIDs == [BluetoothUUID(0x180D)])
+        #expect(device.scanResponse?.txPowerLevel == 4)
+        #expect(device.isConnectable)
+        #expect(await central.controller.ownAddress != own, "one identity per adapter")
+        await central.close()
+        await peripheral.close()
+    }
+
+    @Test("paired once (Just Works, bonded both sides), the next connection is encrypted with the bond's key: the peripheral's controller is given the LTK, no second pairing")
+    func bondEncryptsTheNextLink() async throws {
+        let link = VirtualLink()
+        let peripheralBonds = InMemoryBondStore(), centralBonds = InMemoryBondStore()
+        let peripheral = try await openAdapter(link.controllers[0], io: .noInputNoOutput, passkey: nil, bonds: peripheralBonds)
+        let central = try await openAdapter(link.controllers[1], io: .noInputNoOutput, passkey: nil, bonds: centralBonds)
+        let server = GATTServer(database: try sampleDatabase())
+        let serving = Task {
+            for await connection in peripheral.incomingConnections { _ = await server.serve(connection.att) }
+        }
+        defer { serving.cancel() }
+        try await Self.advertise(peripheral)
+        let address = await peripheral.controller.ownAddress
+
+        let first = try await central.connect(to: address, timeout: .seconds(10))
+        #expect(try await first.pair(timeout: .seconds(10)) != nil, "paired")
+        #expect(first.security == .encrypted)
+        #expect(await centralBonds.bonds().count == 1)
+        #expect(await peripheralBonds.bonds().count == 1)
+        try await first.disconnect()
+        #expect(link.connectionCount == 0)
+
+        // The peripheral advertises again on its own once the central left (Restart's default).
+        let repliesBefore = Self.keyReplies(link.controllers[0])
+        let second = try await central.connect(to: address, timeout: .seconds(10))
+        #expect(try await second.secure(.encrypted, timeout: .seconds(10)) == .encrypted)
+        #expect(Self.keyReplies(link.controllers[0]) == repliesBefore + 1, "the bond's LTK, given by the peripheral's host")
+        let client = GATTClient(bearer: second.att)
+        #expect(try await client.read(handle: 3).isEmpty == false, "the link carries ATT once encrypted")
+        try await second.disconnect()
+        #expect(link.connectionCount == 0)
+        await central.close()
+        await peripheral.close()
+    }
+
+    /// LE Long Term Key Request Replies the host sent.
+    private static func keyReplies(_ controller: VirtualController) -> Int {
+        controller.commands.filter { if case .leLongTermKeyRequestReply = $0 { true } else { false } }.count
+    }
+}
