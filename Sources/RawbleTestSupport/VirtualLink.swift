@@ -123,8 +123,12 @@ public final class VirtualLink: Sendable {
         default:
             return []
         }
+        // The sender's answers first, then the others' packets: a peer that reacts at once (an
+        // ACL packet after its Encryption Change) must not overtake what the sender's host is
+        // told first, as on a real link, where the controller reports before the air carries.
+        for answer in outcome.answers { controller.transport.inject(answer) }
         for delivery in outcome.deliveries { controllers[delivery.node].transport.inject(delivery.packet) }
-        return outcome.answers
+        return []
     }
 
     // MARK: Commands
