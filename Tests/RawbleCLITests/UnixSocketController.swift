@@ -43,7 +43,13 @@ final class UnixSocketController: @unchecked Sendable {
         self.script = script
         // Short: sun_path holds 108 bytes.
         path = "/tmp/rawble-cli-\(UUID().uuidString.prefix(8)).sock"
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        listener = try Self.listeningSocket(at: path)
+        Thread.detachNewThread { [self] in serve() }
+    }
+
+    /// A unix stream socket bound at `path` and listening (one host at a time).
+    static func listeningSocket(at path: String) throws -> Int32 {
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw ControllerError.socket(errno) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -60,7 +66,7 @@ final class UnixSocketController: @unchecked Sendable {
             close(listener)
             throw ControllerError.socket(code)
         }
-        Thread.detachNewThread { [self] in serve() }
+        return listener
     }
 
     /// Closes the sockets (the serving thread then ends) and removes the socket file.
