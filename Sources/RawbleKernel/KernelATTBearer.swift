@@ -39,8 +39,10 @@ public final class KernelATTBearer: ATTBearer {
     private let state: BearerState
     /// A send that does not reach the kernel within this bound fails with `BearerError.timedOut(operation:)`.
     private let sendTimeout: TimeAmount
-    /// The same bound, for the wait until raised security is in place.
+    /// The same bound, for the wait until raised security is in place (on ``clock``).
     private let securityTimeout: Duration
+    /// The clock the security wait runs on.
+    private let clock: any Clock<Duration>
     /// The wait for the kernel to finish pairing or encrypting after ``raiseSecurity(after:)``
     /// (`true`: the socket is usable again), while one is under way: every send waits for it,
     /// since the kernel refuses sends (ENOTCONN) until then.
@@ -50,9 +52,11 @@ public final class KernelATTBearer: ATTBearer {
 
     private init(
         inbox: ATTInbox, channel: any Channel, descriptor: SystemPackage.FileDescriptor,
-        state: BearerState, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration, logger: Logger
+        state: BearerState, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration, logger: Logger,
+        clock: any Clock<Duration>
     ) {
         self.logger = logger
+        self.clock = clock
         self.inbox = inbox
         self.channel = channel
         self.descriptor = descriptor
@@ -77,7 +81,8 @@ public final class KernelATTBearer: ATTBearer {
     /// (a blocking connect to an absent peer would return only after ~40 s), and asks for
     /// `receiveMTU` (BT_RCVMTU, default the ATT maximum, 517). At most `receiveBufferLimit`
     /// PDUs wait for a reader that is behind; newer ones are dropped and counted
-    /// (``droppedPDUCount``): a notification flood cannot exhaust memory.
+    /// (``droppedPDUCount``): a notification flood cannot exhaust memory. `timeout` and the
+    /// wait for raised security run on `clock` (the real continuous clock by default).
     ///
     /// Throws ``KernelError/connectTimeout(peer:seconds:)``, ``KernelError/connectFailed(peer:errno:reason:)``
     /// (the kernel's reason), ``KernelError/noBluetoothInKernel`` or
@@ -85,11 +90,11 @@ public final class KernelATTBearer: ATTBearer {
     public static func connect(
         to peer: BluetoothAddress, type: LEAddressType, local: BluetoothAddress = .any,
         receiveMTU: UInt16 = 517, timeout: Duration = .seconds(10), sendTimeout: Duration = .seconds(30),
-        receiveBufferLimit: Int = 8192, on eventLoop: (any EventLoop)? = nil
+        receiveBufferLimit: Int = 8192, on eventLoop: (any EventLoop)? = nil, clock: any Clock<Duration> = ContinuousClock()
     ) async throws(KernelError) -> KernelATTBearer {
         let fd = try L2CAPATTSocket.open(local: local, receiveMTU: receiveMTU, peer: peer.description)
         do {
-            try await L2CAPATTSocket.connect(fd, to: peer, type: L2CAPAddressType(type), timeout: timeout)
+            try await L2CAPATTSocket.connect(fd, to: peer, type: L2CAPAddressType(type), timeout: timeout, clock: clock)
         } catch {
             BluetoothSocket.closeQuietly(fd)
             throw error
@@ -98,14 +103,15 @@ public final class KernelATTBearer: ATTBearer {
         let acceptedMTU = Int((try? L2CAPATTSocket.receiveMTU(fd)) ?? receiveMTU)
         return try await adopt(
             fd, peer: peer, sendMTU: sendMTU > 0 ? sendMTU : minimumATTMTU, receiveMTU: acceptedMTU, sendTimeout: sendTimeout,
-            receiveBufferLimit: receiveBufferLimit, on: eventLoop)
+            receiveBufferLimit: receiveBufferLimit, on: eventLoop, clock: clock)
     }
 
     /// Hands a connected packet socket carrying one ATT PDU per read and write to NIO; the
     /// bearer owns it from now on (also what the tests use, over a unix SOCK_SEQPACKET pair).
     static func adopt(
         _ fd: SystemPackage.FileDescriptor, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration,
-        receiveBufferLimit: Int = 8192, logger: Logger = Logger(label: "rawble.kernel"), on eventLoop: (any EventLoop)? = nil
+        receiveBufferLimit: Int = 8192, logger: Logger = Logger(label: "rawble.kernel"), on eventLoop: (any EventLoop)? = nil,
+        clock: any Clock<Duration> = ContinuousClock()
     ) async throws(KernelError) -> KernelATTBearer {
         let state = BearerState()
         let inbox = ATTInbox(limit: receiveBufferLimit)
@@ -129,7 +135,7 @@ public final class KernelATTBearer: ATTBearer {
         }
         return KernelATTBearer(
             inbox: inbox, channel: channel, descriptor: fd, state: state, peer: peer,
-            sendMTU: sendMTU, receiveMTU: receiveMTU, sendTimeout: sendTimeout, logger: logger)
+            sendMTU: sendMTU, receiveMTU: receiveMTU, sendTimeout: sendTimeout, logger: logger, clock: clock)
     }
 
     // MARK: ATTBearer
@@ -261,7 +267,8 @@ public final class KernelATTBearer: ATTBearer {
         logger.debug("the peer answered \(refusal): security raised from \(current) to \(target); waiting for the kernel to pair or encrypt")
         let descriptor = self.descriptor
         let timeout = securityTimeout
-        let waiting = Task { await L2CAPATTSocket.waitUntilWritable(sharing: descriptor, timeout: timeout) == .ready }
+        let clock = self.clock
+        let waiting = Task { await L2CAPATTSocket.waitUntilWritable(sharing: descriptor, timeout: timeout, clock: clock) == .ready }
         pendingSecurity.withLock { $0 = waiting }
         // A failed pairing leaves the socket suspended: the kernel's word on the control
         // channel is the only way to learn of it before the bound.

@@ -32,11 +32,16 @@ public final class KernelATTListener: Sendable {
 
     private let state: Mutex<State>
     private let receiveMTU: UInt16
+    /// The clock the accept timeouts run on.
+    private let clock: any Clock<Duration>
 
-    /// Takes over a socket already listening (the tests use a unix SOCK_SEQPACKET one).
-    init(listening descriptor: SystemPackage.FileDescriptor, receiveMTU: UInt16) {
+    /// Takes over a socket already listening (the tests use a unix SOCK_SEQPACKET one);
+    /// accept timeouts run on `clock`.
+    init(listening descriptor: SystemPackage.FileDescriptor, receiveMTU: UInt16,
+         clock: any Clock<Duration> = ContinuousClock()) {
         state = Mutex(State(descriptor: descriptor))
         self.receiveMTU = receiveMTU
+        self.clock = clock
     }
 
     deinit {
@@ -46,12 +51,14 @@ public final class KernelATTListener: Sendable {
     }
 
     /// Listens on the ATT channel of the adapter with address `local` (`.any`: every adapter).
-    /// `receiveMTU` is each accepted channel's BT_RCVMTU.
+    /// `receiveMTU` is each accepted channel's BT_RCVMTU; the accept timeouts run on `clock`
+    /// (the real continuous clock by default, a test's virtual one).
     /// Throws ``KernelError/noBluetoothInKernel``, ``KernelError/missingCapability(operation:errno:user:)``
     /// or ``KernelError/system(operation:errno:)`` (e.g. EADDRINUSE: another program, such as
     /// bluetoothd, already serves ATT on it).
     public static func listen(
-        local: BluetoothAddress = .any, receiveMTU: UInt16 = 517, backlog: Int32 = 8
+        local: BluetoothAddress = .any, receiveMTU: UInt16 = 517, backlog: Int32 = 8,
+        clock: any Clock<Duration> = ContinuousClock()
     ) throws(KernelError) -> KernelATTListener {
         let fd = try L2CAPATTSocket.open(local: local, receiveMTU: receiveMTU, peer: "centrals")
         guard Glibc.listen(fd.rawValue, backlog) == 0 else {
@@ -59,7 +66,7 @@ public final class KernelATTListener: Sendable {
             BluetoothSocket.closeQuietly(fd)
             throw KernelError.classify(failure, operation: "listening for centrals on the ATT channel")
         }
-        return KernelATTListener(listening: fd, receiveMTU: receiveMTU)
+        return KernelATTListener(listening: fd, receiveMTU: receiveMTU, clock: clock)
     }
 
     /// Waits for the next central, at most `timeout` (`nil`: until ``close()`` or the task is
@@ -69,13 +76,14 @@ public final class KernelATTListener: Sendable {
     public func accept(
         timeout: Duration? = nil, sendTimeout: Duration = .seconds(30), on eventLoop: (any EventLoop)? = nil
     ) async throws(KernelError) -> Accepted {
-        let deadline = timeout.map { ContinuousClock.now + $0 }
+        let clock = self.clock
+        let elapsed = Self.stopwatch(on: clock)
         while true {
-            let left = deadline.map { $0 - ContinuousClock.now } ?? .seconds(3600)
+            let left = timeout.map { $0 - elapsed() } ?? .seconds(3600)
             if left <= .zero { throw .connectTimeout(peer: "a central", seconds: Self.seconds(timeout ?? .zero)) }
             let waiter: Task<L2CAPATTSocket.Wait, Never>? = state.withLock { state in
                 guard let descriptor = state.descriptor, !state.closed, state.waiter == nil else { return nil }
-                let task = Task { await L2CAPATTSocket.waitReadable(descriptor, timeout: left) }
+                let task = Task { await L2CAPATTSocket.waitReadable(descriptor, timeout: left, clock: clock) }
                 state.waiter = task
                 return task
             }
@@ -121,7 +129,7 @@ public final class KernelATTListener: Sendable {
             let sendMTU = Int((try? L2CAPATTSocket.sendMTU(fd)) ?? 0)
             let bearer = try await KernelATTBearer.adopt(
                 fd, peer: peer, sendMTU: sendMTU > 0 ? sendMTU : KernelATTBearer.minimumATTMTU,
-                receiveMTU: Int(receiveMTU), sendTimeout: sendTimeout, on: eventLoop)
+                receiveMTU: Int(receiveMTU), sendTimeout: sendTimeout, on: eventLoop, clock: clock)
             return Accepted(peer: peer, addressType: type, bearer: bearer)
         }
     }
@@ -142,5 +150,11 @@ public final class KernelATTListener: Sendable {
 
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The time since this call on `clock` (whatever its instants are).
+    private static func stopwatch<C: Clock<Duration>>(on clock: C) -> @Sendable () -> Duration {
+        let start = clock.now
+        return { start.duration(to: clock.now) }
     }
 }

@@ -60,8 +60,10 @@ enum L2CAPATTSocket {
     /// ``KernelError/connectTimeout(peer:seconds:)``, ``KernelError/connectFailed(peer:errno:reason:)``
     /// with the kernel's reason (SO_ERROR), or `CancellationError`'s stand-in
     /// ``KernelError/system(operation:errno:)`` with ECANCELED when the task is cancelled.
+    /// `timeout` runs on `clock`.
     static func connect(
-        _ fd: FileDescriptor, to peer: BluetoothAddress, type: L2CAPAddressType, timeout: Duration
+        _ fd: FileDescriptor, to peer: BluetoothAddress, type: L2CAPAddressType, timeout: Duration,
+        clock: any Clock<Duration> = ContinuousClock()
     ) async throws(KernelError) {
         let name = peer.description
         do {
@@ -72,7 +74,7 @@ enum L2CAPATTSocket {
         } catch {
             throw connectFailure(error, peer: name)
         }
-        switch await waitWritable(fd, timeout: timeout) {
+        switch await waitWritable(fd, timeout: timeout, clock: clock) {
         case .timedOut:
             throw .connectTimeout(peer: name, seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
         case .cancelled:
@@ -103,17 +105,18 @@ enum L2CAPATTSocket {
 
     enum Wait: Sendable { case ready, timedOut, cancelled }
 
-    /// Waits for `fd` to become writable (the connect completed or failed), at most `timeout`,
-    /// with a dispatch write source: no thread blocks, and task cancellation ends the wait.
-    /// `closingWhenDone`: `fd` is closed once the wait no longer watches it.
-    static func waitWritable(_ fd: FileDescriptor, timeout: Duration, closingWhenDone: Bool = false) async -> Wait {
-        await wait(for: fd, readable: false, timeout: timeout, closingWhenDone: closingWhenDone)
+    /// Waits for `fd` to become writable (the connect completed or failed), at most `timeout`
+    /// on `clock`, with a dispatch write source: no thread blocks, and task cancellation ends
+    /// the wait. `closingWhenDone`: `fd` is closed once the wait no longer watches it.
+    static func waitWritable(_ fd: FileDescriptor, timeout: Duration, clock: any Clock<Duration> = ContinuousClock(),
+                             closingWhenDone: Bool = false) async -> Wait {
+        await wait(for: fd, readable: false, timeout: timeout, clock: clock, closingWhenDone: closingWhenDone)
     }
 
     /// Waits for `fd` to become readable (a listening socket: a central connected), as
-    /// ``waitWritable(_:timeout:closingWhenDone:)`` does for writability.
-    static func waitReadable(_ fd: FileDescriptor, timeout: Duration) async -> Wait {
-        await wait(for: fd, readable: true, timeout: timeout, closingWhenDone: false)
+    /// ``waitWritable(_:timeout:clock:closingWhenDone:)`` does for writability.
+    static func waitReadable(_ fd: FileDescriptor, timeout: Duration, clock: any Clock<Duration> = ContinuousClock()) async -> Wait {
+        await wait(for: fd, readable: true, timeout: timeout, clock: clock, closingWhenDone: false)
     }
 
     /// The wait ends in the source's cancel handler, which libdispatch runs once it no longer
@@ -122,7 +125,8 @@ enum L2CAPATTSocket {
     /// close or hand over its descriptor while libdispatch still held `fd`'s number: a socket
     /// opened next with that number was given to the old, dead registration, and its wait never
     /// fired (a unit test's accept timed out after 30 s, once in a few hundred runs).
-    private static func wait(for fd: FileDescriptor, readable: Bool, timeout: Duration, closingWhenDone: Bool) async -> Wait {
+    private static func wait(for fd: FileDescriptor, readable: Bool, timeout: Duration, clock: any Clock<Duration>,
+                             closingWhenDone: Bool) async -> Wait {
         let queue = DispatchQueue(label: "rawble.l2cap.wait")
         // Only touched on `queue` (its handlers, and the cancel hopped there).
         nonisolated(unsafe) let source: any DispatchSourceProtocol = readable
@@ -134,14 +138,18 @@ enum L2CAPATTSocket {
             /// Set by the cancel handler: libdispatch let go of `fd`.
             var released = false
             var continuation: CheckedContinuation<Wait, Never>?
+            /// The deadline's timer, a sleep on `clock` (cancelled once the wait ended).
+            var timer: Task<Void, Never>?
         }
         let state = Mutex(State())
         @Sendable func finish(_ result: Wait) {
-            let first = state.withLock { state -> Bool in
-                guard state.result == nil else { return false }
+            let (first, timer) = state.withLock { state -> (Bool, Task<Void, Never>?) in
+                guard state.result == nil else { return (false, nil) }
                 state.result = result
-                return true
+                defer { state.timer = nil }
+                return (true, state.timer)
             }
+            timer?.cancel()
             if first { queue.async { source.cancel() } }
         }
         source.setCancelHandler {
@@ -153,7 +161,6 @@ enum L2CAPATTSocket {
             }
             continuation?.resume(returning: result)
         }
-        let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Wait, Never>) in
                 let released = state.withLock { state -> Wait? in
@@ -167,10 +174,26 @@ enum L2CAPATTSocket {
                 }
                 source.setEventHandler { finish(.ready) }
                 source.resume()
-                queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { finish(.timedOut) }
+                let timer = Self.timer(after: timeout, on: clock) { finish(.timedOut) }
+                // Kept to cancel once the wait ended (at once when it already has).
+                let ended = state.withLock { state -> Bool in
+                    if state.result != nil { return true }
+                    state.timer = timer
+                    return false
+                }
+                if ended { timer.cancel() }
             }
         } onCancel: {
             finish(.cancelled)
+        }
+    }
+
+    /// A task that calls `fire` once `timeout` has passed on `clock`; cancelled before, it does not.
+    private static func timer(after timeout: Duration, on clock: any Clock<Duration>,
+                              fire: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        Task {
+            guard (try? await clock.sleep(for: timeout)) != nil else { return }
+            fire()
         }
     }
 
@@ -179,14 +202,15 @@ enum L2CAPATTSocket {
     /// holds the socket in BT_CONFIG (no POLLOUT, sends fail with ENOTCONN) until pairing or
     /// encryption completes; a lost link reports POLLHUP. Watches a duplicate of `fd`, so the
     /// owner may close its descriptor meanwhile.
-    static func waitUntilWritable(sharing fd: FileDescriptor, timeout: Duration) async -> Wait {
+    static func waitUntilWritable(sharing fd: FileDescriptor, timeout: Duration,
+                                  clock: any Clock<Duration> = ContinuousClock()) async -> Wait {
         let copy: FileDescriptor
         do {
             copy = try fd.duplicate()
         } catch {
             return .cancelled
         }
-        return await waitWritable(copy, timeout: timeout, closingWhenDone: true)
+        return await waitWritable(copy, timeout: timeout, clock: clock, closingWhenDone: true)
     }
 
     /// The socket's security level (`BT_SECURITY`).

@@ -28,6 +28,8 @@ public final class ManagementSocket: Sendable {
     }
 
     private let channel: EventLoopFuture<any Channel>
+    /// The clock the answers' timeouts run on.
+    private let clock: any Clock<Duration>
     private let state: Mutex<State>
     private let eventOutput: AsyncStream<ManagementEvent>.Continuation
     /// Every management event that is not an answer to this socket's commands, in order
@@ -48,9 +50,10 @@ public final class ManagementSocket: Sendable {
         var closed = false
     }
 
-    private init(channel: EventLoopFuture<any Channel>,
+    private init(channel: EventLoopFuture<any Channel>, clock: any Clock<Duration>,
                  events: AsyncStream<ManagementEvent>, eventOutput: AsyncStream<ManagementEvent>.Continuation) {
         self.channel = channel
+        self.clock = clock
         self.state = Mutex(State())
         self.events = events
         self.eventOutput = eventOutput
@@ -60,16 +63,18 @@ public final class ManagementSocket: Sendable {
         channel.whenSuccess { $0.close(promise: nil) }
     }
 
-    /// Opens and binds a management socket (it sees every adapter).
+    /// Opens and binds a management socket (it sees every adapter). `clock`: what the answers'
+    /// timeouts run on (the real continuous clock by default; a test's virtual one).
     /// - Throws: ``KernelError/noBluetoothInKernel`` and the other failures of a socket call.
-    public static func open() throws(KernelError) -> ManagementSocket {
-        adopt(try KernelManagement.openControlChannel().rawValue)
+    public static func open(clock: any Clock<Duration> = ContinuousClock()) throws(KernelError) -> ManagementSocket {
+        adopt(try KernelManagement.openControlChannel().rawValue, clock: clock)
     }
 
     /// A management socket on `descriptor`, a bound socket that carries one management packet
     /// per read and per write (the kernel's control channel, or one end of a `SOCK_SEQPACKET`
     /// pair whose other end a test scripts as the kernel). The socket owns it from now on.
-    public static func adopt(_ descriptor: Int32) -> ManagementSocket {
+    /// `clock`: what the answers' timeouts run on (the real continuous clock by default).
+    public static func adopt(_ descriptor: Int32, clock: any Clock<Duration> = ContinuousClock()) -> ManagementSocket {
         let flags = fcntl(descriptor, F_GETFL)
         if flags >= 0, flags & O_NONBLOCK == 0 { _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
         let (events, output) = AsyncStream.makeStream(of: ManagementEvent.self, bufferingPolicy: .bufferingNewest(1024))
@@ -85,7 +90,7 @@ public final class ManagementSocket: Sendable {
                 }
             }
             .takingOwnershipOfDescriptor(inputOutput: descriptor)
-        let socket = ManagementSocket(channel: channel, events: events, eventOutput: output)
+        let socket = ManagementSocket(channel: channel, clock: clock, events: events, eventOutput: output)
         box.set(socket)
         channel.whenSuccess { channel in
             channel.closeFuture.whenComplete { [weak socket] _ in socket?.finish() }
@@ -93,7 +98,7 @@ public final class ManagementSocket: Sendable {
         return socket
     }
 
-    /// Sends `command` and waits for its answer, at most `timeout`.
+    /// Sends `command` and waits for its answer, at most `timeout` on the socket's clock.
     /// - Throws: ``KernelError/system(operation:errno:)`` (ETIMEDOUT) when no answer comes in
     ///   time, or the socket's failure.
     public func send(_ command: ManagementCommand, timeout: Duration = .seconds(5)) async throws(KernelError) -> Reply {
@@ -108,8 +113,9 @@ public final class ManagementSocket: Sendable {
             state.nextID += 1
             return state.nextID
         }
+        let clock = self.clock
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            guard (try? await clock.sleep(for: timeout)) != nil else { return }
             self?.resolve(id, with: .failure(.system(operation: "waiting for the answer to \(operation)", errno: .timedOut)))
         }
         defer { timer.cancel() }

@@ -33,6 +33,8 @@ public final class KernelDiscovery: ScanControl {
     /// Connection Complete), so the bound is generous; it only keeps a kernel that never
     /// answers from hanging a scan.
     let commandTimeout: Duration
+    /// The clock the restart delay runs on (the management socket's timeouts run on its own).
+    let clock: any Clock<Duration>
 
     private struct State {
         var socket: ManagementSocket?
@@ -49,14 +51,21 @@ public final class KernelDiscovery: ScanControl {
     ///   - opener: opens the management socket (the kernel's by default; a test's own).
     ///   - restartDelay: how long after the kernel's "discovering off" the scan is asked again.
     ///   - commandTimeout: bound on each management command's answer.
+    ///   - clock: what the restart delay and (with the default `opener`) the commands' bound
+    ///     run on: the real continuous clock by default, a test's virtual one.
     public init(adapter index: UInt16, logger: Logger = Logger(label: "rawble.kernel"), restartDelay: Duration = .milliseconds(100),
-                commandTimeout: Duration = .seconds(30),
-                opener: @escaping @Sendable () throws(KernelError) -> ManagementSocket = { () throws(KernelError) in try ManagementSocket.open() }) {
+                commandTimeout: Duration = .seconds(30), clock: any Clock<Duration> = ContinuousClock(),
+                opener: (@Sendable () throws(KernelError) -> ManagementSocket)? = nil) {
         self.index = index
         self.logger = logger
         self.restartDelay = restartDelay
         self.commandTimeout = commandTimeout
-        self.opener = opener
+        self.clock = clock
+        if let opener {
+            self.opener = opener
+        } else {
+            self.opener = { () throws(KernelError) in try ManagementSocket.open(clock: clock) }
+        }
     }
 
     public func startScanning(active: Bool) async throws(HostError) -> ScanControlOutcome {
@@ -170,7 +179,7 @@ public final class KernelDiscovery: ScanControl {
             for await event in socket.events {
                 guard case let .discovering(eventIndex, _, discovering) = event, eventIndex == index, !discovering else { continue }
                 guard let self else { return }
-                try? await Task.sleep(for: self.restartDelay)
+                try? await self.clock.sleep(for: self.restartDelay)
                 guard !Task.isCancelled, self.state.withLock({ $0.wanted }) else { return }
                 self.logger.debug("hci\(index): the kernel's scan ended: asking for it again")
                 do {

@@ -111,7 +111,8 @@ extension KernelCentral where Opener == KernelL2CAPOpener {
                             configuration: Adapter.Configuration = Adapter.Configuration()) async throws(HostError) -> KernelCentral {
         var configuration = configuration
         if configuration.scanControl == nil {
-            configuration.scanControl = KernelDiscovery(adapter: adapter.index, logger: configuration.logger)
+            configuration.scanControl = KernelDiscovery(adapter: adapter.index, logger: configuration.logger,
+                                                        clock: configuration.clock)
         }
         return try await KernelCentral.open(rawChannel: rawChannel, opener: KernelL2CAPOpener(adapter: adapter),
                                             configuration: configuration)

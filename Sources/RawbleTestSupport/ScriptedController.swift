@@ -12,8 +12,8 @@ public final class ScriptedController: Sendable {
     public let transport = InMemoryHCITransport()
     /// The events each command is answered with (`nil`: never answered).
     public let answer: @Sendable (HCICommand) -> [HCIEvent]?
-    private let sentCommands = Mutex<[HCICommand]>([])
-    private let sentACL = Mutex<[ACLPacket]>([])
+    private let sentCommands = Recording<HCICommand>()
+    private let sentACL = Recording<ACLPacket>()
 
     /// What the peer sends back for each ACL packet the host sends (by default nothing).
     public let answerACL: @Sendable (ACLPacket) -> [H4Packet]
@@ -44,9 +44,9 @@ public final class ScriptedController: Sendable {
     }
 
     /// Every command the host sent, decoded, in order.
-    public var commands: [HCICommand] { sentCommands.withLock { $0 } }
+    public var commands: [HCICommand] { sentCommands.items }
     /// Every ACL packet the host sent, in order.
-    public var aclPackets: [ACLPacket] { sentACL.withLock { $0 } }
+    public var aclPackets: [ACLPacket] { sentACL.items }
 
     /// Starts playing the controller: every packet the host sends is answered inside the
     /// transport's `send`, so no test depends on a task being scheduled in time. (The task
@@ -57,11 +57,11 @@ public final class ScriptedController: Sendable {
             switch packet.type {
             case .command:
                 guard let command = try? HCICommand.decode(packet.bytes) else { return [] }
-                sentCommands.withLock { $0.append(command) }
+                sentCommands.append(command)
                 return (answer(command) ?? []).map { H4Packet(type: .event, bytes: $0.encoded) } + followCommand(command)
             case .acl:
                 guard let acl = try? ACLPacket.decode(packet.bytes) else { return [] }
-                sentACL.withLock { $0.append(acl) }
+                sentACL.append(acl)
                 var answers: [H4Packet] = []
                 if completesACLAtOnce {
                     completedACL.withLock { $0 += 1 }
@@ -94,15 +94,95 @@ public final class ScriptedController: Sendable {
         return sent.count - done
     }
 
-    /// Waits (bounded) until `count` ACL packets were sent.
-    public func waitForACL(count: Int, timeout: Duration = .seconds(5)) async -> [ACLPacket] {
-        let end = ContinuousClock.now + timeout
-        while ContinuousClock.now < end {
-            let packets = aclPackets
-            if packets.count >= count { return packets }
-            try? await Task.sleep(for: .milliseconds(5))
+    /// Plays a controller that transmits every ACL packet as it comes: completes each one
+    /// (``completeSentPackets()``) once the host has sent it, woken by the send, until the
+    /// task returned is cancelled (for a controller made with `completesACLAtOnce: false`).
+    public func completingSentPackets() -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                let completed = completedACL.withLock { $0 }
+                guard (try? await sentACL.wait(until: { $0.count > completed }, timeout: .seconds(3600))) != nil else { return }
+                completeSentPackets()
+            }
         }
-        return aclPackets
+    }
+
+    // MARK: Waiting for what the host sends
+
+    /// Waits until the host has sent a command matching `matches` (returns at once when it
+    /// already has) and returns the first such command. Woken by the send itself: no polling.
+    /// - Throws: ``WaitTimeout`` (naming the commands sent) when none came within `timeout`
+    ///   of real time: a hang guard, generous for a loaded machine, not a speed check.
+    @discardableResult
+    public func waitForCommand(where matches: @escaping @Sendable (HCICommand) -> Bool,
+                               timeout: Duration = .seconds(60),
+                               fileID: StaticString = #fileID, line: UInt = #line) async throws -> HCICommand {
+        let found = try await waitForCommands(1, where: matches, timeout: timeout, fileID: fileID, line: line)
+        return found[0]
+    }
+
+    /// Waits until the host has sent `command` (see ``waitForCommand(where:timeout:fileID:line:)``).
+    public func waitForCommand(_ command: HCICommand, timeout: Duration = .seconds(60),
+                               fileID: StaticString = #fileID, line: UInt = #line) async throws {
+        _ = try await waitForCommands(until: { $0.contains(command) }, timeout: timeout,
+                                      wanted: String(describing: command), fileID: fileID, line: line)
+    }
+
+    /// Waits until the host has sent `count` commands matching `matches` and returns every
+    /// matching command sent so far, in order (at least `count`).
+    /// - Throws: ``WaitTimeout`` when fewer came within `timeout` (see ``waitForCommand(where:timeout:fileID:line:)``).
+    @discardableResult
+    public func waitForCommands(_ count: Int, where matches: @escaping @Sendable (HCICommand) -> Bool,
+                                timeout: Duration = .seconds(60),
+                                fileID: StaticString = #fileID, line: UInt = #line) async throws -> [HCICommand] {
+        try await waitForCommands(until: { $0.count(where: matches) >= count }, timeout: timeout,
+                                  wanted: "\(count) matching command\(count == 1 ? "" : "s")", fileID: fileID, line: line)
+            .filter(matches)
+    }
+
+    /// Waits until the commands sent so far, in order, satisfy `condition` (e.g. the last one
+    /// is a given command) and returns them. `condition` runs under the controller's lock: it
+    /// must not call the controller.
+    /// - Throws: ``WaitTimeout`` when they did not within `timeout`.
+    @discardableResult
+    public func waitForCommands(until condition: @escaping @Sendable ([HCICommand]) -> Bool,
+                                timeout: Duration = .seconds(60),
+                                fileID: StaticString = #fileID, line: UInt = #line) async throws -> [HCICommand] {
+        try await waitForCommands(until: condition, timeout: timeout, wanted: "the commands the test waits for",
+                                  fileID: fileID, line: line)
+    }
+
+    private func waitForCommands(until condition: @escaping @Sendable ([HCICommand]) -> Bool, timeout: Duration,
+                                 wanted: String, fileID: StaticString, line: UInt) async throws -> [HCICommand] {
+        do {
+            return try await sentCommands.wait(until: condition, timeout: timeout)
+        } catch is TestTimeout {
+            throw WaitTimeout(place: "\(fileID):\(line)", wanted: wanted, timeout: timeout,
+                              sent: commands.map { String(describing: $0) })
+        }
+    }
+
+    /// Waits until the host has sent `count` ACL packets (at most `timeout`) and returns every
+    /// ACL packet sent so far; fewer when the time ran out (the caller checks the count).
+    public func waitForACL(count: Int, timeout: Duration = .seconds(5)) async -> [ACLPacket] {
+        (try? await sentACL.wait(until: { $0.count >= count }, timeout: timeout)) ?? aclPackets
+    }
+
+    /// What a wait on a ``ScriptedController`` throws when the host did not send what the
+    /// test waits for in time: where the test waited, what for, and every command it sent.
+    public struct WaitTimeout: Error, CustomStringConvertible, Sendable {
+        /// The test's file and line.
+        public let place: String
+        /// What the test waited for.
+        public let wanted: String
+        public let timeout: Duration
+        /// The commands the host sent, in order.
+        public let sent: [String]
+
+        public var description: String {
+            "\(place): the host did not send \(wanted) within \(timeout); it sent \(sent.count) command"
+                + "\(sent.count == 1 ? "" : "s"): \(sent.joined(separator: ", "))"
+        }
     }
 
     /// Command Complete for `opcode` with these return parameters (by default: success).

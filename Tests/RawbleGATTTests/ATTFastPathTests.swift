@@ -22,6 +22,8 @@ private final class FastBearer: ATTBearer {
         var heldSenders: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Mutex(State())
+    /// Every PDU sent, awaitable (recorded with ``sent``).
+    let sends = Recording<[UInt8]>()
 
     init() {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
@@ -66,6 +68,7 @@ private final class FastBearer: ATTBearer {
             state.sent.append(pdu)
             return state.answers[pdu]
         }
+        sends.append(pdu)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let hold = state.withLock { state -> Bool in
                 guard state.held == pdu else { return false }
@@ -127,12 +130,7 @@ struct ATTFastPathTests {
         let received = try await collect(1, from: updates)
         #expect(received.first?.isIndication == true)
         #expect(received.first.map { Array($0.value) } == [0x07])
-        var confirmed = false
-        for _ in 0..<5000 where !confirmed {
-            confirmed = bearer.sent.contains([0x1E])
-            if !confirmed { try await Task.sleep(for: .milliseconds(1)) }
-        }
-        #expect(confirmed)
+        try await bearer.sends.wait(until: { $0.contains([0x1E]) })  // the confirmation went out
     }
 
     @Test("an indication arriving while the client's inbound buffer is full is still confirmed (the confirmation is owed, never dropped)")
@@ -146,20 +144,12 @@ struct ATTFastPathTests {
         let answer: [UInt8] = [0x03, 0x05, 0x02]
         bearer.hold(answer)
         bearer.push([0x02, 0x17, 0x00])
-        let stuck = try await within(seconds: 10) {
-            while !bearer.sent.contains(answer) { try await Task.sleep(for: .milliseconds(1)) }
-            return true
-        }
-        #expect(stuck)
+        try await bearer.sends.wait(until: { $0.contains(answer) })  // the client is stuck on it
         // Fill what waits for the client (stray responses), then the indication.
         for _ in 0..<1100 { bearer.push([0x0B, 0x00]) }
         bearer.push([0x1D, 0x20, 0x00, 0x07])
         bearer.release()
-        let confirmed = try await within(seconds: 10) {
-            while !bearer.sent.contains([0x1E]) { try await Task.sleep(for: .milliseconds(1)) }
-            return true
-        }
-        #expect(confirmed)
+        try await bearer.sends.wait(until: { $0.contains([0x1E]) })
         #expect(bearer.sent.filter { $0 == [0x1E] }.count == 1, "one indication, one confirmation")
         let received = try await collect(1, from: updates)
         #expect(received.map { Array($0.value) } == [[0x07]])

@@ -48,51 +48,31 @@ struct ATTOverHostBackPressureTests {
 
         // 3 controller buffers + 256 queued fragments: the 260th write finds the queue full.
         let burst = 300
-        let started = Mutex(0)
+        let started = Recording<Int>()
         let writer = Task {
             for index in 0..<burst {
-                started.withLock { $0 = index + 1 }
+                started.append(index + 1)
                 try await client.send(command: .writeCommand(handle: 0x0010, value: [UInt8(index & 0xFF), UInt8(index >> 8)]))
             }
         }
         // The controller returns credits only once the writer is blocked on (or failed at) the
-        // full queue, then slowly: a few at a time, as it "transmits" them.
-        let outcome = try await within(seconds: 30) { () async -> Result<Void, any Error> in
-            while started.withLock({ $0 }) < 260 {
-                try? await Task.sleep(for: .milliseconds(1))
-            }
-            let completer = Task {
-                while !Task.isCancelled {
-                    if controller.completeSentPackets() == 0 { try? await Task.sleep(for: .milliseconds(1)) }
-                }
-            }
-            defer { completer.cancel() }
-            let result = await writer.result
-            return result
-        }
+        // full queue, then as it "transmits" them.
+        try await started.wait(until: { $0.count >= 260 })
+        let completer = controller.completingSentPackets()
+        let outcome = try await within(seconds: 30) { await writer.result }
         #expect(throws: Never.self) { try outcome.get() }
 
-        let writes = try await within(seconds: 10) { () async -> [ACLPacket] in
-            while true {
-                let packets = controller.aclPackets
-                if packets.count >= burst { return packets }
-                _ = controller.completeSentPackets()
-                try? await Task.sleep(for: .milliseconds(1))
-            }
-        }
+        let writes = await controller.waitForACL(count: burst, timeout: .seconds(60))
+        completer.cancel()
         #expect(writes.count == burst)
         let expected = (0..<burst).map { index -> [UInt8] in [0x05, 0x00, 0x04, 0x00, 0x52, 0x10, 0x00, UInt8(index & 0xFF), UInt8(index >> 8)] }
         #expect(writes.map { Array($0.payload) } == expected, "every write sent once, in order")
         #expect(connection.ending == nil, "the link is still up")
 
         // The client still works: a request and its response.
-        let completer = Task {
-            while !Task.isCancelled {
-                if controller.completeSentPackets() == 0 { try? await Task.sleep(for: .milliseconds(1)) }
-            }
-        }
+        let completing = controller.completingSentPackets()
         let response = try await within(seconds: 10) { try await client.request(.readRequest(handle: 0x0003)) }
-        completer.cancel()
+        completing.cancel()
         #expect(response == .readResponse(value: [0x03]))
         await adapter.close()
     }

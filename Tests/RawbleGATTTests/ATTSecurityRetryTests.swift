@@ -16,7 +16,10 @@ private final class SecurityBearer: ATTBearer {
     let script = ScriptedATTBearer()
     private let accepts: Bool
     private let raising: (@Sendable () async -> Void)?
-    private let asked = Mutex<[SecurityRefusal]>([])
+    /// The refusals asked about, awaitable.
+    let asked = Recording<SecurityRefusal>()
+    /// Every PDU the client sent, awaitable (recorded before the script sees it).
+    let sends = Recording<[UInt8]>()
 
     init(accepts: Bool, raising: (@Sendable () async -> Void)? = nil) {
         self.accepts = accepts
@@ -24,15 +27,18 @@ private final class SecurityBearer: ATTBearer {
     }
 
     /// The refusals the client asked this bearer to raise security after, in order.
-    var refusals: [SecurityRefusal] { asked.withLock { $0 } }
+    var refusals: [SecurityRefusal] { asked.items }
 
     var pdus: AsyncThrowingStream<[UInt8], any Error> { script.pdus }
     var maximumPDULength: Int { script.maximumPDULength }
-    func send(_ pdu: [UInt8]) async throws(BearerError) { try await script.send(pdu) }
+    func send(_ pdu: [UInt8]) async throws(BearerError) {
+        sends.append(pdu)
+        try await script.send(pdu)
+    }
     func close() async { await script.close() }
 
     func raiseSecurity(after refusal: SecurityRefusal) async -> Bool {
-        asked.withLock { $0.append(refusal) }
+        asked.append(refusal)
         await raising?()
         return accepts
     }
@@ -147,7 +153,7 @@ struct ATTSecurityRetryTests {
         let client = ATTClient(bearer: bearer, configuration: configuration(timeout: .milliseconds(100), clock: clock))
         let reading = Task { try await client.transact(.readRequest(handle: 3)) }
         // The raise has begun (and never ends); then the request's 100 ms pass.
-        try await within { while bearer.refusals.isEmpty { try await Task.sleep(for: .milliseconds(1)) } }
+        try await bearer.asked.wait(until: { !$0.isEmpty })
         try await clock.advanceOnceArmed(by: .milliseconds(100))
         await #expect(performing: { try await within { try await reading.value } }, throws: { error in
             if case .timeout(.readRequest, _)? = error as? GATTError { true } else { false }
@@ -164,7 +170,7 @@ struct ATTSecurityRetryTests {
         let client = ATTClient(bearer: bearer, configuration: configuration(timeout: .milliseconds(100), clock: clock))
         let reading = Task { try await client.transact(.readRequest(handle: 3)) }
         // In virtual time the resend goes out before the 100 ms run out, whatever the load.
-        try await within { while bearer.script.sentPDUs.count < 2 { try await Task.sleep(for: .milliseconds(1)) } }
+        try await bearer.sends.wait(until: { $0.count >= 2 })
         try await clock.advanceOnceArmed(by: .milliseconds(100))
         await #expect(performing: { try await within { try await reading.value } }, throws: { error in
             if case .timeout(.readRequest, _)? = error as? GATTError { true } else { false }

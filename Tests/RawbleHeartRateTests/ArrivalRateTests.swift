@@ -1,17 +1,19 @@
 import RawbleGATT
 import RawbleGATTCore
 import RawbleHeartRate
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
-// The live view's "notifications per second", fed with made-up instants (no clock, no sleep).
+// The live view's "notifications per second", fed with made-up instants of a virtual clock
+// (no clock read, no sleep); `rawble hr` keeps it on the real one (`ArrivalRate`).
 
 @Suite("Arrival rate")
 struct ArrivalRateTests {
-    private let start = ContinuousClock.now
+    private typealias ArrivalRate = Arrivals<ManualClock.Instant>
 
-    private func instant(_ milliseconds: Int) -> ContinuousClock.Instant {
-        start + .milliseconds(milliseconds)
+    private func instant(_ milliseconds: Int) -> ManualClock.Instant {
+        ManualClock.Instant(offset: .milliseconds(milliseconds))
     }
 
     @Test func fewerThanTwoArrivalsHaveNoRate() {

@@ -250,12 +250,15 @@ struct PMDClientTests {
 
     @Test func aControlPointThatNeverAnswersIsATypedErrorWithinTheTimeout() async throws {
         let h10 = ScriptedH10 { _ in [] }
-        let pmd = try await h10.attach(.init(responseTimeout: .milliseconds(200)))
-        let error = await pmdFailure { _ = try await pmd.start(.ecg, settings: .h10ECG) }
-        #expect(error == PMDError.noResponse(.start, seconds: 0.2))
+        let clock = ManualClock()
+        let pmd = try await h10.attach(.init(responseTimeout: .milliseconds(200), clock: clock))
+        let starting = Task { await pmdFailure { _ = try await pmd.start(.ecg, settings: .h10ECG) } }
+        try await clock.advanceOnceArmed(by: .milliseconds(200))
+        #expect(await starting.value == PMDError.noResponse(.start, seconds: 0.2))
         // The next request is not confused by the late state: it times out on its own.
-        let again = await pmdFailure { _ = try await pmd.settings(for: .ecg) }
-        #expect(again == PMDError.noResponse(.getSettings, seconds: 0.2))
+        let asking = Task { await pmdFailure { _ = try await pmd.settings(for: .ecg) } }
+        try await clock.advanceOnceArmed(by: .milliseconds(200))
+        #expect(await asking.value == PMDError.noResponse(.getSettings, seconds: 0.2))
     }
 
     @Test func anAnswerToAnotherOpcodeOrForAnotherStreamIsATypedError() async throws {
@@ -322,54 +325,67 @@ struct PMDClientTests {
         #expect(await pmd.running.isEmpty)
     }
 
-    @Test func aStartedStreamThatStaysSilentEndsTheSequenceWithinTheLimit() async throws {
+    @Test func aStartedStreamThatStaysSilentEndsTheSequenceAtTheLimit() async throws {
         let h10 = ScriptedH10()
-        let pmd = try await h10.attach(.init(silenceLimit: .milliseconds(300)))
+        let clock = ManualClock()
+        let limit = Duration.milliseconds(300)
+        let pmd = try await h10.attach(.init(silenceLimit: limit, clock: clock))
         let events = await pmd.events()
         try await pmd.start(.ecg, settings: .h10ECG)
-        do {
-            for try await _ in events {}
-            Issue.record("the sequence ended without an error")
-        } catch let error as PMDError {
-            #expect(error == .silent([.ecg], seconds: 0.3))
+        // Virtual time moves from one timer of the watch to the next until the sequence ends.
+        let ending = try await clock.run(advancingToDeadlinesWithin: limit) { () async -> PMDError? in
+            do {
+                for try await _ in events {}
+                return nil
+            } catch {
+                return PMDError(error)
+            }
         }
+        #expect(ending == .silent([.ecg], seconds: 0.3))
+        #expect(clock.now.offset == limit, "a stream that never sent is reported at the limit after its start")
     }
 
     @Test func aStreamThatKeepsSendingIsNeverSilentAndOneThatStopsIsSilentAfterTheLimit() async throws {
         let h10 = ScriptedH10()
+        let clock = ManualClock()
         let limit = Duration.milliseconds(400)
-        let pmd = try await h10.attach(.init(silenceLimit: limit))
+        let step = Duration.milliseconds(100)
+        let pmd = try await h10.attach(.init(silenceLimit: limit, clock: clock))
         let events = await pmd.events()
-        try await pmd.start(.ecg, settings: .h10ECG)
-        // A frame every 100 ms for 2.5 × the limit: the watch looks several times meanwhile.
-        let sender = Task {
-            for _ in 0..<10 {
-                h10.notify(workedECGFrame)
-                try? await Task.sleep(for: .milliseconds(100))
-            }
-        }
-        // Frames counted until the sequence ends, and how long after the last one it ended.
-        let (frames, quietFor, ending) = try await within(seconds: 30) { () -> (Int, Duration, PMDError?) in
+        // The consumer counts frames, says when each came, and returns how the sequence ended.
+        let (received, frameCame) = AsyncStream.makeStream(of: Void.self)
+        let consumer = Task { () async -> (frames: Int, ending: PMDError?) in
             var frames = 0
-            var lastFrame = ContinuousClock.now
             do {
                 for try await event in events {
-                    if case .ecg = event {
-                        frames += 1
-                        lastFrame = .now
-                    }
+                    guard case .ecg = event else { continue }
+                    frames += 1
+                    frameCame.yield()
                 }
-                return (frames, ContinuousClock.now - lastFrame, nil)
+                return (frames, nil)
             } catch {
-                return (frames, ContinuousClock.now - lastFrame, PMDError(error))
+                return (frames, PMDError(error))
             }
         }
-        // Every frame came before the silence was declared, no sooner than the limit after the
-        // last one.
+        try await pmd.start(.ecg, settings: .h10ECG)
+        // A frame every 100 ms of virtual time for 2.5 × the limit: the watch looks several
+        // times meanwhile. Each frame is sent once the watch sleeps again (its look is over)
+        // and time moves on once the consumer has it, so the watch sees each at its next look.
+        var arrivals = received.makeAsyncIterator()
+        for _ in 0..<10 {
+            try await within { try await clock.waitForSleepers(dueWithin: step) }
+            h10.notify(workedECGFrame)
+            _ = await arrivals.next()
+            clock.advance(by: step)
+        }
+        let lastFrame = clock.now.offset - step
+        let (frames, ending) = try await clock.run(advancingToDeadlinesWithin: limit) { await consumer.value }
+        // Every frame came before the silence was declared, which came between the limit and
+        // 1.25 × the limit after the last frame (the watch looks every quarter of the limit).
         #expect(ending == PMDError.silent([.ecg], seconds: 0.4))
         #expect(frames == 10)
-        #expect(quietFor >= limit)
-        sender.cancel()
+        let quietFor = clock.now.offset - lastFrame
+        #expect(quietFor >= limit && quietFor <= limit * 5 / 4, "silent after \(quietFor)")
     }
 
     @Test func aFrameThatDoesNotDecodeIsReportedAndTheStreamGoesOn() async throws {
@@ -407,12 +423,19 @@ struct PMDClientTests {
     }
 
     @Test func theLinksEndEndsTheSequenceAndAWaitingRequest() async throws {
-        let h10 = ScriptedH10 { request in request.first == 0x03 ? [] : ScriptedH10.h10Answer(request) }
+        // The H10 never answers a stop; it tells the test when the stop reached it.
+        let (stopsWritten, stopWritten) = AsyncStream.makeStream(of: Void.self)
+        let h10 = ScriptedH10 { request in
+            guard request.first == 0x03 else { return ScriptedH10.h10Answer(request) }
+            stopWritten.yield()
+            return []
+        }
         let pmd = try await h10.attach()
         let events = await pmd.events()
         try await pmd.start(.ecg, settings: .h10ECG)
         async let stopping = pmdFailure { try await pmd.stop(.ecg) }
-        try await Task.sleep(for: .milliseconds(50))
+        var stops = stopsWritten.makeAsyncIterator()
+        _ = await stops.next()  // the request is out, waiting for its answer, when the link ends
         h10.bearer.end(with: .disconnected(reason: "supervision timeout"))
         guard case .gatt? = await stopping else {
             Issue.record("the waiting stop did not fail with the link")

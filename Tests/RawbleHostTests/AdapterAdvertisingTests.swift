@@ -106,13 +106,7 @@ private func commandsAfterStartup(_ controller: ScriptedController) -> [HCIComma
 /// Waits (bounded) until the controller received `count` commands matching `matches`.
 private func commands(atLeast count: Int, _ controller: ScriptedController,
                       _ matches: @escaping @Sendable (HCICommand) -> Bool) async throws -> [HCICommand] {
-    try await within(seconds: 60) {
-        while true {
-            let found = controller.commands.filter(matches)
-            if found.count >= count { return found }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
+    try await controller.waitForCommands(count, where: matches)
 }
 
 private func isLegacyEnable(_ command: HCICommand) -> Bool { command == .leSetAdvertisingEnable(true) }
@@ -480,12 +474,12 @@ struct PeripheralSignalingResponderTests {
 /// Records what the connection says about its end at the moment its bearer ends.
 private final class EndingProbe: ATTPDUReceiver, Sendable {
     let connection: Connection
-    let seen = Mutex<(called: Bool, ending: HostError?)>((false, nil))
+    /// The connection's ending as each call of `bearerEnded` found it.
+    let endings = Recording<HostError?>()
     init(_ connection: Connection) { self.connection = connection }
     func receive(_ pdu: ArraySlice<UInt8>) {}
     func bearerEnded(_ error: BearerError) {
-        let ending = connection.ending
-        seen.withLock { $0 = (true, ending) }
+        endings.append(connection.ending)
     }
 }
 
@@ -501,11 +495,9 @@ struct PeripheralLinkEndingTests {
         await disconnectCentral(connection, controller)
         // The bearer's end reaches the probe after the waiters resume (the order the claim is
         // about); on a loaded machine that can be after this task runs again.
-        try await within {
-            while !probe.seen.withLock({ $0.called }) { try await Task.sleep(for: .milliseconds(5)) }
-        }
-        let seen = probe.seen.withLock { $0 }
-        #expect(seen.ending == .disconnected(.remoteUserTerminatedConnection))
+        let endings = try await probe.endings.wait(until: { !$0.isEmpty })
+        let ending = try #require(endings.first)
+        #expect(ending == .disconnected(.remoteUserTerminatedConnection))
         await adapter.close()
         pump.cancel()
     }

@@ -16,13 +16,6 @@ private func configuration() -> Adapter.Configuration {
     return configuration
 }
 
-/// Waits (bounded) until the controller received a command matching `matches`.
-private func waitForCommand(_ controller: ScriptedController, _ matches: @escaping @Sendable (HCICommand) -> Bool) async throws {
-    try await within(seconds: 10) {
-        while !controller.commands.contains(where: matches) { try await Task.sleep(for: .milliseconds(1)) }
-    }
-}
-
 private func isCreateConnection(_ command: HCICommand) -> Bool {
     if case .leCreateConnection = command { true } else { false }
 }
@@ -49,15 +42,13 @@ struct AdapterCancellationTests {
         _ = controller.run()
         let adapter = try await Adapter.open(controller.transport, configuration: configuration())
         let attempt = Task { try await adapter.connect(to: ScriptedController.peer, timeout: .seconds(60)) }
-        try await waitForCommand(controller, isCreateConnection)
+        try await controller.waitForCommand(where: isCreateConnection)
         attempt.cancel()
         await #expect(throws: HostError.cancelled) { _ = try await within(seconds: 5) { try await attempt.value } }
         #expect(controller.commands.contains(.leCreateConnectionCancel))
         // The adapter is free for the next attempt.
         let next = Task { try await adapter.connect(to: ScriptedController.peer, timeout: .seconds(60)) }
-        try await within(seconds: 10) {
-            while controller.commands.filter(isCreateConnection).count < 2 { try await Task.sleep(for: .milliseconds(1)) }
-        }
+        try await controller.waitForCommands(2, where: isCreateConnection)
         next.cancel()
         await #expect(throws: HostError.cancelled) { _ = try await within(seconds: 5) { try await next.value } }
         await adapter.close()
@@ -69,7 +60,7 @@ struct AdapterCancellationTests {
         _ = controller.run()
         let adapter = try await Adapter.open(controller.transport, configuration: configuration())
         let first = Task { try await adapter.connect(to: ScriptedController.peer, timeout: .seconds(60)) }
-        try await waitForCommand(controller, isCreateConnection)
+        try await controller.waitForCommand(where: isCreateConnection)
         let second = Task { try await adapter.connect(to: ScriptedController.peer, timeout: .seconds(60)) }
         second.cancel()
         await #expect(throws: HostError.cancelled) { _ = try await within(seconds: 5) { try await second.value } }
@@ -106,7 +97,7 @@ struct AdapterCancellationTests {
         _ = controller.run()
         let adapter = try await Adapter.open(controller.transport, configuration: configuration())
         let waiting = Task { try await adapter.execute(.leSetScanEnable(enable: false, filterDuplicates: false)) }
-        try await waitForCommand(controller) { $0 == .leSetScanEnable(enable: false, filterDuplicates: false) }
+        try await controller.waitForCommand { $0 == .leSetScanEnable(enable: false, filterDuplicates: false) }
         waiting.cancel()
         await #expect(throws: HostError.cancelled) { _ = try await within(seconds: 5) { try await waiting.value } }
         await adapter.close()
@@ -127,7 +118,7 @@ struct AdapterCancellationTests {
         #expect(connection.ending == nil, "cancelling a waiter does not end the link")
 
         let disconnecting = Task { try await connection.disconnect(timeout: .seconds(60)) }
-        try await waitForCommand(controller) { if case .disconnect = $0 { true } else { false } }
+        try await controller.waitForCommand { if case .disconnect = $0 { true } else { false } }
         disconnecting.cancel()
         await #expect(throws: HostError.cancelled) { try await within(seconds: 5) { try await disconnecting.value } }
         controller.transport.inject(.disconnectionComplete(.init(status: .success, connectionHandle: ScriptedController.handle, reason: .connectionTerminatedByLocalHost)))

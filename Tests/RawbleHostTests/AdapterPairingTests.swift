@@ -30,7 +30,9 @@ final class ScriptedSMPPeer: Sendable {
         var encryptingWith: UInt128?
         /// Whether the peer answers SMP at all.
         var silent = false
-        var received: [SMPPDU] = []
+        /// The SMP PDUs the host sent, and the peer's failures: each awaitable.
+        let received = Recording<SMPPDU>()
+        let failures = Recording<PairingFailure>()
     }
 
     let address: DeviceAddress
@@ -59,7 +61,11 @@ final class ScriptedSMPPeer: Sendable {
     var outcome: PairingOutcome? { state.withLock { $0.outcome } }
     var failure: PairingFailure? { state.withLock { $0.failure } }
     var shownPasskey: UInt32? { state.withLock { $0.shownPasskey } }
-    var received: [SMPPDU] { state.withLock { $0.received } }
+    var received: [SMPPDU] { receivedPDUs.items }
+    /// The SMP PDUs the host sent, to wait for (``received``).
+    var receivedPDUs: Recording<SMPPDU> { state.withLock { $0.received } }
+    /// The peer's failures, to wait for (``failure``).
+    var failures: Recording<PairingFailure> { state.withLock { $0.failures } }
 
     /// A new link: a new engine; the outcome (the peer's bond) is kept, and as central the
     /// peer encrypts with the bond's key.
@@ -134,6 +140,7 @@ final class ScriptedSMPPeer: Sendable {
                 state.outcome = outcome
             case .failed(let failure):
                 state.failure = failure
+                state.failures.append(failure)
             case .requestPasskey, .confirmNumericComparison, .securityRequested, .ignored:
                 break
             }
@@ -362,12 +369,12 @@ struct AdapterPairingTests {
         let second = try await acceptCentral(adapter, controller)
         controller.transport.inject(.le(.longTermKeyRequest(.init(connectionHandle: ScriptedController.handle, random: outcome.peer.random,
                                                                   encryptedDiversifier: outcome.peer.encryptedDiversifier))))
-        try await controller.waitUntilSent(.leLongTermKeyRequestReply(handle: ScriptedController.handle, longTermKey: hostKey))
+        try await controller.waitForCommand(.leLongTermKeyRequestReply(handle: ScriptedController.handle, longTermKey: hostKey))
         try await within(seconds: 60) { while second.security != .encrypted { try await Task.sleep(for: .milliseconds(2)) } }
 
         controller.transport.inject(.le(.longTermKeyRequest(.init(connectionHandle: ScriptedController.handle, random: 7,
                                                                   encryptedDiversifier: 7))))
-        try await controller.waitUntilSent(.leLongTermKeyRequestNegativeReply(handle: ScriptedController.handle))
+        try await controller.waitForCommand(.leLongTermKeyRequestNegativeReply(handle: ScriptedController.handle))
         await adapter.close()
         pump.cancel()
     }
@@ -406,7 +413,7 @@ struct AdapterPairingTests {
         let (_, pump, adapter) = try await open(against: peer, configuration(clock: clock))
         let connection = try await adapter.connect(to: ScriptedController.peer)
         let securing = Task { try await connection.secure(timeout: .seconds(60)) }
-        try await within(seconds: 60) { while peer.received.isEmpty { try await Task.sleep(for: .milliseconds(2)) } }
+        try await peer.receivedPDUs.wait(until: { !$0.isEmpty })
         // 20 s on: the command timers still armed from start-up are past (the Pairing Request
         // went at 0 s, so SMP's deadline is 30 s, an absolute instant however late its timer
         // is armed). Then only that timer is due within the next 10 s.
@@ -441,7 +448,7 @@ struct AdapterPairingHardeningTests {
         let (controller, pump, adapter) = try await open(against: peer, configuration(bonds: bonds))
         _ = try await acceptCentral(adapter, controller)
         for packet in peer.startPairing() { controller.transport.inject(packet) }
-        try await within(seconds: 60) { while peer.failure == nil { try await Task.sleep(for: .milliseconds(2)) } }
+        try await peer.failures.wait(until: { !$0.isEmpty })
         #expect(peer.failure == .peerFailed(.authenticationRequirements))
         #expect(peer.received == [.pairingFailed(.authenticationRequirements)], "refused before any Pairing Response")
         #expect(await bonds.bonds() == [Self.authenticatedBond])
@@ -497,7 +504,7 @@ struct AdapterPairingHardeningTests {
         _ = try await acceptCentral(adapter, controller)
         for packet in peer.startPairing() { controller.transport.inject(packet) }
         controller.transport.inject(.le(.longTermKeyRequest(.init(connectionHandle: ScriptedController.handle, random: 0, encryptedDiversifier: 0))))
-        try await controller.waitUntilSent(.leLongTermKeyRequestNegativeReply(handle: ScriptedController.handle))
+        try await controller.waitForCommand(.leLongTermKeyRequestNegativeReply(handle: ScriptedController.handle))
         #expect(!controller.commands.contains(.leLongTermKeyRequestReply(handle: ScriptedController.handle, longTermKey: 0x42)))
         await adapter.close()
         pump.cancel()
@@ -558,7 +565,7 @@ struct AdapterShortBondTests {
         let (controller, pump, adapter) = try await open(against: peer, configuration(bonds: InMemoryBondStore([Self.shortBond])))
         _ = try await acceptCentral(adapter, controller)
         controller.transport.inject(.le(.longTermKeyRequest(.init(connectionHandle: ScriptedController.handle, random: 6, encryptedDiversifier: 5))))
-        try await controller.waitUntilSent(.leLongTermKeyRequestNegativeReply(handle: ScriptedController.handle))
+        try await controller.waitForCommand(.leLongTermKeyRequestNegativeReply(handle: ScriptedController.handle))
         #expect(!controller.commands.contains(.leLongTermKeyRequestReply(handle: ScriptedController.handle, longTermKey: 0x42)))
         await adapter.close()
         pump.cancel()

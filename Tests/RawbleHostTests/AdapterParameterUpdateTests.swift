@@ -28,13 +28,7 @@ struct AdapterParameterUpdateTests {
 
     /// Waits (bounded) until the controller received `count` LE Connection Update commands.
     static func updates(atLeast count: Int, _ controller: ScriptedController) async throws -> [HCICommand] {
-        try await within(seconds: 10) {
-            while true {
-                let updates = controller.commands.filter(isUpdate)
-                if updates.count >= count { return updates }
-                try await Task.sleep(for: .milliseconds(1))
-            }
-        }
+        try await controller.waitForCommands(count, where: isUpdate)
     }
 
     @Test("a burst of accepted requests gives one LE Connection Update at a time; the newest request supersedes the queued ones")

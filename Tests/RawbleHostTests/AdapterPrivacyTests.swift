@@ -50,9 +50,7 @@ private final class StrictController: Sendable {
 
     /// Waits (bounded) until the host has set `count` random addresses.
     func waitForRandomAddresses(_ count: Int) async throws -> [BluetoothAddress] {
-        try await within(seconds: 60) {
-            while self.randomAddresses.count < count { try await Task.sleep(for: .milliseconds(1)) }
-        }
+        try await scripted.waitForCommands(count) { if case .leSetRandomAddress = $0 { true } else { false } }
         return randomAddresses
     }
 }
@@ -147,9 +145,7 @@ struct AdapterPrivacyTests {
         let before = controller.scripted.commands.count
         try await clock.advanceOnceArmed(by: .seconds(60))
         _ = try await controller.waitForRandomAddresses(2)
-        try await within(seconds: 60) {
-            while controller.scripted.commands.last != .leSetAdvertisingEnable(true) { try await Task.sleep(for: .milliseconds(1)) }
-        }
+        try await controller.scripted.waitForCommands(until: { $0.last == .leSetAdvertisingEnable(true) })
         let after = Array(controller.scripted.commands[before...])
         #expect(after == [.leSetAdvertisingEnable(false), .leSetRandomAddress(controller.randomAddresses[1]),
                           .leSetAdvertisingEnable(true)])

@@ -278,9 +278,7 @@ struct AdapterKernelOwnedTests {
         #expect(controller.commands.filter { $0 == enable }.count == 1)
         controller.transport.inject(.disconnectionComplete(.init(
             status: .success, connectionHandle: 0x0040, reason: .remoteUserTerminatedConnection)))
-        try await within(seconds: 10) {
-            while controller.commands.filter({ $0 == enable }).count < 2 { try await Task.sleep(for: .milliseconds(1)) }
-        }
+        try await controller.waitForCommands(2) { $0 == enable }
         await adapter.close()
         #expect(controller.commands.last(where: { if case .leSetAdvertisingEnable = $0 { true } else { false } })
                 == .leSetAdvertisingEnable(false), "close stops advertising")
@@ -384,9 +382,7 @@ struct AdapterForeignScanStopTests {
         #expect(controller.commands.filter { $0 == Self.scanOn }.count == 1)
         // The kernel's own passive scan parameters, then its disable, as it sends them.
         controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
-        try await within(seconds: 30) {
-            while controller.commands.filter({ $0 == Self.scanOn }).count < 2 { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        try await controller.waitForCommands(2) { $0 == Self.scanOn }
         let parameters = controller.commands.compactMap { command -> HCICommand.ScanParameters? in
             if case .leSetScanParameters(let parameters) = command { parameters } else { nil }
         }
@@ -416,7 +412,7 @@ struct AdapterForeignScanStopTests {
         let adapter = try await Adapter.open(controller.transport, configuration: kernelConfiguration())
         let devices = try await adapter.scan(ScanOptions(active: true))
         controller.transport.inject(Self.foreign(.leSetScanEnable(enable: false, filterDuplicates: false)))
-        try await within(seconds: 30) { while parametersSeen.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(1)) } }
+        try await controller.waitForCommands(2) { if case .leSetScanParameters = $0 { true } else { false } }
         let stop = Task { try await adapter.stopScanning() }
         // The stop has begun once the scan's sequence ends (it finishes it first).
         try await within(seconds: 30) { for try await _ in devices {} }

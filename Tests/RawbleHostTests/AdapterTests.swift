@@ -34,15 +34,6 @@ extension ManualClock {
     }
 }
 
-extension ScriptedController {
-    /// Waits (bounded) until the host sent `command`.
-    func waitUntilSent(_ command: HCICommand) async throws {
-        try await within(seconds: 60) {
-            while !self.commands.contains(command) { try await Task.sleep(for: .milliseconds(1)) }
-        }
-    }
-}
-
 @Suite("Adapter: start-up sequence")
 struct AdapterStartupTests {
     @Test("a minimal controller is enough: legacy commands, LE buffers, a random static own address")
@@ -112,7 +103,7 @@ struct AdapterStartupTests {
         let opening = Task {
             try await Adapter.open(controller.transport, configuration: quietConfiguration(resetTimeout: .milliseconds(300), clock: clock))
         }
-        try await controller.waitUntilSent(.reset)
+        try await controller.waitForCommand(.reset)
         await #expect(throws: HostError.commandTimedOut(.reset, seconds: 0.3)) {
             _ = try await within(seconds: 60) {
                 try await clock.expireCommand(after: .milliseconds(300)) { try await opening.value }
@@ -135,9 +126,9 @@ struct AdapterStartupTests {
             try await Adapter.open(controller.transport, configuration: quietConfiguration(commandTimeout: .seconds(1), clock: clock))
         }
         // Each unanswered command has its second (a timer armed for it), then the next goes.
-        try await controller.waitUntilSent(.readLocalVersionInformation)
+        try await controller.waitForCommand(.readLocalVersionInformation)
         try await clock.expireCommand(after: .seconds(1)) {
-            try await controller.waitUntilSent(.setEventMask(.leCentralDefault))
+            try await controller.waitForCommand(.setEventMask(.leCentralDefault))
         }
         let adapter = try await within(seconds: 60) {
             try await clock.expireCommand(after: .seconds(1)) { try await opening.value }
@@ -161,9 +152,7 @@ struct AdapterStartupTests {
         // transport must fail that command at once, long before its own timeout. The bounds are
         // hang guards, far below that timeout and far above a loaded machine's delays (10 s
         // was exceeded once in a full run beside the VM suites).
-        try await within(seconds: 60) {
-            while !controller.commands.contains(.reset) { try await Task.sleep(for: .milliseconds(1)) }
-        }
+        try await controller.waitForCommand(.reset)
         controller.transport.hangUp()
         await #expect(throws: HostError.transport(.closedByPeer)) {
             _ = try await within(seconds: 60) { try await opening.value }
@@ -328,15 +317,6 @@ struct AdapterFixedChannelTests {
         controller.transport.inject(H4Packet(type: .acl, bytes: ACLPacket(handle: ScriptedController.handle, packetBoundary: .firstFlushable, payload: frame[...]).encoded))
     }
 
-    /// Waits (bounded) for a command the host sends after `count` commands were seen.
-    static func waitForCommand(_ controller: ScriptedController, _ matches: (HCICommand) -> Bool) async -> HCICommand? {
-        let end = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < end {
-            if let command = controller.commands.first(where: matches) { return command }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return nil
-    }
 
     @Test("a valid Connection Parameter Update Request is accepted, then LE Connection Update asks the controller for it")
     func parameterUpdateAccepted() async throws {
@@ -345,8 +325,8 @@ struct AdapterFixedChannelTests {
         Self.inject([0x12, 0x07, 0x08, 0x00, 0x18, 0x00, 0x28, 0x00, 0x00, 0x00, 0x90, 0x01], channel: 0x0005, into: controller)
         let sent = await controller.waitForACL(count: 1)
         #expect(sent.first.map { Array($0.payload) } == [0x06, 0x00, 0x05, 0x00, 0x13, 0x07, 0x02, 0x00, 0x00, 0x00])
-        let update = await Self.waitForCommand(controller) { if case .leConnectionUpdate = $0 { true } else { false } }
-        guard case let .leConnectionUpdate(handle, parameters)? = update else {
+        let update = try await controller.waitForCommand { if case .leConnectionUpdate = $0 { true } else { false } }
+        guard case let .leConnectionUpdate(handle, parameters) = update else {
             Issue.record("no LE Connection Update sent")
             return
         }

@@ -26,7 +26,7 @@ struct AdapterVirtualTimeTests {
         let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration(clock: clock))
         let connecting = Task { try await adapter.connect(to: ScriptedController.peer, timeout: .seconds(1)) }
         try await clock.advanceOnceArmed(by: .seconds(1))
-        try await controller.waitUntilSent(.leCreateConnectionCancel)
+        try await controller.waitForCommand(.leCreateConnectionCancel)
         // The grace period's timer: not due a millisecond early, due at 2 s.
         try await within(seconds: 60) { try await clock.waitForSleepers(dueWithin: .seconds(2)) }
         #expect(clock.advance(by: .seconds(2) - .milliseconds(1)) == 0)
@@ -49,7 +49,7 @@ struct AdapterVirtualTimeTests {
         let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration(clock: clock))
         let connection = try await adapter.connect(to: ScriptedController.peer)
         let disconnecting = Task { try await connection.disconnect(timeout: .seconds(5)) }
-        try await controller.waitUntilSent(.disconnect(handle: ScriptedController.handle, reason: .remoteUserTerminatedConnection))
+        try await controller.waitForCommand(.disconnect(handle: ScriptedController.handle, reason: .remoteUserTerminatedConnection))
         try await clock.advanceOnceArmed(by: .seconds(5))
         await #expect(throws: HostError.commandTimedOut(.disconnect, seconds: 5)) {
             try await within(seconds: 60) { try await disconnecting.value }

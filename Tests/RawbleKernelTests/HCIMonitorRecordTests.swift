@@ -131,12 +131,6 @@ func monitorRecord(_ opcode: UInt16, index: UInt16, _ payload: [UInt8]) -> [UInt
 /// channel, which also returns one record per read): records become packets on the loop, and
 /// close hands on what is still waiting in the socket before closing the descriptor.
 @Suite struct HCIMonitorSocketTests {
-    final class Collected: Sendable {
-        let packets = Mutex<[HCIMonitorPacket]>([])
-        func append(_ packet: HCIMonitorPacket) { packets.withLock { $0.append(packet) } }
-        var count: Int { packets.withLock { $0.count } }
-    }
-
     static func send(_ fd: Int32, _ bytes: [UInt8]) -> Int {
         bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
@@ -145,16 +139,14 @@ func monitorRecord(_ opcode: UInt16, index: UInt16, _ payload: [UInt8]) -> [UInt
     func readsRecords() async throws {
         let (ours, peer) = try seqpacketPair()
         defer { close(peer) }
-        let collected = Collected()
+        let collected = Recording<HCIMonitorPacket>()
         let monitor = HCIMonitorSocket.adopt(ours, adapter: 0, onPacket: collected.append)
         #expect(Self.send(peer, monitorRecord(2, index: 0, HCIMonitorRecordTests.command)) > 0)
         #expect(Self.send(peer, monitorRecord(2, index: 1, HCIMonitorRecordTests.command)) > 0)
         #expect(Self.send(peer, monitorRecord(3, index: 0, HCIMonitorRecordTests.event)) > 0)
-        try await within(seconds: 30) {
-            while collected.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        try await collected.wait(until: { $0.count >= 2 })
         await monitor.close()
-        #expect(collected.packets.withLock { $0.map(\.packet.type) } == [.command, .event])
+        #expect(collected.items.map(\.packet.type) == [.command, .event])
         #expect(monitor.counts.otherAdapters == 1)
     }
 
@@ -164,18 +156,16 @@ func monitorRecord(_ opcode: UInt16, index: UInt16, _ payload: [UInt8]) -> [UInt
         defer { close(peer) }
         var size: Int32 = 256 * 1024
         setsockopt(peer, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let collected = Collected()
+        let collected = Recording<HCIMonitorPacket>()
         let monitor = HCIMonitorSocket.adopt(ours, adapter: 0, onPacket: collected.append)
         // A small record first (NIO's adaptive allocator would shrink after it), then the largest.
         let aclLength = 65_535 - 4
         let acl = [0x40, 0x00, UInt8(aclLength & 0xFF), UInt8(aclLength >> 8)] + [UInt8](repeating: 0x5A, count: aclLength)
         #expect(Self.send(peer, monitorRecord(2, index: 0, HCIMonitorRecordTests.command)) > 0)
         #expect(Self.send(peer, monitorRecord(5, index: 0, acl)) == 6 + 65_535)
-        try await within(seconds: 30) {
-            while collected.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        try await collected.wait(until: { $0.count >= 2 })
         await monitor.close()
-        #expect(collected.packets.withLock { $0.last?.packet.bytes.count } == 65_535)
+        #expect(collected.items.last?.packet.bytes.count == 65_535)
         #expect(monitor.counts.malformed == 0)
     }
 
@@ -185,14 +175,14 @@ func monitorRecord(_ opcode: UInt16, index: UInt16, _ payload: [UInt8]) -> [UInt
         defer { close(peer) }
         var size: Int32 = 4 * 1024 * 1024
         setsockopt(peer, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let collected = Collected()
+        let collected = Recording<HCIMonitorPacket>()
         let monitor = HCIMonitorSocket.adopt(ours, adapter: 0, onPacket: collected.append)
         let count = 2_000
         for _ in 0..<count {
             #expect(Self.send(peer, monitorRecord(3, index: 0, HCIMonitorRecordTests.event)) > 0)
         }
         await monitor.close()
-        #expect(collected.count == count)
+        #expect(collected.items.count == count)
         // The peer's end now has no reader: the descriptor was closed, not leaked.
         #expect(Self.send(peer, monitorRecord(3, index: 0, HCIMonitorRecordTests.event)) == -1)
         await monitor.close()

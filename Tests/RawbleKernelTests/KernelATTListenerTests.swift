@@ -83,9 +83,12 @@ struct KernelATTListenerTests {
     func timeoutAndClose() async throws {
         let (fd, path) = try Self.listening()
         defer { unlink(path) }
-        let listener = KernelATTListener(listening: fd, receiveMTU: 517)
+        let clock = ManualClock()
+        let listener = KernelATTListener(listening: fd, receiveMTU: 517, clock: clock)
+        let accepting = Task { try await listener.accept(timeout: .milliseconds(200)) }
+        try await clock.advanceOnceArmed(by: .milliseconds(200))  // the timeout, in virtual time
         await #expect(throws: KernelError.connectTimeout(peer: "a central", seconds: 0.2)) {
-            _ = try await listener.accept(timeout: .milliseconds(200))
+            _ = try await within { try await accepting.value }
         }
         // Whether the close comes before the accept starts waiting or during the wait, the
         // accept ends with ECANCELED.

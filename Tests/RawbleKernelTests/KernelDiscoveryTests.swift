@@ -68,16 +68,26 @@ private final class ScriptedManagementKernel: Sendable {
 
 @Suite("Scanning asked of the kernel: KernelDiscovery on a scripted management socket")
 struct KernelDiscoveryTests {
-    private static func discovery(_ kernel: ScriptedManagementKernel, index: UInt16 = 0) -> KernelDiscovery {
+    /// The restart delay, on the discovery's clock.
+    private static let restartDelay = Duration.milliseconds(10)
+
+    /// A discovery on `kernel`'s socket whose restart delay and command bound (2 s) run on
+    /// `clock`: a test on a `ManualClock` moves time past them instead of waiting.
+    private static func discovery(_ kernel: ScriptedManagementKernel, index: UInt16 = 0,
+                                  clock: any Clock<Duration> = ContinuousClock()) -> KernelDiscovery {
         let fd = kernel.rawble
-        return KernelDiscovery(adapter: index, restartDelay: .milliseconds(10), commandTimeout: .seconds(2)) { ManagementSocket.adopt(fd) }
+        return KernelDiscovery(adapter: index, restartDelay: restartDelay, commandTimeout: .seconds(2), clock: clock) {
+            ManagementSocket.adopt(fd, clock: clock)
+        }
     }
 
     /// A scan started while another program discovers: the kernel answers Start Discovery with
     /// Busy, and the other program's discovery serves the scan.
-    private static func scanningBesideAnotherDiscovery() async throws -> (ScriptedManagementKernel, KernelDiscovery) {
+    private static func scanningBesideAnotherDiscovery(
+        clock: any Clock<Duration> = ContinuousClock()
+    ) async throws -> (ScriptedManagementKernel, KernelDiscovery) {
         let kernel = try ScriptedManagementKernel()
-        let discovery = Self.discovery(kernel)
+        let discovery = Self.discovery(kernel, clock: clock)
         async let started = discovery.startScanning(active: true)
         let start = try await kernel.nextCommand()
         kernel.send(.commandStatus(index: 0, opcode: start.opcode, status: .busy))
@@ -87,6 +97,7 @@ struct KernelDiscoveryTests {
 
     @Test("Start Discovery (LE) for the adapter; the kernel's own end of it starts it again; stop sends Stop Discovery")
     func ownDiscovery() async throws {
+        // The real clock: "nothing sent" is only worth checking while time moves on its own.
         let kernel = try ScriptedManagementKernel()
         let discovery = Self.discovery(kernel, index: 1)
         async let started = discovery.startScanning(active: true)
@@ -114,10 +125,12 @@ struct KernelDiscoveryTests {
 
     @Test("another program discovers (Busy): its scan serves, and stopping stops nothing of it; once it ends, rawble's own starts")
     func sharedDiscovery() async throws {
-        let (kernel, discovery) = try await Self.scanningBesideAnotherDiscovery()
+        let clock = ManualClock()
+        let (kernel, discovery) = try await Self.scanningBesideAnotherDiscovery(clock: clock)
 
         // The other program's discovery ends: rawble's own starts, and is rawble's to stop.
         kernel.send(.discovering(index: 0, addressTypes: .le, discovering: false))
+        try await clock.advanceOnceArmed(by: Self.restartDelay)
         let own = try await kernel.nextCommand()
         #expect(own == .startDiscovery(index: 0, addressTypes: .le))
         kernel.complete(own)
@@ -155,13 +168,14 @@ struct KernelDiscoveryTests {
     @Test("no answer: the controller behind the kernel has stopped answering, within the bound")
     func noAnswer() async throws {
         let kernel = try ScriptedManagementKernel()
-        let discovery = Self.discovery(kernel)
-        let error = await #expect(throws: HostError.self) {
-            _ = try await within(seconds: 20) { try await discovery.startScanning(active: true) }
-        }
+        let clock = ManualClock()
+        let discovery = Self.discovery(kernel, clock: clock)
+        let started = Task { try await discovery.startScanning(active: true) }
+        #expect(try await kernel.nextCommand() == .startDiscovery(index: 0, addressTypes: .le))
+        try await clock.advanceOnceArmed(by: .seconds(2))  // the command's bound, in virtual time
+        let error = await #expect(throws: HostError.self) { _ = try await within { try await started.value } }
         guard case .controllerNotAnswering(let what)? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(what.contains("hci0"), "\(what)")
-        #expect(try await kernel.nextCommand() == .startDiscovery(index: 0, addressTypes: .le))
     }
 
     /// The kernel's commands to a wedged controller time out (HCI_CMD_TIMEOUT, 2 s); its

@@ -194,9 +194,9 @@ import Testing
         let receiver = RecordingReceiver()
         #expect(bearer.deliverPDUs(to: receiver))
         for pdu in pdus.suffix(3) { _ = pdu.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, 0) } }
-        try await within(seconds: 30) { while receiver.received.count < 6 { try await Task.sleep(for: .milliseconds(5)) } }
+        try await receiver.pdus.wait(until: { $0.count >= 6 })
         close(peer)
-        try await within(seconds: 30) { while receiver.end == nil { try await Task.sleep(for: .milliseconds(5)) } }
+        try await receiver.ends.wait(until: { !$0.isEmpty })
         #expect(receiver.received == pdus)
         if case .disconnected = receiver.end {} else { Issue.record("ended with \(String(describing: receiver.end))") }
         #expect(!bearer.deliverPDUs(to: RecordingReceiver()), "one reader")
@@ -270,10 +270,12 @@ import Testing
 
 /// An ATT client's receiver as the fast path sees it: what arrived, and the end.
 private final class RecordingReceiver: ATTPDUReceiver {
-    private let state = Mutex<(received: [[UInt8]], end: BearerError?)>(([], nil))
-    var received: [[UInt8]] { state.withLock { $0.received } }
-    var end: BearerError? { state.withLock { $0.end } }
-    func receive(_ pdu: ArraySlice<UInt8>) { state.withLock { $0.received.append(Array(pdu)) } }
-    func bearerEnded(_ error: BearerError) { state.withLock { $0.end = error } }
+    /// The PDUs received, in order, and the bearer's end: each awaitable.
+    let pdus = Recording<[UInt8]>()
+    let ends = Recording<BearerError>()
+    var received: [[UInt8]] { pdus.items }
+    var end: BearerError? { ends.items.first }
+    func receive(_ pdu: ArraySlice<UInt8>) { pdus.append(Array(pdu)) }
+    func bearerEnded(_ error: BearerError) { ends.append(error) }
 }
 

@@ -216,6 +216,33 @@ import Testing
         }
     }
 
+    /// The async shells take their clock (from their configuration or a parameter, the real
+    /// continuous clock by default) and sleep only on it, so their timeouts are tested in
+    /// virtual time (RawbleTestSupport's `ManualClock`): no library module reads the time or
+    /// sleeps on a clock of its own. The exceptions, by file and word: two blocking calls
+    /// whose wait is poll(2)'s own real-time timeout (the management command an adapter's
+    /// opening sends before any event loop runs; a raw socket's full send buffer), a capture's
+    /// timestamps (the wall clock by definition), and the event loop's clock itself.
+    @Test func shellsReadNoClockOfTheirOwn() throws {
+        let banned = ["ContinuousClock.now", "ContinuousClock.Instant", "SuspendingClock", "clock: .continuous",
+                      "Task.sleep", "Thread.sleep", "usleep(", "nanosleep(", "Date()", "asyncAfter", "DispatchTime",
+                      "DispatchWallTime", "clock_gettime"]
+        let allowed: [String: Set<String>] = [
+            "KernelManagement.swift": ["ContinuousClock.now", "usleep("],
+            "KernelRawChannel.swift": ["ContinuousClock.now"],
+            "BtsnoopCapture.swift": ["clock_gettime"],
+            "EventLoopClock.swift": ["ContinuousClock.Instant"],
+            "ArrivalRate.swift": ["ContinuousClock.Instant"],  // `ArrivalRate`: `Arrivals` on the real clock's instants
+        ]
+        for module in try Self.libraryModules() where module != "RawbleTestSupport" {
+            for (file, text) in try Self.code(of: module) {
+                for word in banned where text.contains(word) && !(allowed[file]?.contains(word) ?? false) {
+                    Issue.record("\(module)/\(file) uses \(word): take the clock as an input")
+                }
+            }
+        }
+    }
+
     /// Each module's sources import exactly its manifest dependencies (and the platform's own
     /// modules), and each dependency is imported somewhere: the two cannot drift apart.
     @Test func importsAgreeWithTheManifest() async throws {

@@ -35,10 +35,16 @@ public actor PMDClient {
         /// never sent is reported at the limit; one that stopped sending within a quarter of the
         /// limit after it (the watch looks every quarter of the limit, not every second).
         public var silenceLimit: Duration? = .seconds(35)
+        /// The clock the response timeout and the silence watch run on: the real continuous
+        /// clock by default; a test gives a virtual one (RawbleTestSupport's `ManualClock`) and
+        /// moves its time past a limit instead of waiting for it.
+        public var clock: any Clock<Duration> = ContinuousClock()
 
-        public init(responseTimeout: Duration = .seconds(5), silenceLimit: Duration? = .seconds(35)) {
+        public init(responseTimeout: Duration = .seconds(5), silenceLimit: Duration? = .seconds(35),
+                    clock: any Clock<Duration> = ContinuousClock()) {
             self.responseTimeout = responseTimeout
             self.silenceLimit = silenceLimit
+            self.clock = clock
         }
     }
 
@@ -57,6 +63,7 @@ public actor PMDClient {
     public nonisolated let configuration: Configuration
 
     private let link = PMDLinkState()
+    private let time: Timeline
     private let logger: Logger
     private var subscriptions: [GATTUpdateHandler] = []
     /// Requests wait here for the control point (one at a time).
@@ -73,6 +80,7 @@ public actor PMDClient {
         self.data = data
         self.configuration = configuration
         self.logger = logger
+        time = Timeline(configuration.clock)
     }
 
     /// Finds the PMD service and its two characteristics on `gatt`, then turns on
@@ -191,7 +199,8 @@ public actor PMDClient {
            let first = offered.factors.first, first.isFinite, first != 0 {
             factor = first
         }
-        link.started(type, .init(sampleRate: Double(settings.sampleRate ?? (type == .ecg ? 130 : 200)), factor: factor))
+        link.started(type, .init(sampleRate: Double(settings.sampleRate ?? (type == .ecg ? 130 : 200)), factor: factor),
+                     at: time.now())
         watchSilence()
         return response
     }
@@ -240,8 +249,9 @@ public actor PMDClient {
         link.expect(request.opcode)
         let link = self.link
         let timeout = configuration.responseTimeout
+        let clock = configuration.clock
         let timer = Task {
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            guard (try? await clock.sleep(for: timeout)) != nil else { return }
             link.fail(.noResponse(request.opcode, seconds: Double(timeout.components.seconds)
                 + Double(timeout.components.attoseconds) / 1e18))
         }
@@ -301,6 +311,7 @@ public actor PMDClient {
         silenceWatch?.cancel()
         guard let limit = configuration.silenceLimit else { return }
         let link = self.link
+        let time = self.time
         // It looks every quarter of the limit (a silence is reported between the limit and
         // 1.25 × it), or sooner when a stream that never sent reaches the limit: a few wake-ups
         // a minute while streams run, not one a second.
@@ -308,16 +319,15 @@ public actor PMDClient {
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         silenceWatch = Task {
             var lastFrames = link.progress.frames
-            var lastHeard = ContinuousClock.now
+            var lastHeard = time.now()
             var lastLook = lastHeard
             while !Task.isCancelled {
                 let (_, pending) = link.progress
                 let next = ([lastLook + step] + pending.map { $0.since + limit }).min() ?? lastLook + step
-                guard (try? await Task.sleep(until: next, tolerance: step / 10, clock: .continuous)) != nil
-                else { return }
+                guard (try? await time.sleep(until: next, tolerance: step / 10)) != nil else { return }
                 let running = link.running
                 if running.isEmpty { return }
-                let now = ContinuousClock.now
+                let now = time.now()
                 lastLook = now
                 let (frames, neverHeard) = link.progress
                 if frames != lastFrames {
@@ -330,6 +340,31 @@ public actor PMDClient {
                     return
                 }
             }
+        }
+    }
+}
+
+extension PMDClient {
+    /// The configured clock as the time since the client attached: one type of instant (a
+    /// `Duration`) for the link state and the silence watch, whatever the clock's own instants.
+    struct Timeline: Sendable {
+        /// The time since the client attached.
+        let now: @Sendable () -> Duration
+        private let sleeper: @Sendable (Duration, Duration?) async throws -> Void
+
+        init(_ clock: any Clock<Duration>) {
+            self.init(opened: clock)
+        }
+
+        private init<C: Clock<Duration>>(opened clock: C) {
+            let attached = clock.now
+            now = { attached.duration(to: clock.now) }
+            sleeper = { time, tolerance in try await clock.sleep(until: attached.advanced(by: time), tolerance: tolerance) }
+        }
+
+        /// Sleeps until `time` after the attach; throws `CancellationError` when cancelled first.
+        func sleep(until time: Duration, tolerance: Duration?) async throws {
+            try await sleeper(time, tolerance)
         }
     }
 }

@@ -30,9 +30,10 @@ final class PMDLinkState: Sendable {
         /// Frames received, any type: the silence watch compares it over time (a count, not
         /// a clock read per frame: in a VM without a vDSO clock each read is a system call).
         var frames: UInt64 = 0
-        /// Frames received per running type since it started, and when it started (the silence
-        /// watch names the silent ones).
-        var framesByType: [PMDMeasurementType: (count: UInt64, since: ContinuousClock.Instant)] = [:]
+        /// Frames received per running type since it started, and when it started (the time on
+        /// the client's clock, ``PMDClient/Configuration/clock``: the silence watch names the
+        /// silent ones).
+        var framesByType: [PMDMeasurementType: (count: UInt64, since: Duration)] = [:]
     }
 
     private let state = Mutex(State())
@@ -53,12 +54,12 @@ final class PMDLinkState: Sendable {
         previous?.finish()
     }
 
-    /// `type` runs from now on: its sample times start afresh.
-    func started(_ type: PMDMeasurementType, _ stream: Stream) {
+    /// `type` runs from `now` (the client's time) on: its sample times start afresh.
+    func started(_ type: PMDMeasurementType, _ stream: Stream, at now: Duration) {
         state.withLock { state in
             state.clock.reset(type)
             state.streams[type] = stream
-            state.framesByType[type] = (0, .now)
+            state.framesByType[type] = (0, now)
         }
     }
 
@@ -75,8 +76,8 @@ final class PMDLinkState: Sendable {
     var running: [PMDMeasurementType] { state.withLock { $0.streams.keys.sorted() } }
 
     /// Frames received so far, and the running streams that have sent none since they started
-    /// (with when they started).
-    var progress: (frames: UInt64, neverHeard: [(type: PMDMeasurementType, since: ContinuousClock.Instant)]) {
+    /// (with when they started, on the client's time).
+    var progress: (frames: UInt64, neverHeard: [(type: PMDMeasurementType, since: Duration)]) {
         state.withLock { state in
             (state.frames, state.framesByType.filter { $0.value.count == 0 }.map { ($0.key, $0.value.since) }
                 .sorted { $0.type < $1.type })
