@@ -291,6 +291,7 @@ let package = Package(
             dependencies: [
                 "RawbleSMP",
                 "RawbleWire",
+                "RawbleTestSupport",
             ]
         ),
         .testTarget(

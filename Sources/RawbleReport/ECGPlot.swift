@@ -81,7 +81,7 @@ public struct ECGPlot: Sendable {
     static let peakColor = "#d64541"
 }
 
-private struct ECGPlotRenderer {
+private struct ECGPlotRenderer: SVGPlotRenderer {
     let plot: ECGPlot
     let width: Double
     var out = ""
@@ -89,7 +89,7 @@ private struct ECGPlotRenderer {
     let peaks: [ECGPlotSample]
     let ecgBeats: [PlotBeat]
     let strapBeats: [PlotBeat]
-    let gaps: [PlotGap]
+    let gapIndex: GapIndex
 
     init(plot: ECGPlot) {
         self.plot = plot
@@ -98,7 +98,7 @@ private struct ECGPlotRenderer {
         peaks = plot.peaks.filter { $0.time.isFinite && $0.microvolts.isFinite }
         ecgBeats = plot.ecgBeats.filter { $0.time.isFinite && $0.rrMs.isFinite }.sorted { $0.time < $1.time }
         strapBeats = plot.strapBeats.filter { $0.time.isFinite && $0.rrMs.isFinite }.sorted { $0.time < $1.time }
-        gaps = plot.gaps.filter { $0.start.isFinite && $0.end.isFinite && $0.end > $0.start }.sorted { $0.start < $1.start }
+        gapIndex = GapIndex(plot.gaps)
     }
 
     mutating func render() -> String {
@@ -106,29 +106,13 @@ private struct ECGPlotRenderer {
         let stripFrame = Frame(x: 70, y: top + 30, width: width - 96, height: 240)
         let rrFrame = Frame(x: 70, y: stripFrame.bottom + 90, width: width - 96, height: 220)
         let height = rrFrame.bottom + 56
-        out.reserveCapacity(64 * 1024)
-        out += #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        out += #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(n(width))" height="\#(n(height))" viewBox="0 0 \#(n(width)) \#(n(height))">"# + "\n"
-        out += """
-            <style>
-            text{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;font-size:12px;fill:#333}
-            .title{font-size:22px;font-weight:bold;fill:#111}
-            .subtitle{font-size:13px;fill:#555}
-            .panel{font-size:15px;font-weight:bold;fill:#222}
-            .note{font-size:12px;fill:#555}
-            .tick{font-size:11px;fill:#555}
-            .axis{stroke:#888;stroke-width:1;fill:none}
-            .grid{stroke:#e4e7eb;stroke-width:1;fill:none}
-            .minor{stroke:#f3f4f6;stroke-width:1;fill:none}
-            .ecg{fill:none;stroke:#222;stroke-width:1.2;stroke-linejoin:round}
-            .peak{fill:\(ECGPlot.peakColor);stroke:#fff;stroke-width:0.8}
-            .rr-ecg{fill:none;stroke:\(ECGPlot.ecgColor);stroke-width:1.4;stroke-linejoin:round}
-            .rr-strap{fill:none;stroke:\(ECGPlot.strapColor);stroke-width:1.4;stroke-dasharray:5 3;stroke-linejoin:round}
-            .empty{font-size:14px;fill:#888;font-style:italic}
-            </style>
-
-            """
-        out += ##"<rect width="100%" height="100%" fill="#ffffff"/>"## + "\n"
+        beginDocument(width: width, height: height, styles: [
+            ".minor{stroke:#f3f4f6;stroke-width:1;fill:none}",
+            ".ecg{fill:none;stroke:#222;stroke-width:1.2;stroke-linejoin:round}",
+            ".peak{fill:\(ECGPlot.peakColor);stroke:#fff;stroke-width:0.8}",
+            ".rr-ecg{fill:none;stroke:\(ECGPlot.ecgColor);stroke-width:1.4;stroke-linejoin:round}",
+            ".rr-strap{fill:none;stroke:\(ECGPlot.strapColor);stroke-width:1.4;stroke-dasharray:5 3;stroke-linejoin:round}",
+        ])
         text(26, 36, plot.title.isEmpty ? "ECG session" : plot.title, class: "title")
         for (index, note) in plot.notes.prefix(8).enumerated() {
             text(26, 62 + 18 * Double(index), note, class: "subtitle")
@@ -171,7 +155,7 @@ private struct ECGPlotRenderer {
             emptyNote(frame, "no ECG in this strip")
             return
         }
-        out += #"<clipPath id="strip"><rect x="\#(n(frame.x))" y="\#(n(frame.y))" width="\#(n(frame.width))" height="\#(n(frame.height))"/></clipPath>"# + "\n"
+        clip("strip", frame)
         out += #"<g clip-path="url(#strip)">"# + "\n"
         var path = ""
         let columns = max(1, Int(frame.width))
@@ -223,43 +207,18 @@ private struct ECGPlotRenderer {
         let start = times.min() ?? 0
         let end = times.max() ?? 0
         let domain = end > start ? (start, end) : (start - 30, start + 30)
-        let values = (ecgBeats.map(\.rrMs) + strapBeats.map(\.rrMs)).sorted()
-        var low = 600.0, high = 1000.0
-        if let first = values.first, let last = values.last {
-            let p0 = values[min(values.count - 1, values.count / 200)]
-            let p1 = values[max(0, values.count - 1 - values.count / 200)]
-            let pad = max(20, (p1 - p0) * 0.08)
-            low = max(first, p0 - pad)
-            high = min(last, p1 + pad) + (p1 == p0 ? 40 : 0)
-        }
+        let (low, high) = rrAxisRange((ecgBeats.map(\.rrMs) + strapBeats.map(\.rrMs)).sorted())
         let ticks = SVGText.ticks(low, high, count: 4)
         let y = Scale(domain: (ticks.low, ticks.high), range: (frame.bottom, frame.y))
         let x = Scale(domain: domain, range: (frame.x, frame.right))
         valueAxis(frame, ticks: ticks, scale: y, unit: "ms")
-        // Time axis: clock time.
-        let step = SVGText.timeStep(span: domain.1 - domain.0, count: max(2, Int(frame.width / 110)))
-        let origin = -Double(plot.utcOffset)
-        var tick = ((domain.0 - origin) / step).rounded(.up) * step + origin
-        var count = 0
-        while tick <= domain.1, count < 200 {
-            let px = x(tick)
-            out += #"<line class="axis" x1="\#(n(px))" y1="\#(n(frame.bottom))" x2="\#(n(px))" y2="\#(n(frame.bottom + 4))"/>"# + "\n"
-            text(px, frame.bottom + 17, SVGText.clockText(tick - origin, withSeconds: step < 60, clock: true), class: "tick", anchor: "middle")
-            tick += step
-            count += 1
-        }
-        text(frame.right, frame.bottom + 34, "time (\(SVGText.utcOffsetText(plot.utcOffset)))", class: "note", anchor: "end")
-        for gap in gaps {
-            let left = max(frame.x, x(gap.start))
-            let right = min(frame.right, x(gap.end))
-            guard right > left else { continue }
-            out += ##"<rect x="\##(n(left))" y="\##(n(frame.y))" width="\##(n(max(right - left, 1)))" height="\##(n(frame.height))" fill="#eceff3"/>"## + "\n"
-        }
+        timeAxis(frame, scale: x, domain: domain, utcOffset: plot.utcOffset, clock: true)
+        gapShading(frame, x: x, gaps: gapIndex.gaps, labelled: false)
         guard !ecgBeats.isEmpty || !strapBeats.isEmpty else {
             emptyNote(frame, "no RR intervals in this session")
             return
         }
-        out += #"<clipPath id="rr"><rect x="\#(n(frame.x))" y="\#(n(frame.y))" width="\#(n(frame.width))" height="\#(n(frame.height))"/></clipPath>"# + "\n"
+        clip("rr", frame)
         out += #"<g clip-path="url(#rr)">"# + "\n"
         for (beats, name) in [(ecgBeats, "rr-ecg"), (strapBeats, "rr-strap")] where !beats.isEmpty {
             var path = ""
@@ -282,44 +241,14 @@ private struct ECGPlotRenderer {
 
     /// Whether a gap lies between two times.
     private func separated(_ a: Double, _ b: Double) -> Bool {
-        gaps.contains { $0.start < b && $0.end > a }
-    }
-
-    private mutating func valueAxis(_ frame: Frame, ticks: (low: Double, high: Double, step: Double), scale: Scale, unit: String) {
-        let places = SVGText.places(for: ticks.step)
-        var value = ticks.low
-        var count = 0
-        while value <= ticks.high + ticks.step / 2, count < 100 {
-            let py = scale(value)
-            out += #"<line class="grid" x1="\#(n(frame.x))" y1="\#(n(py))" x2="\#(n(frame.right))" y2="\#(n(py))"/>"# + "\n"
-            text(frame.x - 6, py + 4, SVGText.number(value, places: places), class: "tick", anchor: "end")
-            value += ticks.step
-            count += 1
-        }
-        let middle = frame.y + frame.height / 2
-        out += #"<text class="note" x="\#(n(frame.x - 50))" y="\#(n(middle))" text-anchor="middle" transform="rotate(-90 \#(n(frame.x - 50)) \#(n(middle)))">\#(SVGText.escaped(unit))</text>"# + "\n"
-        out += #"<rect class="axis" x="\#(n(frame.x))" y="\#(n(frame.y))" width="\#(n(frame.width))" height="\#(n(frame.height))"/>"# + "\n"
+        gapIndex.separates(a, b)
     }
 
     private mutating func legendDot(right: Double, y: Double, color: String, label: String) {
-        let x = right - Double(label.count) * 6.6 - 18
-        out += #"<rect x="\#(n(x))" y="\#(n(y - 10))" width="11" height="11" rx="2" fill="\#(color)"/>"# + "\n"
-        text(x + 15, y, label, class: "tick")
+        legendSwatch(x: right - Double(label.count) * 6.6 - 18, y: y, color: color, label: label)
     }
 
     private func clock(_ seconds: Double, seconds withSeconds: Bool) -> String {
         SVGText.clockText(seconds + Double(plot.utcOffset), withSeconds: withSeconds, clock: true)
     }
-
-    private mutating func emptyNote(_ frame: Frame, _ message: String) {
-        text(frame.x + frame.width / 2, frame.y + frame.height / 2, message, class: "empty", anchor: "middle")
-    }
-
-    private mutating func text(_ x: Double, _ y: Double, _ content: String, class name: String, anchor: String? = nil) {
-        out += #"<text class="\#(name)" x="\#(n(x))" y="\#(n(y))""#
-        if let anchor { out += #" text-anchor="\#(anchor)""# }
-        out += ">" + SVGText.escaped(content) + "</text>\n"
-    }
-
-    private func n(_ value: Double, _ places: Int = 1) -> String { SVGText.number(value, places: places) }
 }

@@ -20,8 +20,7 @@ public enum SessionFileKind: String, Hashable, Sendable {
         var bytes = Array(prefix.prefix(64 * 1024))[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            var text = FieldText.trimmed(line)
-            if let last = text.last, last == UInt8(ascii: "\r") { text = FieldText.trimmed(text.dropLast()) }
+            let text = FieldText.lineText(line)
             guard !text.isEmpty else { continue }
             if text.first == UInt8(ascii: "{") { return JSONLine.hasTypeKey(text) ? .ecg : .heartRate }
             return ECGColumns(header: text) != nil ? .ecg : .heartRate
@@ -204,22 +203,7 @@ public struct ECGSessionSummary: Hashable, Sendable {
     }
 
     /// One sentence per kind of thing left out, with example lines (empty when nothing was).
-    public var leftOut: [String] {
-        var lines: [String] = []
-        func examples(broken: Bool, total: Int) -> String {
-            let kept = problems.filter { $0.problem.isBroken == broken }
-            guard !kept.isEmpty else { return "" }
-            return " (" + kept.map(\.description).joined(separator: "; ") + (kept.count < total ? "; …" : "") + ")"
-        }
-        if brokenLineCount > 0 {
-            lines.append("\(plural(brokenLineCount, "broken line")) left out" + examples(broken: true, total: brokenLineCount))
-        }
-        if outOfOrderCount > 0 {
-            lines.append("\(plural(outOfOrderCount, "ECG sample")) not after the one before left out"
-                         + examples(broken: false, total: outOfOrderCount))
-        }
-        return lines
-    }
+    public var leftOut: [String] { leftOutSentences(outOfOrder: "ECG sample", "not after the one before") }
 }
 
 /// An ECG session file that cannot be read at all.
@@ -272,25 +256,26 @@ public struct ECGRecording: Hashable, Sendable {
 /// ``maxLineLength``, a `rawble hr` line mixed in) are left out and counted, the first few kept
 /// with their line numbers; nothing traps on any input. Memory: one line while it streams in,
 /// plus the session itself (the ECG samples, 12 bytes each).
-public struct ECGSessionReader: Sendable {
+public struct ECGSessionReader: Sendable, SessionLineReader {
     /// How many problem lines of each kind the summary keeps as examples.
-    public let keptProblems: Int
+    public var keptProblems: Int { lineState.keptProblems }
     /// A longer line is broken (its bytes are not kept while it streams in).
-    public let maxLineLength: Int
+    public var maxLineLength: Int { lineState.maxLineLength }
     /// Two ECG samples further apart than this on the device's clock (ns) split a run even
     /// without a `gap` line.
     public let runBreak: UInt64
     /// Everything gathered so far (``finish(each:)`` returns it complete).
     public private(set) var session = ECGRecording()
 
+    var lineState: SessionLineState
+    var failure: ECGSessionError?
+    var counts: ECGSessionSummary {
+        get { session.summary }
+        set { session.summary = newValue }
+    }
     private var columns: ECGColumns?
-    private var failure: ECGSessionError?
-    private var sawContent = false
-    private var brokenKept = 0
-    private var outOfOrderKept = 0
     private var segment = 0
     private var gapPending = false
-    private var lines: LineAssembler
     private var fields: [Range<Int>] = []
 
     /// A reader.
@@ -300,9 +285,7 @@ public struct ECGSessionReader: Sendable {
     ///   - runBreak: ECG samples further apart than this on the device's clock start a new run
     ///     (default 1 s: at 130 Hz samples are 7.7 ms apart, even from frame to frame).
     public init(keptProblems: Int = 5, maxLineLength: Int = 4096, runBreak: Duration = .seconds(1)) {
-        self.keptProblems = max(0, keptProblems)
-        self.maxLineLength = max(1, maxLineLength)
-        lines = LineAssembler(limit: maxLineLength)
+        lineState = SessionLineState(keptProblems: keptProblems, maxLineLength: maxLineLength)
         let (seconds, attoseconds) = runBreak.components
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if seconds < 0 {
@@ -320,33 +303,7 @@ public struct ECGSessionReader: Sendable {
     /// - Parameter line: the line's bytes.
     /// - Returns: the record, also gathered into ``session``.
     public mutating func read(line: ArraySlice<UInt8>) throws(ECGSessionError) -> ECGSessionRecord? {
-        if let failure { throw failure }
-        session.summary.lineCount += 1
-        let number = session.summary.lineCount
-        guard line.count <= maxLineLength else {
-            broken(.tooLong(limit: maxLineLength), line: number)
-            return nil
-        }
-        var text = FieldText.trimmed(line)
-        if let last = text.last, last == UInt8(ascii: "\r") { text = FieldText.trimmed(text.dropLast()) }
-        if !sawContent {
-            if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
-            guard !text.isEmpty else { return nil }
-            sawContent = true
-            if text.first == UInt8(ascii: "{") {
-                session.summary.format = .jsonLines
-            } else if let columns = ECGColumns(header: text) {
-                self.columns = columns
-                session.summary.format = .csv
-                return nil
-            } else {
-                let failure = ECGSessionError.unrecognizedFormat(
-                    firstLine: String(decoding: text.prefix(60), as: UTF8.self) + (text.count > 60 ? "…" : ""))
-                self.failure = failure
-                throw failure
-            }
-        }
-        guard !text.isEmpty else { return nil }
+        guard case let (text, number)? = try content(of: line) else { return nil }
         let parsed: ECGLineFields
         if let columns {
             guard let fromCSV = columns.parse(text, fields: &fields) else {
@@ -385,9 +342,7 @@ public struct ECGSessionReader: Sendable {
     ///   - chunk: the next bytes of the file.
     ///   - each: called with each record, in order.
     public mutating func read(chunk: some Collection<UInt8>, each: (ECGSessionRecord) -> Void = { _ in }) throws(ECGSessionError) {
-        var assembler = lines
-        defer { lines = assembler }
-        try assembler.add(chunk) { (line) throws(ECGSessionError) in try complete(line, each: each) }
+        try readLines(in: chunk, each: each)
     }
 
     /// Ends a read: the last line if it had no newline, then the whole session. Throws
@@ -396,11 +351,8 @@ public struct ECGSessionReader: Sendable {
     /// - Parameter each: called with the last line's record, if any.
     /// - Returns: the session.
     public mutating func finish(each: (ECGSessionRecord) -> Void = { _ in }) throws(ECGSessionError) -> ECGRecording {
-        var assembler = lines
-        defer { lines = assembler }
-        try assembler.finish { (line) throws(ECGSessionError) in try complete(line, each: each) }
-        if let failure { throw failure }
-        guard sawContent else { throw .empty }
+        try finishLines(each: each)
+        guard lineState.sawContent else { throw .empty }
         guard session.summary.ecgSampleCount > 0 else { throw .noECG(session.summary) }
         return session
     }
@@ -416,15 +368,13 @@ public struct ECGSessionReader: Sendable {
 
     // MARK: Internals
 
-    private mutating func complete(_ line: LineAssembler.Line, each: (ECGSessionRecord) -> Void) throws(ECGSessionError) {
-        switch line {
-        case .tooLong:
-            if let failure { throw failure }
-            session.summary.lineCount += 1
-            broken(.tooLong(limit: maxLineLength), line: session.summary.lineCount)
-        case .bytes(let bytes):
-            if let record = try read(line: bytes) { each(record) }
-        }
+    mutating func readHeader(_ text: ArraySlice<UInt8>) -> Bool {
+        columns = ECGColumns(header: text)
+        return columns != nil
+    }
+
+    static func unrecognizedFormat(firstLine: String) -> ECGSessionError {
+        .unrecognizedFormat(firstLine: firstLine)
     }
 
     private mutating func accept(_ record: ECGSessionRecord) -> ECGSessionRecord? {
@@ -434,12 +384,7 @@ public struct ECGSessionReader: Sendable {
             time = sample.time
             if let previous = session.runs.last?.deviceTimes.last, !gapPending {
                 guard sample.deviceTime > previous else {
-                    session.summary.outOfOrderCount += 1
-                    if outOfOrderKept < keptProblems {
-                        outOfOrderKept += 1
-                        session.summary.problems.append(SessionFileProblem(
-                            line: sample.line, problem: .deviceTimeNotIncreasing(previous: previous)))
-                    }
+                    outOfOrder(.deviceTimeNotIncreasing(previous: previous), line: sample.line)
                     return nil
                 }
                 if sample.deviceTime - previous > runBreak {
@@ -486,14 +431,6 @@ public struct ECGSessionReader: Sendable {
         run.deviceTimes.append(sample.deviceTime)
         run.microvolts.append(sample.microvolts)
         session.runs.append(run)
-    }
-
-    private mutating func broken(_ problem: SessionLineProblem, line: Int) {
-        session.summary.brokenLineCount += 1
-        if brokenKept < keptProblems {
-            brokenKept += 1
-            session.summary.problems.append(SessionFileProblem(line: line, problem: problem))
-        }
     }
 }
 

@@ -29,12 +29,7 @@ public struct ECGSessionWriter: Sendable {
 
     /// The CSV header line, newline included; `nil` for JSON lines. Write it only when the
     /// file is new.
-    public var header: String? {
-        switch format {
-        case .csv: "time,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw\n"
-        case .jsonLines: nil
-        }
-    }
+    public var header: String? { format.header(csv: "time,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw") }
 
     /// Appends one ECG sample's line.
     /// - Parameters:

@@ -121,6 +121,13 @@ enum FieldText {
         return text[start..<end]
     }
 
+    /// A line's text: trimmed, and without the `\r` of a CRLF line end.
+    static func lineText(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let text = trimmed(line)
+        if let last = text.last, last == UInt8(ascii: "\r") { return trimmed(text.dropLast()) }
+        return text
+    }
+
     /// `text` is exactly the ASCII `word`.
     static func equals(_ text: ArraySlice<UInt8>, _ word: StaticString) -> Bool {
         guard text.count == word.utf8CodeUnitCount else { return false }

@@ -28,73 +28,59 @@ enum JSONLine {
         var eventIsString = true
         var hasValues = false
         do throws(Broken) {
-            try scanner.expect(UInt8(ascii: "{"))
-            scanner.skipSpace()
-            if !scanner.consume(UInt8(ascii: "}")) {
-                while true {
-                    scanner.skipSpace()
-                    let key = try scanner.string()
-                    scanner.skipSpace()
-                    try scanner.expect(UInt8(ascii: ":"))
-                    scanner.skipSpace()
-                    if FieldText.equals(key, "event") {
-                        if scanner.peek == UInt8(ascii: "\"") {
-                            event = try scanner.string()
-                        } else {
-                            eventIsString = false
-                            try scanner.skipValue(depth: 0)
-                        }
-                    } else if FieldText.equals(key, "time") {
-                        fields.timeSeen = true
-                        let text = scanner.peek == UInt8(ascii: "\"") ? try scanner.string() : try scanner.scalar()
-                        fields.time = FieldText.microseconds(text)
-                    } else if FieldText.equals(key, "bpm") {
-                        hasValues = true
+            try scanner.object { (key: ArraySlice<UInt8>, scanner: inout Scanner) throws(Broken) in
+                if FieldText.equals(key, "event") {
+                    if scanner.peek == UInt8(ascii: "\"") {
+                        event = try scanner.string()
+                    } else {
+                        eventIsString = false
+                        try scanner.skipValue(depth: 0)
+                    }
+                } else if FieldText.equals(key, "time") {
+                    fields.timeSeen = true
+                    let text = scanner.peek == UInt8(ascii: "\"") ? try scanner.string() : try scanner.scalar()
+                    fields.time = FieldText.microseconds(text)
+                } else if FieldText.equals(key, "bpm") {
+                    hasValues = true
+                    let text = try scanner.scalar()
+                    if !FieldText.equals(text, "null") {
+                        fields.bpm = FieldText.uint16(text)
+                        if fields.bpm == nil { fields.fail(.badField("bpm")) }
+                    }
+                } else if FieldText.equals(key, "contact") {
+                    if scanner.peek == UInt8(ascii: "\"") {
+                        fields.contact = FieldText.contact(try scanner.string())
+                        if fields.contact == nil { fields.fail(.badField("contact")) }
+                    } else {
                         let text = try scanner.scalar()
-                        if !FieldText.equals(text, "null") {
-                            fields.bpm = FieldText.uint16(text)
-                            if fields.bpm == nil { fields.fail(.badField("bpm")) }
-                        }
-                    } else if FieldText.equals(key, "contact") {
-                        if scanner.peek == UInt8(ascii: "\"") {
-                            fields.contact = FieldText.contact(try scanner.string())
-                            if fields.contact == nil { fields.fail(.badField("contact")) }
-                        } else {
-                            let text = try scanner.scalar()
-                            if !FieldText.equals(text, "null") { fields.fail(.badField("contact")) }
-                        }
-                    } else if FieldText.equals(key, "energyExpended") {
-                        let text = try scanner.scalar()
-                        if FieldText.equals(text, "null") {
-                            fields.energy = .some(nil)
-                        } else if let value = FieldText.uint16(text) {
-                            fields.energy = value
-                        } else {
-                            fields.fail(.badField("energyExpended"))
-                        }
-                    } else if FieldText.equals(key, "rrIntervals") {
-                        fields.rrIntervals = try scanner.secondsArray(&fields)
-                    } else if FieldText.equals(key, "raw") {
-                        hasValues = true
-                        if scanner.peek == UInt8(ascii: "\"") {
-                            let text = try scanner.string()
-                            if !text.isEmpty {
-                                fields.raw = FieldText.hex(text)
-                                if fields.raw == nil { fields.fail(.badField("raw")) }
-                            }
-                        } else {
-                            try scanner.skipValue(depth: 0)
+                        if !FieldText.equals(text, "null") { fields.fail(.badField("contact")) }
+                    }
+                } else if FieldText.equals(key, "energyExpended") {
+                    let text = try scanner.scalar()
+                    if FieldText.equals(text, "null") {
+                        fields.energy = .some(nil)
+                    } else if let value = FieldText.uint16(text) {
+                        fields.energy = value
+                    } else {
+                        fields.fail(.badField("energyExpended"))
+                    }
+                } else if FieldText.equals(key, "rrIntervals") {
+                    fields.rrIntervals = try scanner.secondsArray(&fields)
+                } else if FieldText.equals(key, "raw") {
+                    hasValues = true
+                    if scanner.peek == UInt8(ascii: "\"") {
+                        let text = try scanner.string()
+                        if !text.isEmpty {
+                            fields.raw = FieldText.hex(text)
+                            if fields.raw == nil { fields.fail(.badField("raw")) }
                         }
                     } else {
                         try scanner.skipValue(depth: 0)
                     }
-                    scanner.skipSpace()
-                    if scanner.consume(UInt8(ascii: "}")) { break }
-                    try scanner.expect(UInt8(ascii: ","))
+                } else {
+                    try scanner.skipValue(depth: 0)
                 }
             }
-            scanner.skipSpace()
-            guard scanner.index == line.endIndex else { throw Broken(index: scanner.index) }
         } catch {
             return .broken(offset: error.index - line.startIndex)
         }
@@ -125,6 +111,28 @@ enum JSONLine {
 
         mutating func expect(_ byte: UInt8) throws(Broken) {
             guard consume(byte) else { throw Broken(index: index) }
+        }
+
+        /// Reads the JSON object that is the whole line: `member` is called with each key and
+        /// the scanner at its value, which it reads or skips. Throws ``Broken`` where it breaks.
+        mutating func object(_ member: (ArraySlice<UInt8>, inout Scanner) throws(Broken) -> Void) throws(Broken) {
+            try expect(UInt8(ascii: "{"))
+            skipSpace()
+            if !consume(UInt8(ascii: "}")) {
+                while true {
+                    skipSpace()
+                    let key = try string()
+                    skipSpace()
+                    try expect(UInt8(ascii: ":"))
+                    skipSpace()
+                    try member(key, &self)
+                    skipSpace()
+                    if consume(UInt8(ascii: "}")) { break }
+                    try expect(UInt8(ascii: ","))
+                }
+            }
+            skipSpace()
+            guard index == text.endIndex else { throw Broken(index: index) }
         }
 
         /// A string's contents between its quotes, escapes left as written (the keys and values
@@ -310,78 +318,64 @@ extension JSONLine {
         var scanner = Scanner(text: line, index: line.startIndex)
         var fields = ECGLineFields()
         do throws(Broken) {
-            try scanner.expect(UInt8(ascii: "{"))
-            scanner.skipSpace()
-            if !scanner.consume(UInt8(ascii: "}")) {
-                while true {
-                    scanner.skipSpace()
-                    let key = try scanner.string()
-                    scanner.skipSpace()
-                    try scanner.expect(UInt8(ascii: ":"))
-                    scanner.skipSpace()
-                    func integer(_ name: String) throws(Broken) -> Int32? {
-                        guard scanner.peek != UInt8(ascii: "\"") else {
-                            _ = try scanner.string()
-                            fields.fail(.badField(name))
-                            return nil
-                        }
-                        let text = try scanner.scalar()
-                        if FieldText.equals(text, "null") { return nil }
-                        guard let value = FieldText.int32(text) else {
-                            fields.fail(.badField(name))
-                            return nil
-                        }
-                        return value
+            try scanner.object { (key: ArraySlice<UInt8>, scanner: inout Scanner) throws(Broken) in
+                func integer(_ name: String) throws(Broken) -> Int32? {
+                    guard scanner.peek != UInt8(ascii: "\"") else {
+                        _ = try scanner.string()
+                        fields.fail(.badField(name))
+                        return nil
                     }
-                    if FieldText.equals(key, "time") {
-                        let text = scanner.peek == UInt8(ascii: "\"") ? try scanner.string() : try scanner.scalar()
-                        fields.time = FieldText.microseconds(text)
-                    } else if FieldText.equals(key, "deviceTime") {
-                        if scanner.peek == UInt8(ascii: "\"") {
-                            _ = try scanner.string()
-                            fields.fail(.badField("deviceTime"))
-                        } else {
-                            let text = try scanner.scalar()
-                            if !FieldText.equals(text, "null") {
-                                fields.deviceTime = FieldText.uint64(text)
-                                if fields.deviceTime == nil { fields.fail(.badField("deviceTime")) }
-                            }
-                        }
-                    } else if FieldText.equals(key, "type") {
-                        if scanner.peek == UInt8(ascii: "\"") {
-                            fields.type = try scanner.string()
-                        } else {
-                            try scanner.skipValue(depth: 0)
-                            fields.fail(.badField("type"))
-                        }
-                    } else if FieldText.equals(key, "uV") {
-                        fields.microvolts = try integer("uV")
-                    } else if FieldText.equals(key, "x") {
-                        fields.x = try integer("x")
-                    } else if FieldText.equals(key, "y") {
-                        fields.y = try integer("y")
-                    } else if FieldText.equals(key, "z") {
-                        fields.z = try integer("z")
-                    } else if FieldText.equals(key, "raw") {
-                        if scanner.peek == UInt8(ascii: "\"") {
-                            let text = try scanner.string()
-                            fields.raw = FieldText.hex(text)
-                            if fields.raw == nil || text.isEmpty { fields.fail(.badField("raw")) }
-                        } else {
-                            try scanner.skipValue(depth: 0)
-                            fields.fail(.badField("raw"))
-                        }
+                    let text = try scanner.scalar()
+                    if FieldText.equals(text, "null") { return nil }
+                    guard let value = FieldText.int32(text) else {
+                        fields.fail(.badField(name))
+                        return nil
+                    }
+                    return value
+                }
+                if FieldText.equals(key, "time") {
+                    let text = scanner.peek == UInt8(ascii: "\"") ? try scanner.string() : try scanner.scalar()
+                    fields.time = FieldText.microseconds(text)
+                } else if FieldText.equals(key, "deviceTime") {
+                    if scanner.peek == UInt8(ascii: "\"") {
+                        _ = try scanner.string()
+                        fields.fail(.badField("deviceTime"))
                     } else {
-                        if FieldText.equals(key, "bpm") || FieldText.equals(key, "event") { fields.heartRateKey = true }
-                        try scanner.skipValue(depth: 0)
+                        let text = try scanner.scalar()
+                        if !FieldText.equals(text, "null") {
+                            fields.deviceTime = FieldText.uint64(text)
+                            if fields.deviceTime == nil { fields.fail(.badField("deviceTime")) }
+                        }
                     }
-                    scanner.skipSpace()
-                    if scanner.consume(UInt8(ascii: "}")) { break }
-                    try scanner.expect(UInt8(ascii: ","))
+                } else if FieldText.equals(key, "type") {
+                    if scanner.peek == UInt8(ascii: "\"") {
+                        fields.type = try scanner.string()
+                    } else {
+                        try scanner.skipValue(depth: 0)
+                        fields.fail(.badField("type"))
+                    }
+                } else if FieldText.equals(key, "uV") {
+                    fields.microvolts = try integer("uV")
+                } else if FieldText.equals(key, "x") {
+                    fields.x = try integer("x")
+                } else if FieldText.equals(key, "y") {
+                    fields.y = try integer("y")
+                } else if FieldText.equals(key, "z") {
+                    fields.z = try integer("z")
+                } else if FieldText.equals(key, "raw") {
+                    if scanner.peek == UInt8(ascii: "\"") {
+                        let text = try scanner.string()
+                        fields.raw = FieldText.hex(text)
+                        if fields.raw == nil || text.isEmpty { fields.fail(.badField("raw")) }
+                    } else {
+                        try scanner.skipValue(depth: 0)
+                        fields.fail(.badField("raw"))
+                    }
+                } else {
+                    if FieldText.equals(key, "bpm") || FieldText.equals(key, "event") { fields.heartRateKey = true }
+                    try scanner.skipValue(depth: 0)
                 }
             }
-            scanner.skipSpace()
-            guard scanner.index == line.endIndex else { throw Broken(index: scanner.index) }
         } catch {
             return .broken(offset: error.index - line.startIndex)
         }

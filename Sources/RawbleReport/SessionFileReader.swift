@@ -16,27 +16,27 @@ import RawbleWire
 /// `527.3 ms` is `527` there): the figures `rawble report` gives are then the ones `rawble hr`
 /// showed live, from the same intervals. An RR field that is not the raw value's, rounded
 /// (an edited file), is taken as written.
-public struct SessionFileReader: Sendable {
+public struct SessionFileReader: Sendable, SessionLineReader {
     /// Two samples further apart than this (µs) are a gap (the strap was out of reach or the link dropped).
     public let gapThreshold: Int64
     /// How many problem lines of each kind ``SessionFileSummary/problems`` keeps as examples.
-    public let keptProblems: Int
+    public var keptProblems: Int { lineState.keptProblems }
     /// How many gaps ``SessionFileSummary/gaps`` keeps (the rest are counted).
     public let keptGaps: Int
     /// A longer line is broken (its bytes are not kept while it streams in).
-    public let maxLineLength: Int
+    public var maxLineLength: Int { lineState.maxLineLength }
     /// Everything read so far: counts, problems, gaps.
     public private(set) var summary = SessionFileSummary()
 
+    var lineState: SessionLineState
+    var failure: SessionFileError?
+    var counts: SessionFileSummary {
+        get { summary }
+        set { summary = newValue }
+    }
     private var columns: CSVColumns?
-    private var failure: SessionFileError?
-    private var sawContent = false
     private var lastTime: Int64?
     private var disconnectedSinceLast = false
-    private var brokenKept = 0
-    private var outOfOrderKept = 0
-    /// Lines split across chunks (``read(chunk:each:)``), joined.
-    private var lines: LineAssembler
     /// CSV field boundaries, reused from line to line.
     private var fields: [Range<Int>] = []
 
@@ -51,10 +51,8 @@ public struct SessionFileReader: Sendable {
         let (seconds, attoseconds) = gapThreshold.components
         self.gapThreshold = seconds.multipliedReportingOverflow(by: 1_000_000).overflow
             ? .max : max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
-        self.keptProblems = max(0, keptProblems)
         self.keptGaps = max(0, keptGaps)
-        self.maxLineLength = max(1, maxLineLength)
-        lines = LineAssembler(limit: maxLineLength)
+        lineState = SessionLineState(keptProblems: keptProblems, maxLineLength: maxLineLength)
     }
 
     // MARK: Reading
@@ -64,33 +62,7 @@ public struct SessionFileReader: Sendable {
     /// Throws when the first line shows the file is not a session file; every later call
     /// throws the same error.
     public mutating func read(line: ArraySlice<UInt8>) throws(SessionFileError) -> SessionSample? {
-        if let failure { throw failure }
-        summary.lineCount += 1
-        let number = summary.lineCount
-        guard line.count <= maxLineLength else {
-            broken(.tooLong(limit: maxLineLength), line: number)
-            return nil
-        }
-        var text = FieldText.trimmed(line)
-        if let last = text.last, last == UInt8(ascii: "\r") { text = FieldText.trimmed(text.dropLast()) }
-        if !sawContent {
-            if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }  // a UTF-8 byte-order mark
-            guard !text.isEmpty else { return nil }
-            sawContent = true
-            if text.first == UInt8(ascii: "{") {
-                summary.format = .jsonLines
-            } else if let columns = CSVColumns(header: text, fields: &fields) {
-                self.columns = columns
-                summary.format = .csv
-                return nil
-            } else {
-                let failure = SessionFileError.unrecognizedFormat(
-                    firstLine: String(decoding: text.prefix(60), as: UTF8.self) + (text.count > 60 ? "…" : ""))
-                self.failure = failure
-                throw failure
-            }
-        }
-        guard !text.isEmpty else { return nil }
+        guard case let (text, number)? = try content(of: line) else { return nil }
         let parsed: LineFields
         if let columns {
             guard let fromCSV = columns.parse(text, fields: &fields) else {
@@ -131,20 +103,15 @@ public struct SessionFileReader: Sendable {
     /// Reads a chunk of the file as it arrives (any split: a line may span chunks), calling
     /// `each` for every measurement in the lines it completes. Call ``finish(each:)`` at the end.
     public mutating func read(chunk: some Collection<UInt8>, each: (SessionSample) -> Void) throws(SessionFileError) {
-        var assembler = lines
-        defer { lines = assembler }
-        try assembler.add(chunk) { (line) throws(SessionFileError) in try complete(line, each: each) }
+        try readLines(in: chunk, each: each)
     }
 
     /// Ends a read: the last line when it had no newline, then the verdict on the whole file.
     /// Throws ``SessionFileError/empty`` for a file with nothing but blank lines and
     /// ``SessionFileError/noMeasurements(_:)`` when no line was a measurement.
     public mutating func finish(each: (SessionSample) -> Void = { _ in }) throws(SessionFileError) -> SessionFileSummary {
-        var assembler = lines
-        defer { lines = assembler }
-        try assembler.finish { (line) throws(SessionFileError) in try complete(line, each: each) }
-        if let failure { throw failure }
-        guard sawContent else { throw .empty }
+        try finishLines(each: each)
+        guard lineState.sawContent else { throw .empty }
         guard summary.sampleCount > 0 else { throw .noMeasurements(summary) }
         return summary
     }
@@ -161,25 +128,19 @@ public struct SessionFileReader: Sendable {
 
     // MARK: Internals
 
-    private mutating func complete(_ line: LineAssembler.Line, each: (SessionSample) -> Void) throws(SessionFileError) {
-        switch line {
-        case .tooLong:
-            if let failure { throw failure }
-            summary.lineCount += 1
-            broken(.tooLong(limit: maxLineLength), line: summary.lineCount)
-        case .bytes(let bytes):
-            if let record = try read(line: bytes) { each(record) }
-        }
+    mutating func readHeader(_ text: ArraySlice<UInt8>) -> Bool {
+        columns = CSVColumns(header: text, fields: &fields)
+        return columns != nil
+    }
+
+    static func unrecognizedFormat(firstLine: String) -> SessionFileError {
+        .unrecognizedFormat(firstLine: firstLine)
     }
 
     private mutating func accept(_ sample: SessionSample) -> SessionSample? {
         if let lastTime {
             guard sample.time >= lastTime else {
-                summary.outOfOrderCount += 1
-                if outOfOrderKept < keptProblems {
-                    outOfOrderKept += 1
-                    summary.problems.append(SessionFileProblem(line: sample.line, problem: .earlierThanPrevious(previous: lastTime)))
-                }
+                outOfOrder(.earlierThanPrevious(previous: lastTime), line: sample.line)
                 return nil
             }
             let (distance, overflow) = sample.time.subtractingReportingOverflow(lastTime)
@@ -199,14 +160,6 @@ public struct SessionFileReader: Sendable {
         summary.sampleCount += 1
         summary.rrIntervalCount += sample.rrIntervals.count
         return sample
-    }
-
-    private mutating func broken(_ problem: SessionLineProblem, line: Int) {
-        summary.brokenLineCount += 1
-        if brokenKept < keptProblems {
-            brokenKept += 1
-            summary.problems.append(SessionFileProblem(line: line, problem: problem))
-        }
     }
 }
 

@@ -31,12 +31,7 @@ public struct SessionFileWriter: Sendable {
 
     /// The CSV header line, newline included; `nil` for JSON lines, which have none. Write it
     /// only when the file is new (empty): appending to a session keeps one header.
-    public var header: String? {
-        switch format {
-        case .csv: "time,bpm,contact,energy_expended_kj,rr_intervals_ms,raw\n"
-        case .jsonLines: nil
-        }
-    }
+    public var header: String? { format.header(csv: "time,bpm,contact,energy_expended_kj,rr_intervals_ms,raw") }
 
     /// Appends the line for `measurement` (and its newline) to `bytes`.
     /// - Parameters:

@@ -48,57 +48,7 @@ public struct SessionPlot: Sendable {
     static let zoneNames = ["below Z1", "Z1", "Z2", "Z3", "Z4", "Z5"]
 }
 
-/// A linear map from data to pixels.
-struct Scale {
-    var domain: (Double, Double)
-    var range: (Double, Double)
-
-    func callAsFunction(_ value: Double) -> Double {
-        let span = domain.1 - domain.0
-        guard span != 0, value.isFinite else { return range.0 }
-        return range.0 + (value - domain.0) / span * (range.1 - range.0)
-    }
-}
-
-/// The panels' rectangle.
-struct Frame {
-    var x: Double
-    var y: Double
-    var width: Double
-    var height: Double
-    var right: Double { x + width }
-    var bottom: Double { y + height }
-}
-
-/// Which gaps lie between two times: binary search over the gaps sorted by start, with the
-/// running maximum of their ends (gaps may overlap).
-private struct GapIndex {
-    let gaps: [PlotGap]
-    private let endsSoFar: [Double]
-
-    init(_ gaps: [PlotGap]) {
-        self.gaps = gaps.filter { $0.start.isFinite && $0.end.isFinite && $0.end > $0.start }.sorted { $0.start < $1.start }
-        var furthest = -Double.infinity
-        endsSoFar = self.gaps.map { gap in
-            furthest = max(furthest, gap.end)
-            return furthest
-        }
-    }
-
-    /// Whether a gap overlaps the open interval between `a` and `b` (`a` ≤ `b`): the samples at
-    /// a gap's two ends are separated by it, samples beside it are not.
-    func separates(_ a: Double, _ b: Double) -> Bool {
-        var low = 0
-        var high = gaps.count
-        while low < high {  // the number of gaps starting before b
-            let middle = (low + high) / 2
-            if gaps[middle].start < b { low = middle + 1 } else { high = middle }
-        }
-        return low > 0 && endsSoFar[low - 1] > a
-    }
-}
-
-private struct PlotRenderer {
+private struct PlotRenderer: SVGPlotRenderer {
     let plot: SessionPlot
     var out = ""
     let width: Double
@@ -128,28 +78,12 @@ private struct PlotRenderer {
         let poincareFrame = Frame(x: 70, y: 680, width: 300, height: 300)
         let zonesFrame = Frame(x: 560, y: 680, width: width - 560 - 26 - 150, height: 300)
         let height = poincareFrame.bottom + 62
-        out.reserveCapacity(64 * 1024)
-        out += #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        out += #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(n(width))" height="\#(n(height))" viewBox="0 0 \#(n(width)) \#(n(height))">"# + "\n"
-        out += """
-            <style>
-            text{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;font-size:12px;fill:#333}
-            .title{font-size:22px;font-weight:bold;fill:#111}
-            .subtitle{font-size:13px;fill:#555}
-            .panel{font-size:15px;font-weight:bold;fill:#222}
-            .note{font-size:12px;fill:#555}
-            .tick{font-size:11px;fill:#555}
-            .axis{stroke:#888;stroke-width:1;fill:none}
-            .grid{stroke:#e4e7eb;stroke-width:1;fill:none}
-            .line{fill:none;stroke-width:1.6;stroke-linejoin:round;stroke-linecap:round}
-            .rr{fill:none;stroke:#2b6cb0;stroke-width:1.1;stroke-linejoin:round}
-            .env{fill:none;stroke-width:1}
-            .fix{fill:#f28c28;stroke:#b85c00;stroke-width:0.8}
-            .empty{font-size:14px;fill:#888;font-style:italic}
-            </style>
-
-            """
-        out += ##"<rect width="100%" height="100%" fill="#ffffff"/>"## + "\n"
+        beginDocument(width: width, height: height, styles: [
+            ".line{fill:none;stroke-width:1.6;stroke-linejoin:round;stroke-linecap:round}",
+            ".rr{fill:none;stroke:#2b6cb0;stroke-width:1.1;stroke-linejoin:round}",
+            ".env{fill:none;stroke-width:1}",
+            ".fix{fill:#f28c28;stroke:#b85c00;stroke-width:0.8}",
+        ])
         title()
         heartRatePanel(heartFrame)
         tachogramPanel(tachogramFrame)
@@ -195,8 +129,8 @@ private struct PlotRenderer {
         clip("hr", frame)
         if let zones = plot.zones { zoneBands(zones, frame: frame, y: y) }
         valueAxis(frame, ticks: ticks, scale: y, unit: "bpm")
-        timeAxis(frame, scale: x)
-        gapShading(frame, x: x)
+        timeAxis(frame, scale: x, domain: timeDomain, utcOffset: plot.utcOffset, clock: plot.timeAxis == .clock)
+        gapShading(frame, x: x, gaps: gapIndex.gaps, labelled: true)
         guard !samples.isEmpty else {
             emptyNote(frame, "no heart rate in this session")
             return
@@ -267,8 +201,7 @@ private struct PlotRenderer {
             let label = zoneLabel(zone)
             let estimated = Double(label.count) * 6.6 + 18
             x -= estimated
-            out += #"<rect x="\#(n(x))" y="\#(n(y - 10))" width="11" height="11" rx="2" fill="\#(SessionPlot.zoneColors[zone])"/>"# + "\n"
-            text(x + 15, y, label, class: "tick")
+            legendSwatch(x: x, y: y, color: SessionPlot.zoneColors[zone], label: label)
             x -= 10
         }
     }
@@ -303,8 +236,8 @@ private struct PlotRenderer {
         let x = timeScale(frame)
         clip("rr", frame)
         valueAxis(frame, ticks: ticks, scale: y, unit: "ms")
-        timeAxis(frame, scale: x)
-        gapShading(frame, x: x)
+        timeAxis(frame, scale: x, domain: timeDomain, utcOffset: plot.utcOffset, clock: plot.timeAxis == .clock)
+        gapShading(frame, x: x, gaps: gapIndex.gaps, labelled: true)
         guard !beats.isEmpty else {
             emptyNote(frame, "no RR intervals in this session")
             return
@@ -346,12 +279,7 @@ private struct PlotRenderer {
     /// The RR axis's range: the 0.5th to 99.5th percentile, widened a little, so that a few
     /// absurd values (kept uncorrected) do not flatten the rest; those are clipped at the edge.
     private func rrRange() -> (Double, Double) {
-        let values = beats.map(\.rrMs).sorted()
-        guard let first = values.first, let last = values.last else { return (600, 1000) }
-        let low = values[min(values.count - 1, values.count / 200)]
-        let high = values[max(0, values.count - 1 - values.count / 200)]
-        let pad = max(20, (high - low) * 0.08)
-        return (max(first, low - pad), min(last, high + pad) + (high == low ? 40 : 0))
+        rrAxisRange(beats.map(\.rrMs).sorted())
     }
 
     // MARK: (c) Poincaré
@@ -471,71 +399,7 @@ private struct PlotRenderer {
         Scale(domain: timeDomain, range: (frame.x, frame.right))
     }
 
-    private mutating func valueAxis(_ frame: Frame, ticks: (low: Double, high: Double, step: Double), scale: Scale, unit: String) {
-        let places = SVGText.places(for: ticks.step)
-        var value = ticks.low
-        while value <= ticks.high + ticks.step / 2 {
-            let py = scale(value)
-            out += #"<line class="grid" x1="\#(n(frame.x))" y1="\#(n(py))" x2="\#(n(frame.right))" y2="\#(n(py))"/>"# + "\n"
-            text(frame.x - 6, py + 4, n(value, places), class: "tick", anchor: "end")
-            value += ticks.step
-        }
-        let middle = frame.y + frame.height / 2
-        out += #"<text class="note" x="\#(n(frame.x - 50))" y="\#(n(middle))" text-anchor="middle" transform="rotate(-90 \#(n(frame.x - 50)) \#(n(middle)))">\#(SVGText.escaped(unit))</text>"# + "\n"
-        out += #"<rect class="axis" x="\#(n(frame.x))" y="\#(n(frame.y))" width="\#(n(frame.width))" height="\#(n(frame.height))"/>"# + "\n"
-    }
-
-    private mutating func timeAxis(_ frame: Frame, scale: Scale) {
-        let span = timeDomain.1 - timeDomain.0
-        let step = SVGText.timeStep(span: span, count: max(2, Int(frame.width / 110)))
-        let clock = plot.timeAxis == .clock
-        let origin = clock ? -Double(plot.utcOffset) : timeDomain.0
-        var tick = ((timeDomain.0 - origin) / step).rounded(.up) * step + origin
-        var count = 0
-        while tick <= timeDomain.1, count < 200 {
-            let px = scale(tick)
-            out += #"<line class="axis" x1="\#(n(px))" y1="\#(n(frame.bottom))" x2="\#(n(px))" y2="\#(n(frame.bottom + 4))"/>"# + "\n"
-            text(px, frame.bottom + 17, SVGText.clockText(tick - origin, withSeconds: step < 60, clock: clock),
-                 class: "tick", anchor: "middle")
-            tick += step
-            count += 1
-        }
-        let label = clock ? "time (\(SVGText.utcOffsetText(plot.utcOffset)))" : "elapsed (h:mm\(step < 60 ? ":ss" : ""))"
-        text(frame.right, frame.bottom + 34, label, class: "note", anchor: "end")
-    }
-
-    /// Gaps as light grey columns, labelled "no data" where there is room.
-    private mutating func gapShading(_ frame: Frame, x: Scale) {
-        for gap in gapIndex.gaps {
-            let left = max(frame.x, x(gap.start))
-            let right = min(frame.right, x(gap.end))
-            guard right > left else { continue }
-            out += ##"<rect x="\##(n(left))" y="\##(n(frame.y))" width="\##(n(max(right - left, 1)))" height="\##(n(frame.height))" fill="#eceff3"/>"## + "\n"
-            if right - left > 40 {
-                text((left + right) / 2, frame.y + 16, "no data", class: "tick", anchor: "middle")
-            }
-        }
-    }
-
-    private mutating func clip(_ id: String, _ frame: Frame) {
-        out += #"<clipPath id="\#(id)"><rect x="\#(n(frame.x))" y="\#(n(frame.y))" width="\#(n(frame.width))" height="\#(n(frame.height))"/></clipPath>"# + "\n"
-    }
-
-    private mutating func emptyNote(_ frame: Frame, _ message: String) {
-        text(frame.x + frame.width / 2, frame.y + frame.height / 2, message, class: "empty", anchor: "middle")
-    }
-
-    private mutating func text(_ x: Double, _ y: Double, _ content: String, class name: String,
-                               anchor: String? = nil, fill: String? = nil) {
-        out += #"<text class="\#(name)" x="\#(n(x))" y="\#(n(y))""#
-        if let anchor { out += #" text-anchor="\#(anchor)""# }
-        if let fill { out += #" style="fill:\#(fill)""# }
-        out += ">" + SVGText.escaped(content) + "</text>\n"
-    }
-
     private func zoneIndex(_ zone: Int) -> Int { min(max(zone, 0), 5) }
-
-    private func n(_ value: Double, _ places: Int = 1) -> String { SVGText.number(value, places: places) }
 
     /// Per pixel column of `frame`: minimum, maximum, mean and dominant zone of the values in it.
     private func bins<T>(_ items: [T], frame: Frame, time: (T) -> Double, value: (T) -> Double,

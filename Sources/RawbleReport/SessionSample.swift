@@ -50,6 +50,15 @@ public enum SessionFileFormat: String, Hashable, Sendable, CustomStringConvertib
         case .jsonLines: "JSON lines"
         }
     }
+
+    /// A new file's first line in this format: `csvHeader` and a newline for CSV, none for
+    /// JSON lines (the writers' ``SessionFileWriter/header``, ``ECGSessionWriter/header``).
+    func header(csv csvHeader: String) -> String? {
+        switch self {
+        case .csv: csvHeader + "\n"
+        case .jsonLines: nil
+        }
+    }
 }
 
 /// A time without a measurement: the samples before and after are further apart than the
@@ -178,19 +187,7 @@ public struct SessionFileSummary: Hashable, Sendable {
     /// One sentence a person reads for each thing left out (nothing when nothing was), e.g.
     /// `2 broken lines left out (line 4: not a JSON object (broken at byte 1); line 9: …)`.
     public var leftOut: [String] {
-        var lines: [String] = []
-        func examples(broken: Bool, total: Int) -> String {
-            let kept = problems.filter { $0.problem.isBroken == broken }
-            guard !kept.isEmpty else { return "" }
-            return " (" + kept.map(\.description).joined(separator: "; ") + (kept.count < total ? "; …" : "") + ")"
-        }
-        if brokenLineCount > 0 {
-            lines.append("\(plural(brokenLineCount, "broken line")) left out" + examples(broken: true, total: brokenLineCount))
-        }
-        if outOfOrderCount > 0 {
-            lines.append("\(plural(outOfOrderCount, "measurement")) earlier than the one before left out"
-                         + examples(broken: false, total: outOfOrderCount))
-        }
+        var lines = leftOutSentences(outOfOrder: "measurement", "earlier than the one before")
         if invalidMeasurementCount > 0 {
             lines.append("\(plural(invalidMeasurementCount, "value")) the strap sent did not decode (invalid events)")
         }

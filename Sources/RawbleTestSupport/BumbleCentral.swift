@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RawbleWire
 import Synchronization
 
 /// A running `Scripts/bumble-central`: Google Bumble's own GATT client as a central on a
@@ -67,7 +68,7 @@ public final class BumbleCentral: Sendable {
         public var security: BumblePeer.SecurityEvent?
 
         /// The bytes of ``value``, nil when absent or not hex.
-        public var bytes: [UInt8]? { value.flatMap(BumblePeer.bytes(fromHex:)) }
+        public var bytes: [UInt8]? { value.flatMap { try? Hex.decode($0) } }
 
         /// `done`: why the run ended.
         public var doneReason: String? {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RawbleWire
 import Synchronization
 
 /// A running `Scripts/bumble-peer`: Google Bumble's virtual controller served as H4 on TCP or a
@@ -41,346 +42,6 @@ public final class BumblePeer: Sendable {
     }
     /// The process's end, once reaped (by the thread `stop()` starts).
     private let processExit = ProcessExit()
-
-    /// One controller the peer serves as H4 to an outside host, and its public address.
-    public struct ServedController: Hashable, Sendable, Decodable {
-        /// `tcp:HOST:PORT` or `unix:PATH`.
-        public var transport: String
-        /// The controller's public address (Read BD_ADDR), `AA:BB:CC:DD:EE:FF`.
-        public var publicAddress: String
-
-        public init(transport: String, publicAddress: String) {
-            self.transport = transport
-            self.publicAddress = publicAddress
-        }
-
-        /// The TCP host, for a `tcp:` transport.
-        public var host: String? {
-            guard transport.hasPrefix("tcp:"), let colon = transport.lastIndex(of: ":") else { return nil }
-            return String(transport[transport.index(transport.startIndex, offsetBy: 4)..<colon])
-        }
-
-        /// The TCP port, for a `tcp:` transport.
-        public var port: UInt16? {
-            guard transport.hasPrefix("tcp:"), let colon = transport.lastIndex(of: ":") else { return nil }
-            return UInt16(transport[transport.index(after: colon)...])
-        }
-
-        /// The unix socket path, for a `unix:` transport.
-        public var socketPath: String? {
-            transport.hasPrefix("unix:") ? String(transport.dropFirst(5)) : nil
-        }
-    }
-
-    /// One advertiser on the peer's link, as the ready line describes it.
-    public struct Device: Hashable, Sendable, Decodable {
-        /// The device's own name (e.g. `rawble-strap`).
-        public var name: String
-        /// The local name it advertises (complete or shortened; may sit in the scan response).
-        public var advertisedName: String?
-        /// Whether the advertised name is the complete local name.
-        public var completeName: Bool?
-        /// Whether the name is only in the scan response.
-        public var nameInScanResponse: Bool?
-        /// `AA:BB:CC:DD:EE:FF`, most significant byte first.
-        public var address: String
-        /// Always `random` (random static addresses).
-        public var addressType: String
-        /// Whether its advertising is connectable.
-        public var connectable: Bool
-        /// Whether it answers an active scan with a scan response.
-        public var scanResponse: Bool
-        /// Advertised service UUIDs: 4 hex digits for 16-bit, the 36-character form for 128-bit.
-        public var services: [String]
-        /// Advertised manufacturer specific data.
-        public var manufacturerData: [ManufacturerData]
-        /// Advertised service data.
-        public var serviceData: [ServiceData]?
-        /// Advertised flags byte, if any.
-        public var flags: UInt8?
-        /// Advertised TX power level, if any.
-        public var txPower: Int8?
-        /// Advertised appearance, if any.
-        public var appearance: UInt16?
-        /// True when the advertising data is deliberately malformed.
-        public var malformed: Bool?
-        /// The raw advertising data, hex.
-        public var advertisingData: String
-        /// The raw scan response data, hex.
-        public var scanResponseData: String
-        /// The GATT database with the handles Bumble assigned, in handle order (`rawble-lab` only).
-        public var gatt: [ServiceLayout]?
-        /// The handles tests use most, also found in ``gatt`` (`rawble-lab` only).
-        public var handles: LabHandles?
-        /// What the stream characteristic sends on subscription (`rawble-lab` only).
-        public var stream: StreamSettings?
-        /// The strap's heart-rate options (`rawble-strap` only).
-        public var heartRate: HeartRateSettings?
-        /// The strap's pairing options and identity (`rawble-strap` only).
-        public var pairing: StrapPairingSettings?
-
-        /// The first service with `uuid` (4 hex digits or the upper-case 36-character form).
-        public func service(_ uuid: String) -> ServiceLayout? {
-            gatt?.first { $0.uuid == uuid }
-        }
-    }
-
-    /// One service of a peer's database as Bumble laid it out; handles are inclusive.
-    public struct ServiceLayout: Hashable, Sendable, Decodable {
-        /// 4 hex digits for a 16-bit UUID, else the upper-case 36-character form.
-        public var uuid: String
-        /// Primary (true) or secondary service.
-        public var primary: Bool
-        /// The service declaration's handle.
-        public var start: UInt16
-        /// The last handle of the service's group.
-        public var end: UInt16
-        /// Include declarations, in handle order.
-        public var includes: [IncludeLayout]
-        /// Characteristics, in handle order.
-        public var characteristics: [CharacteristicLayout]
-
-        /// The first characteristic with `uuid`.
-        public func characteristic(_ uuid: String) -> CharacteristicLayout? {
-            characteristics.first { $0.uuid == uuid }
-        }
-    }
-
-    /// An include declaration: its own handle and the included service's range and UUID.
-    public struct IncludeLayout: Hashable, Sendable, Decodable {
-        public var handle: UInt16
-        public var start: UInt16
-        public var end: UInt16
-        public var uuid: String
-    }
-
-    /// A characteristic: declaration handle, value handle, last handle of its group, properties.
-    public struct CharacteristicLayout: Hashable, Sendable, Decodable {
-        public var uuid: String
-        public var declaration: UInt16
-        public var value: UInt16
-        public var end: UInt16
-        /// The properties byte of the declaration (0x02 read, 0x04 write without response,
-        /// 0x08 write, 0x10 notify, 0x20 indicate).
-        public var properties: UInt8
-        /// Descriptors, in handle order (Bumble puts a CCCD last).
-        public var descriptors: [DescriptorLayout]
-        /// The static value, hex; nil when the value is computed on read (or changes).
-        public var data: String?
-        /// The static value's bytes, nil when computed on read.
-        public var bytes: [UInt8]? { data.flatMap(BumblePeer.bytes(fromHex:)) }
-
-        /// The handle of the first descriptor with `uuid` (e.g. `2902`).
-        public func descriptor(_ uuid: String) -> UInt16? {
-            descriptors.first { $0.uuid == uuid }?.handle
-        }
-    }
-
-    /// A descriptor: its type and handle, and its value (hex) when static.
-    public struct DescriptorLayout: Hashable, Sendable, Decodable {
-        public var uuid: String
-        public var handle: UInt16
-        public var data: String?
-    }
-
-    /// The value handles (and CCCD handles) of `rawble-lab`'s most used characteristics.
-    public struct LabHandles: Hashable, Sendable, Decodable {
-        public var serviceChanged: UInt16
-        public var serviceChangedCCCD: UInt16
-        public var batteryLevel: UInt16
-        public var batteryLevelCCCD: UInt16
-        public var heartRateMeasurement: UInt16
-        public var heartRateMeasurementCCCD: UInt16
-        /// The 300-byte read-only value (byte i = i % 256).
-        public var longRead: UInt16
-        /// The writable value (write, write without response, ≤ 512 bytes, readable back).
-        public var write: UInt16
-        /// The stream value (notify + indicate) and its CCCD.
-        public var stream: UInt16
-        public var streamCCCD: UInt16
-    }
-
-    /// How many stream values the lab sends per subscription, how fast, and how long each is.
-    public struct StreamSettings: Hashable, Sendable, Decodable {
-        public var count: Int
-        /// Values per second; 0 = as fast as the event loop goes.
-        public var rate: Double
-        /// Bytes per value: a 4-byte little-endian counter, then byte k = (counter + k) % 256.
-        public var size: Int
-    }
-
-    /// How `rawble-strap` notifies Heart Rate Measurements, as its options set it (ready line).
-    public struct HeartRateSettings: Hashable, Sendable, Decodable {
-        /// `test` (the built-in 12-value script, repeated with bpm + 1 per round) or `realistic`.
-        public var script: String
-        /// Valid values per session (invalid ones come on top); 0 with `realistic` = endless.
-        public var count: Int
-        /// Seconds between notifications.
-        public var interval: Double
-        /// Seed of the realistic script.
-        public var seed: Int
-        /// The realistic script's artifacts (missed, extra, ectopic beats) per hour; 0 = none.
-        public var artifacts: Double
-        /// Notifications per connection before the strap disconnects (nil: never).
-        public var disconnectAfter: Int?
-        /// How many times it disconnects (0 = every `disconnectAfter`).
-        public var disconnects: Int
-        /// Whether invalid values are interleaved.
-        public var invalid: Bool
-        /// Whether writing the measurement's CCCD is answered with ATT error 0xFD.
-        public var refuseCCCD: Bool
-        /// Whether the strap accepts the subscription and never notifies.
-        public var silent: Bool
-        /// Where the strap's Heart Rate attributes are (value handles).
-        public var handles: StrapHandles
-    }
-
-    /// The strap's Heart Rate value handles, as Bumble assigned them.
-    public struct StrapHandles: Hashable, Sendable, Decodable {
-        public var measurement: UInt16
-        public var measurementCCCD: UInt16
-        public var bodySensorLocation: UInt16
-        public var controlPoint: UInt16
-        /// `--strap-encrypted-read`'s characteristic value (readable once encrypted).
-        public var encryptedRead: UInt16?
-        /// `--strap-authenticated-read`'s characteristic value (readable once encrypted with an authenticated key).
-        public var authenticatedRead: UInt16?
-    }
-
-    /// One Heart Rate Measurement value the strap sent (valid or not), in sending order.
-    public struct SentHeartRateValue: Hashable, Sendable {
-        /// Seconds since 1970, when it was handed to the strap's controller.
-        public var time: Double
-        /// The value as sent.
-        public var bytes: [UInt8]
-        /// Its place in the whole sequence, counted across connections (nil in old-format lines).
-        public var position: Int?
-        /// For a valid value, its index in the script (0, 1, ...); nil for an invalid one.
-        public var index: Int?
-        /// Why the value is invalid (`empty`, `rr-missing`, `rr-odd`, `rate-u16-short`,
-        /// `energy-short`); nil for a valid value.
-        public var invalidReason: String?
-        /// True unless the strap sent it as an invalid value.
-        public var isValid: Bool { invalidReason == nil }
-    }
-
-    /// The strap dropping the link on purpose (`--hr-disconnect-after`): HCI Disconnect with `reason`.
-    public struct StrapDisconnect: Hashable, Sendable, Decodable {
-        public var time: Double
-        /// Values sent in all before the disconnect (the next connection resumes there).
-        public var after: Int
-        /// Values sent on the connection it dropped.
-        public var onConnection: Int
-        /// The HCI reason (0x13, remote user terminated connection).
-        public var reason: UInt8
-
-        public init(time: Double, after: Int, onConnection: Int, reason: UInt8) {
-            self.time = time
-            self.after = after
-            self.onConnection = onConnection
-            self.reason = reason
-        }
-    }
-
-    /// One line of the strap's log, typed.
-    public enum HeartRateLogEntry: Hashable, Sendable {
-        /// A Heart Rate Measurement value notified (valid or invalid).
-        case sent(SentHeartRateValue)
-        /// The strap disconnected on purpose.
-        case disconnect(StrapDisconnect)
-        /// The client wrote the measurement's CCCD (accepted).
-        case subscription(time: Double, notify: Bool, indicate: Bool)
-        /// `--hr-refuse-cccd`: a CCCD write answered with ATT error 0xFD; the value written.
-        case cccdRefused(time: Double, value: [UInt8])
-        /// Control Point 0x01: energy expended reset, before the value at `position`.
-        case energyReset(time: Double, position: Int)
-        /// Control Point write other than 0x01, answered with ATT error 0x80; the value written.
-        case controlPointRefused(time: Double, value: [UInt8])
-        /// A pairing, encryption or address step of the strap (``securityLog()`` has them alone).
-        case security(SecurityEvent)
-        /// A line of a kind this reader does not know (a newer script).
-        case other(kind: String)
-    }
-
-    /// A write the lab completed (after the whole prepared queue for a long write).
-    public struct CompletedWrite: Hashable, Sendable, Decodable, HexLoggedValue {
-        /// Seconds since 1970, when the peer accepted it.
-        public var time: Double
-        public var handle: UInt16
-        /// The value, hex.
-        public var value: String
-    }
-
-    /// One stream value the lab sent (in order).
-    public struct StreamValue: Hashable, Sendable, Decodable, HexLoggedValue {
-        public var time: Double
-        public var counter: UInt32
-        /// The value, hex.
-        public var value: String
-    }
-
-    /// One stream run (one subscription) as the lab summed it up when it ended.
-    public struct StreamSummary: Hashable, Sendable, Decodable {
-        /// `notification` or `indication`.
-        public var mode: String
-        /// Values sent; counters 0 ..< count.
-        public var count: Int
-        public var first: UInt32?
-        public var last: UInt32?
-        public var size: Int
-        public var rate: Double
-        /// Wall time of the run, seconds.
-        public var elapsed: Double
-        /// The peer process's CPU time during the run, seconds.
-        public var cpu: Double
-        /// How far behind schedule the peer fell at worst, seconds.
-        public var maxLate: Double
-    }
-
-    /// A Service Changed the lab made (`--service-changed-after`): the appended range and
-    /// whether it was indicated (and confirmed) or not (client never enabled indications).
-    public struct ServiceChange: Hashable, Sendable, Decodable {
-        public var time: Double
-        public var start: UInt16?
-        public var end: UInt16?
-        public var indicated: Bool
-        /// The appended service, as laid out.
-        public var service: ServiceLayout?
-    }
-
-    /// Manufacturer specific data: company identifier and payload (hex).
-    public struct ManufacturerData: Hashable, Sendable, Decodable {
-        public var company: UInt16
-        /// The payload after the company identifier, hex.
-        public var data: String
-        /// The payload bytes.
-        public var bytes: [UInt8] { BumblePeer.bytes(fromHex: data) ?? [] }
-    }
-
-    /// Service data: a 16-bit service UUID (4 hex digits) and payload (hex).
-    public struct ServiceData: Hashable, Sendable, Decodable {
-        public var uuid: String
-        public var data: String
-        /// The payload bytes.
-        public var bytes: [UInt8] { BumblePeer.bytes(fromHex: data) ?? [] }
-    }
-
-    /// The ready line; `controllers` is absent in a script older than `--ports`.
-    struct ReadyLine: Decodable {
-        var ready: Bool
-        var transport: String
-        var controllers: [ServedController]?
-        var devices: [Device]
-    }
-
-    private struct LogLine: Decodable {
-        var value: String
-    }
-
-    /// Lab log lines carry a `kind`; the strap's heart-rate lines do not.
-    private struct LogKind: Decodable {
-        var kind: String?
-    }
 
     private init(ready: ReadyLine, pid: Int32, stdinFD: Int32, logPath: String, stderrPath: String,
                  writeLogPath: String, streamLogPath: String) {
@@ -474,19 +135,19 @@ public final class BumblePeer: Sendable {
             arguments += ["--stream-log", streamLogPath]
         }
 
-        let child = try spawn([script] + arguments, environment: environment, stderrPath: stderrPath)
+        let child = try ChildProcess.spawn([script] + arguments, environment: environment, stderrPath: stderrPath)
         let line: String?
         do {
-            line = try await readLine(fd: child.stdoutFD, pid: child.pid, timeout: readyTimeout)
+            line = try await ChildProcess.readLine(fd: child.stdoutFD, timeout: readyTimeout)
         } catch {
             _ = close(child.stdoutFD)
-            await terminated(child)
+            await child.terminated()
             throw error
         }
         guard let line else {
             _ = close(child.stdoutFD)
-            let status = await terminated(child)
-            let last = lastLine(ofFile: stderrPath)
+            let status = await child.terminated()
+            let last = ChildProcess.lastLine(ofFile: stderrPath)
             // Scripts/venv-python's one line (no environment, or no Bumble in it), or Python's
             // own when the environment lost Bumble.
             if last.contains("run Scripts/bootstrap") || last.contains("No module named 'bumble'") {
@@ -496,7 +157,7 @@ public final class BumblePeer: Sendable {
         }
         guard let ready = try? JSONDecoder().decode(ReadyLine.self, from: Data(line.utf8)), ready.ready else {
             _ = close(child.stdoutFD)
-            await terminated(child)
+            await child.terminated()
             throw BumblePeerError.malformedReadyLine(String(line.prefix(200)))
         }
         let peer = BumblePeer(ready: ready, pid: child.pid, stdinFD: child.stdinFD, logPath: logPath,
@@ -551,7 +212,7 @@ public final class BumblePeer: Sendable {
         }
         guard let stdinFD else { return }
         let (pid, processExit) = (self.pid, self.processExit)
-        Thread.detachNewThread { processExit.finish(Self.terminate(pid: pid, stdinFD: stdinFD)) }
+        Thread.detachNewThread { processExit.finish(ChildProcess.terminate(pid: pid, stdinFD: stdinFD)) }
     }
 
     /// Stops the peer as ``stop()`` does and returns once it exited and was reaped, with its
@@ -580,7 +241,7 @@ public final class BumblePeer: Sendable {
         for line in text.split(separator: "\n") where !line.isEmpty {
             if (try? JSONDecoder().decode(LogKind.self, from: Data(line.utf8)))?.kind != nil { continue }
             guard let entry = try? JSONDecoder().decode(LogLine.self, from: Data(line.utf8)),
-                  let bytes = Self.bytes(fromHex: entry.value)
+                  let bytes = try? Hex.decode(entry.value)
             else {
                 throw BumblePeerError.unreadableLog(path: logPath, reason: "bad line: \(line.prefix(100))")
             }
@@ -628,47 +289,6 @@ public final class BumblePeer: Sendable {
         try securityLog().compactMap(\.pairing)
     }
 
-    /// A strap log line with every field optional; `entry` types it by `kind`.
-    private struct StrapLogLine: Decodable {
-        var kind: String?
-        var time: Double?
-        var value: String?
-        var position: Int?
-        var index: Int?
-        var invalid: String?
-        var notify: Bool?
-        var indicate: Bool?
-
-        struct Malformed: Error {}
-
-        func entry(decoder: JSONDecoder, data: Data) throws -> HeartRateLogEntry {
-            let time = self.time ?? 0
-            func bytes() throws -> [UInt8] {
-                guard let value, let bytes = BumblePeer.bytes(fromHex: value) else { throw Malformed() }
-                return bytes
-            }
-            switch kind {
-            case nil:
-                return .sent(SentHeartRateValue(time: time, bytes: try bytes(), position: position,
-                                                index: invalid == nil ? index : nil, invalidReason: invalid))
-            case "disconnect":
-                return .disconnect(try decoder.decode(StrapDisconnect.self, from: data))
-            case "subscription":
-                return .subscription(time: time, notify: notify ?? false, indicate: indicate ?? false)
-            case "cccd-refused":
-                return .cccdRefused(time: time, value: try bytes())
-            case "energy-reset":
-                guard let position else { throw Malformed() }
-                return .energyReset(time: time, position: position)
-            case "control-point-refused":
-                return .controlPointRefused(time: time, value: try bytes())
-            case let other? where SecurityEvent.kinds.contains(other):
-                return .security(try decoder.decode(SecurityEvent.self, from: data))
-            case let other?:
-                return .other(kind: other)
-            }
-        }
-    }
 
     /// The writes `rawble-lab` completed so far, in order.
     public func completedWrites() throws -> [CompletedWrite] {
@@ -695,7 +315,7 @@ public final class BumblePeer: Sendable {
     public func sentLabHeartRateValues() throws -> [[UInt8]] {
         let lines: [LogLine] = try Self.entries(ofKind: "heart-rate", inLog: streamLogPath)
         return try lines.map { line in
-            guard let bytes = Self.bytes(fromHex: line.value) else {
+            guard let bytes = try? Hex.decode(line.value) else {
                 throw BumblePeerError.unreadableLog(path: streamLogPath, reason: "bad hex: \(line.value.prefix(100))")
             }
             return bytes
@@ -730,178 +350,8 @@ public final class BumblePeer: Sendable {
         }
         return entries
     }
-
-    // MARK: Process plumbing
-
-    private struct Child {
-        var pid: pid_t
-        var stdinFD: Int32
-        var stdoutFD: Int32
-    }
-
-    /// posix_spawn (via PATH) with stdin and stdout on pipes and stderr to a file.
-    private static func spawn(_ argv: [String], environment: [String: String], stderrPath: String) throws -> Child {
-        var stdinPipe: [Int32] = [-1, -1]
-        var stdoutPipe: [Int32] = [-1, -1]
-        guard makePipe(&stdinPipe) else { throw BumblePeerError.launchFailed(errno: errno) }
-        guard makePipe(&stdoutPipe) else {
-            let saved = errno
-            _ = close(stdinPipe[0]); _ = close(stdinPipe[1])
-            throw BumblePeerError.launchFailed(errno: saved)
-        }
-        let stderrFD = open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        defer {
-            _ = close(stdinPipe[0])
-            _ = close(stdoutPipe[1])
-            if stderrFD >= 0 { _ = close(stderrFD) }
-        }
-        guard stderrFD >= 0 else {
-            let saved = errno
-            _ = close(stdinPipe[1]); _ = close(stdoutPipe[0])
-            throw BumblePeerError.launchFailed(errno: saved)
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, stderrFD, 2)
-        // Nothing else of this process reaches the peer: a descriptor without FD_CLOEXEC (SwiftNIO
-        // opens its sockets without it) would otherwise stay open in the peer for its whole life,
-        // and the other end of such a socket would not see it close.
-        // (glibc 2.34's posix_spawn_file_actions_addclosefrom_np, which the Glibc module does not
-        // import: looked up by name.)
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
-            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
-        }
-
-        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        let merged = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
-        var cEnvironment: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { cEnvironment.forEach { free($0) } }
-        var pid: pid_t = 0
-        let status = posix_spawnp(&pid, argv[0], &actions, nil, &cArguments, &cEnvironment)
-        guard status == 0 else {
-            _ = close(stdinPipe[1]); _ = close(stdoutPipe[0])
-            throw BumblePeerError.launchFailed(errno: status)
-        }
-        return Child(pid: pid, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0])
-    }
-
-    /// A pipe whose both ends close on exec (the spawn's dup2 clears it on the child's copies).
-    private static func makePipe(_ fds: inout [Int32]) -> Bool {
-        guard pipe(&fds) == 0 else { return false }
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-        return true
-    }
-
-    /// Reads one line from `fd` on its own thread, giving up after `timeout` (then the caller
-    /// kills the child, which ends the read). `nil` at end of file.
-    private static func readLine(fd: Int32, pid: pid_t, timeout: Duration) async throws -> String? {
-        let (stream, continuation) = AsyncStream.makeStream(of: String?.self)
-        let thread = Thread {
-            var line: [UInt8] = []
-            var byte: UInt8 = 0
-            while true {
-                let count = read(fd, &byte, 1)
-                if count == 1 {
-                    if byte == UInt8(ascii: "\n") { break }
-                    if line.count < 16 << 20 { line.append(byte) }
-                } else if count < 0 && errno == EINTR {
-                    continue
-                } else {
-                    continuation.yield(nil)
-                    continuation.finish()
-                    return
-                }
-            }
-            continuation.yield(String(decoding: line, as: UTF8.self))
-            continuation.finish()
-        }
-        thread.start()
-        return try await withThrowingTaskGroup(of: String?.self) { group in
-            group.addTask {
-                for await line in stream { return line }
-                return nil
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw BumblePeerError.notReady(within: timeout)
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { return nil }
-            return first
-        }
-    }
-
-    /// `child` terminated as `terminate(pid:stdinFD:)` does, on a thread of its own (it waits
-    /// up to 3 s: not on the cooperative pool). Returns its exit code (-1 if no thread ran it).
-    @discardableResult
-    private static func terminated(_ child: Child) async -> Int32 {
-        (try? await onOwnThread { terminate(pid: child.pid, stdinFD: child.stdinFD) }) ?? -1
-    }
-
-    /// SIGTERM, wait ≤ 3 s, SIGKILL, reap: blocks its thread. Returns the wait status's exit
-    /// code (or 128+signal).
-    @discardableResult
-    private static func terminate(pid: pid_t, stdinFD: Int32) -> Int32 {
-        _ = close(stdinFD)
-        var status: Int32 = 0
-        if let code = reap(pid, &status) { return code }
-        _ = kill(pid, SIGTERM)
-        for _ in 0..<150 {
-            if let code = reap(pid, &status) { return code }
-            usleep(20_000)
-        }
-        _ = kill(pid, SIGKILL)
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return exitCode(status)
-    }
-
-    private static func reap(_ pid: pid_t, _ status: inout Int32) -> Int32? {
-        let result = waitpid(pid, &status, WNOHANG)
-        if result == pid { return exitCode(status) }
-        if result < 0 && errno == ECHILD { return -1 }
-        return nil
-    }
-
-    private static func exitCode(_ status: Int32) -> Int32 {
-        let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
-    }
-
-    private static func lastLine(ofFile path: String) -> String {
-        guard let data = FileManager.default.contents(atPath: path) else { return "" }
-        let text = String(decoding: data.suffix(4096), as: UTF8.self)
-        return text.split(separator: "\n").last.map(String.init) ?? ""
-    }
-
-    public static func bytes(fromHex text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index + 1 < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
+
 
 /// Why a ``BumblePeer`` could not start or be read; each description is one actionable line.
 public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -929,47 +379,6 @@ public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible 
             "bumble-peer printed an unreadable ready line (script and support out of step?): \(line)"
         case .unreadableLog(let path, let reason):
             "bumble-peer's log \(path) is unreadable: \(reason)"
-        }
-    }
-}
-
-/// A value the lab logged as hex (a completed write, a stream value): its bytes.
-public protocol HexLoggedValue {
-    /// The value, hex.
-    var value: String { get }
-}
-
-extension HexLoggedValue {
-    /// The value's bytes (empty should the lab ever log a malformed value).
-    public var bytes: [UInt8] { BumblePeer.bytes(fromHex: value) ?? [] }
-}
-
-/// A child process's end, once reaped: any number of tasks wait for it.
-private final class ProcessExit: Sendable {
-    private struct State {
-        var code: Int32?
-        var waiters: [CheckedContinuation<Int32, Never>] = []
-    }
-    private let state = Mutex(State())
-
-    /// Records the exit code and resumes every waiter.
-    func finish(_ code: Int32) {
-        let waiters = state.withLock { state in
-            state.code = code
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: code) }
-    }
-
-    /// The exit code, once `finish(_:)` recorded it.
-    func status() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let code = state.withLock { state -> Int32? in
-                if state.code == nil { state.waiters.append(continuation) }
-                return state.code
-            }
-            if let code { continuation.resume(returning: code) }
         }
     }
 }

@@ -28,6 +28,17 @@ public func hexByte(_ byte: UInt8) -> String {
     return digits.count == 1 ? "0" + digits : digits
 }
 
+/// The error a throwing decode gives, or `nil` when it succeeds: for a test that expects a
+/// particular `WireError` (`#expect(wireError { try ATTPDU.decode(input) } == …)`).
+public func wireError<T>(_ body: () throws(WireError) -> T) -> WireError? {
+    do {
+        _ = try body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
 /// `count` bytes counting up from `from` (wrapping at 256): a value whose every byte says where
 /// it sits, so a split or reordered value shows in the test's output.
 public func pattern(_ count: Int, from: Int = 0) -> [UInt8] {

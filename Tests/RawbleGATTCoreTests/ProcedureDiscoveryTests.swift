@@ -7,7 +7,7 @@ import Testing
 struct ProcedureDiscoverPrimaryServicesTests {
     let readGroups = "10 01 00 FF FF 00 28"
 
-    @Test("two responses then Attribute Not Found: 16-bit and 128-bit services, each request after the last end")
+    @Test("GATT/CL/GAD/BV-01-C: two responses then Attribute Not Found: 16-bit and 128-bit services, each request after the last end")
     func walksAllServices() {
         let result = run(DiscoverPrimaryServices(), [
             Exchange(readGroups, "11 06 01 00 05 00 00 18 06 00 09 00 01 18"),
@@ -109,7 +109,7 @@ struct ProcedureDiscoverPrimaryServicesTests {
 
 @Suite("Procedure: discover primary services by UUID")
 struct ProcedureDiscoverPrimaryServicesByUUIDTests {
-    @Test("16-bit UUID: Find By Type Value with the 2-byte value, continuing after the group end")
+    @Test("GATT/CL/GAD/BV-02-C: 16-bit UUID: Find By Type Value with the 2-byte value, continuing after the group end")
     func byShortUUID() {
         let result = run(DiscoverPrimaryServicesByUUID(.heartRateService), [
             Exchange("06 01 00 FF FF 00 28 0D 18", "07 10 00 14 00"),
@@ -118,7 +118,7 @@ struct ProcedureDiscoverPrimaryServicesByUUIDTests {
         #expect(result.value == [GATTService(uuid: .heartRateService, startHandle: 0x10, endHandle: 0x14)])
     }
 
-    @Test("128-bit UUID: the 16-byte little-endian value; two instances in one response")
+    @Test("GATT/CL/GAD/BV-02-C: 128-bit UUID: the 16-byte little-endian value; two instances in one response")
     func byLongUUID() {
         let result = run(DiscoverPrimaryServicesByUUID(customUUID), [
             Exchange("06 01 00 FF FF 00 28 " + customUUIDHex, "07 20 00 24 00 30 00 FF FF"),
@@ -171,7 +171,7 @@ struct ProcedureDiscoverPrimaryServicesByUUIDTests {
 struct ProcedureFindIncludedServicesTests {
     let service = GATTService(uuid: BluetoothUUID(0x1800), startHandle: 0x0001, endHandle: 0x0010)
 
-    @Test("a 16-bit include, then a 128-bit include whose UUID is read from the included service's declaration")
+    @Test("GATT/CL/GAD/BV-03-C: a 16-bit include, then a 128-bit include whose UUID is read from the included service's declaration")
     func includesWithRead() {
         let result = run(FindIncludedServices(of: service), [
             Exchange("08 01 00 10 00 02 28", "09 08 02 00 20 00 25 00 0F 18"),
@@ -237,7 +237,7 @@ struct ProcedureDiscoverCharacteristicsTests {
     let service = GATTService(uuid: .heartRateService, startHandle: 0x0001, endHandle: 0x0008)
     let declarations = "09 07 02 00 10 03 00 37 2A 04 00 02 05 00 38 2A"
 
-    @Test("all characteristics: each ends before the next declaration, the last at the service end")
+    @Test("GATT/CL/GAD/BV-04-C: all characteristics: each ends before the next declaration, the last at the service end")
     func all() {
         let result = run(DiscoverCharacteristics(of: service), [
             Exchange("08 01 00 08 00 03 28", declarations),
@@ -249,7 +249,7 @@ struct ProcedureDiscoverCharacteristicsTests {
         ])
     }
 
-    @Test("by UUID: every declaration is walked, only the match returned, its end from the next declaration")
+    @Test("GATT/CL/GAD/BV-05-C: by UUID: every declaration is walked, only the match returned, its end from the next declaration")
     func byUUID() {
         let result = run(DiscoverCharacteristics(of: service, uuid: .heartRateMeasurement), [
             Exchange("08 01 00 08 00 03 28", "09 07 02 00 10 03 00 37 2A"),
@@ -329,7 +329,7 @@ struct ProcedureDiscoverDescriptorsTests {
         ])
     }
 
-    @Test("continues after the last handle; 128-bit descriptors; Attribute Not Found ends")
+    @Test("GATT/CL/GAD/BV-06-C: continues after the last handle; 128-bit descriptors; Attribute Not Found ends")
     func continues() {
         let result = run(DiscoverDescriptors(of: characteristic(end: 8)), [
             Exchange("04 04 00 08 00", "05 01 04 00 02 29"),

@@ -6,13 +6,13 @@ import Testing
 
 @Suite("Procedure: read value")
 struct ProcedureReadValueTests {
-    @Test("one Read Request; the value as answered")
+    @Test("GATT/CL/GAR/BV-01-C: one Read Request; the value as answered")
     func read() {
         #expect(run(ReadValue(handle: 3), [Exchange("0A 03 00", "0B 01 02")]).value == [1, 2])
         #expect(run(ReadValue(handle: 3), [Exchange("0A 03 00", "0B")]).value == [])
     }
 
-    @Test("an Error Response becomes the ATT error; one for another request is invalid")
+    @Test("GATT/CL/GAR/BI-02-C: an Error Response becomes the ATT error; one for another request is invalid")
     func errors() {
         expectATTError(run(ReadValue(handle: 3), [Exchange("0A 03 00", "01 0A 03 00 02")]), .readNotPermitted,
                        request: .readRequest, handle: 3)
@@ -29,7 +29,7 @@ struct ProcedureReadValueTests {
 
 @Suite("Procedure: read long value")
 struct ProcedureReadLongValueTests {
-    @Test("Read, then Read Blob at each offset while the part is ATT_MTU − 1 bytes")
+    @Test("GATT/CL/GAR/BV-04-C: Read, then Read Blob at each offset while the part is ATT_MTU − 1 bytes")
     func blobs() {
         let value = pattern(49)
         let result = run(ReadLongValue(handle: 0x20, mtu: 23), [
@@ -112,7 +112,7 @@ struct ProcedureReadLongValueTests {
 
 @Suite("Procedure: read multiple values")
 struct ProcedureReadMultipleTests {
-    @Test("Read Multiple: the values concatenated")
+    @Test("GATT/CL/GAR/BV-05-C: Read Multiple: the values concatenated")
     func readMultiple() {
         #expect(run(ReadMultipleValues(handles: [3, 5]), [Exchange("0E 03 00 05 00", "0F 01 02 03")]).value == [1, 2, 3])
         expectATTError(run(ReadMultipleValues(handles: [3, 5]), [Exchange("0E 03 00 05 00", "01 0E 05 00 02")]),
@@ -146,7 +146,7 @@ struct ProcedureReadMultipleTests {
 
 @Suite("Procedure: read using characteristic UUID")
 struct ProcedureReadUsingCharacteristicUUIDTests {
-    @Test("Read By Type with the UUID, continuing after the last handle until Attribute Not Found")
+    @Test("GATT/CL/GAR/BV-03-C: Read By Type with the UUID, continuing after the last handle until Attribute Not Found")
     func readByUUID() {
         let result = run(ReadUsingCharacteristicUUID(BluetoothUUID(0x2A19)), [
             Exchange("08 01 00 FF FF 19 2A", "09 03 10 00 64 14 00 32"),
@@ -177,7 +177,7 @@ struct ProcedureReadUsingCharacteristicUUIDTests {
 
 @Suite("Procedure: write value")
 struct ProcedureWriteValueTests {
-    @Test("one Write Request; Write Response finishes")
+    @Test("GATT/CL/GAW/BV-03-C: one Write Request; Write Response finishes")
     func write() throws {
         #expect(run(try WriteValue(handle: 3, value: [1, 2], mtu: 23), [Exchange("12 03 00 01 02", "13")]).value != nil)
     }
@@ -196,7 +196,7 @@ struct ProcedureWriteValueTests {
                       "Execute Write Response")
     }
 
-    @Test("CCCD: the 2 bytes little-endian")
+    @Test("GATT/CL/GAW/BV-08-C: CCCD: the 2 bytes little-endian")
     func cccd() {
         #expect(run(WriteCCCD(handle: 4, value: .notify), [Exchange("12 04 00 01 00", "13")]).value != nil)
         #expect(run(WriteCCCD(handle: 4, value: .indicate), [Exchange("12 04 00 02 00", "13")]).value != nil)
@@ -208,7 +208,7 @@ struct ProcedureLongWriteTests {
     let value = pattern(40)
     var parts: [String] { [hexString(Array(value[0..<18])), hexString(Array(value[18..<36])), hexString(Array(value[36..<40]))] }
 
-    @Test("Prepare Writes of ATT_MTU − 5 bytes, each echo checked, then Execute Write")
+    @Test("GATT/CL/GAW/BV-05-C: Prepare Writes of ATT_MTU − 5 bytes, each echo checked, then Execute Write")
     func longWrite() throws {
         let script = [
             Exchange("16 20 00 00 00 " + parts[0], "17 20 00 00 00 " + parts[0]),
@@ -273,7 +273,7 @@ struct ProcedureLongWriteTests {
         }
     }
 
-    @Test("reliable write: every part of every value prepared and verified, one Execute Write")
+    @Test("GATT/CL/GAW/BV-06-C: reliable write: every part of every value prepared and verified, one Execute Write")
     func reliableWrite() throws {
         let writes = [GATTHandleValue(handle: 0x20, value: value), GATTHandleValue(handle: 0x30, value: [0xAA, 0xBB])]
         let script = [

@@ -38,7 +38,7 @@ private let readHandle3: [UInt8] = [0x0A, 0x03, 0x00]
 
 @Suite("ATT client: Exchange MTU")
 struct ATTClientMTUTests {
-    @Test func exchangeMTUNegotiatesTheSmallerOfBothMTUs() async throws {
+    @Test("GATT/CL/GAC/BV-01-C: Exchange MTU: the smaller of both MTUs, once per connection") func exchangeMTUNegotiatesTheSmallerOfBothMTUs() async throws {
         let bearer = ScriptedATTBearer()
         bearer.expect([0x02, 0x05, 0x02], reply: [[0x03, 0xF7, 0x00]])  // 517 → server 247
         let client = ATTClient(bearer: bearer)
@@ -232,7 +232,7 @@ struct ATTClientTransactionTests {
         #expect(await client.pendingRequestCount == 0)
     }
 
-    @Test func commandsGoOutAtOnceWithoutAResponse() async throws {
+    @Test("GATT/CL/GAW/BV-01-C: a Write Command goes out at once, beside an outstanding request, and gets no response") func commandsGoOutAtOnceWithoutAResponse() async throws {
         let bearer = ScriptedATTBearer()
         bearer.expect(readHandle1, reply: [])
         let client = ATTClient(bearer: bearer)
@@ -351,7 +351,7 @@ struct ATTClientEndTests {
 
 @Suite("ATT client: notifications, indications, peer requests")
 struct ATTClientUpdateTests {
-    @Test func notificationBeforeSubscriptionIsDroppedAndAfterIsDelivered() async throws {
+    @Test("GATT/CL/GAN/BV-01-C: a notification before subscribing is dropped, after it delivered") func notificationBeforeSubscriptionIsDroppedAndAfterIsDelivered() async throws {
         let bearer = ScriptedATTBearer()
         bearer.inject([0x1B, 0x10, 0x00, 0x01])  // nobody subscribed yet
         bearer.expect(readHandle1, reply: [[0x0B]])
@@ -387,7 +387,7 @@ struct ATTClientUpdateTests {
         #expect(try await take(2, from: everything) == [a, b])
     }
 
-    @Test func indicationIsDeliveredThenConfirmed() async throws {
+    @Test("GATT/CL/GAI/BV-01-C: an indication is delivered, then confirmed") func indicationIsDeliveredThenConfirmed() async throws {
         let bearer = ScriptedATTBearer()
         let client = ATTClient(bearer: bearer)
         let updates = await client.updates(for: 0x20)

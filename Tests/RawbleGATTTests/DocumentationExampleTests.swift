@@ -13,16 +13,11 @@ import RawbleWire
 import Synchronization
 import Testing
 
-/// Bytes from spaced hex, for the scripts below (`"10 01 00"`).
-private func pdu(_ hex: String) -> [UInt8] {
-    hex.split(separator: " ").map { UInt8($0, radix: 16)! }
-}
-
 /// A server that answers `script` (request hex, reply hex; an empty reply: none) in order.
 private func server(_ script: [(String, String)]) -> ScriptedATTBearer {
     let server = ScriptedATTBearer()
     for (request, reply) in script {
-        server.expect(pdu(request), reply: reply.isEmpty ? [] : [pdu(reply)])
+        server.expect(bytes(request), reply: reply.isEmpty ? [] : [bytes(reply)])
     }
     return server
 }
@@ -104,7 +99,7 @@ struct GATTClientPDUSequenceTests {
         let uuid128 = (0..<16).map { UInt8($0) }
         let server = server([("08 10 00 18 00 02 28", "09 06 11 00 20 00 2F 00")])
         server.expect([0x0A, 0x20, 0x00], reply: [[0x0B] + uuid128])
-        server.expect(pdu("08 12 00 18 00 02 28"), reply: [pdu("01 08 12 00 0A")])
+        server.expect(bytes("08 12 00 18 00 02 28"), reply: [bytes("01 08 12 00 0A")])
         let gatt = GATTClient(bearer: server)
         let included = try await gatt.includedServices(of: heartRate)
         #expect(included.map(\.startHandle) == [0x0020])

@@ -73,7 +73,7 @@ struct ServerDatabaseTests {
 
 @Suite("Server: Exchange MTU")
 struct ServerMTUTests {
-    @Test("the smaller of the two MTUs, once; a second request is answered and changes nothing")
+    @Test("GATT/SR/GAC/BV-01-C: the smaller of the two MTUs, once; a second request is answered and changes nothing")
     func once() throws {
         var server = try ServerHarness()
         #expect(server.request("02 F7 00") == "03 05 02")
@@ -100,7 +100,7 @@ struct ServerMTUTests {
 
 @Suite("Server: discovery")
 struct ServerDiscoveryTests {
-    @Test("Read By Group Type: primary services, as many as fit, same value length; then Attribute Not Found")
+    @Test("GATT/SR/GAD/BV-01-C: Read By Group Type: primary services, as many as fit, same value length; then Attribute Not Found")
     func primaryServices() throws {
         var server = try ServerHarness()
         #expect(server.request("10 01 00 FF FF 00 28") == "11 06 01 00 05 00 00 18 06 00 09 00 01 18 0A 00 12 00 0D 18")
@@ -126,7 +126,7 @@ struct ServerDiscoveryTests {
         #expect(server.request("10 01 00 FF FF 00") == "01 10 00 00 04")
     }
 
-    @Test("Find By Type Value: a service by UUID with its group end; not found")
+    @Test("GATT/SR/GAD/BV-02-C: Find By Type Value: a service by UUID with its group end; not found")
     func findByTypeValue() throws {
         var server = try ServerHarness()
         #expect(server.request("06 01 00 FF FF 00 28 0D 18") == "07 0A 00 12 00")
@@ -138,7 +138,7 @@ struct ServerDiscoveryTests {
         #expect(server.request("06 01 00 FF FF 38 2A 01") == "07 10 00 10 00")
     }
 
-    @Test("Read By Type: includes, then characteristic declarations as many as fit")
+    @Test("GATT/SR/GAD/BV-03-C, GATT/SR/GAD/BV-04-C: Read By Type: includes, then characteristic declarations as many as fit")
     func declarations() throws {
         var server = try ServerHarness()
         #expect(server.request("08 0A 00 12 00 02 28") == "09 08 0B 00 13 00 18 00 0F 18")
@@ -158,7 +158,7 @@ struct ServerDiscoveryTests {
         #expect(server.request("08 01 00 FF FF 02 29") == "09 04 09 00 00 00 0E 00 00 00 16 00 00 00 1C 00 00 00")
     }
 
-    @Test("Read By Type of a value: read, cut to ATT_MTU − 4, or the first attribute's error")
+    @Test("GATT/SR/GAR/BV-03-C, GATT/SR/GAR/BI-07-C, GATT/SR/GAR/BI-08-C: Read By Type of a value: read, cut to ATT_MTU − 4, or the first attribute's error")
     func readByTypeValues() throws {
         var server = try ServerHarness()
         #expect(server.request("08 01 00 FF FF 00 2A") == "09 08 03 00 72 61 77 62 6C 65")
@@ -190,7 +190,7 @@ struct ServerDiscoveryTests {
         #expect(output.pdus.map(hexString) == ["09 FF 0C 00 " + hexString(pattern(253))])
     }
 
-    @Test("Find Information: 16-bit types then 128-bit ones in separate responses; as many as fit")
+    @Test("GATT/SR/GAD/BV-06-C: Find Information: 16-bit types then 128-bit ones in separate responses; as many as fit")
     func findInformation() throws {
         var server = try ServerHarness()
         #expect(server.request("04 01 00 05 00") == "05 01 01 00 00 28 02 00 03 28 03 00 00 2A 04 00 03 28 05 00 01 2A")
@@ -207,7 +207,7 @@ struct ServerDiscoveryTests {
 
 @Suite("Server: reads")
 struct ServerReadTests {
-    @Test("Read: the value cut to ATT_MTU − 1; Invalid Handle, Read Not Permitted, Insufficient Authentication")
+    @Test("GATT/SR/GAR/BV-01-C, GATT/SR/GAR/BI-02-C: Read: the value cut to ATT_MTU − 1; Invalid Handle, Read Not Permitted, Insufficient Authentication")
     func read() throws {
         var server = try ServerHarness()
         #expect(server.request("0A 03 00") == "0B 72 61 77 62 6C 65")
@@ -226,7 +226,7 @@ struct ServerReadTests {
         #expect(server.request("0A 1E 00") == "0B 01 02")
     }
 
-    @Test("Read Blob: each part from its offset; the end is empty; past it Invalid Offset; declarations are not long")
+    @Test("GATT/SR/GAR/BV-04-C: Read Blob: each part from its offset; the end is empty; past it Invalid Offset; declarations are not long")
     func readBlob() throws {
         var server = try ServerHarness()
         #expect(server.request("0C 1B 00 16 00") == "0D " + hexString(pattern(22, from: 22)))
@@ -240,7 +240,7 @@ struct ServerReadTests {
         #expect(server.request("0C 1B 00 00") == "01 0C 00 00 04")
     }
 
-    @Test("Read Multiple: the values joined, cut to ATT_MTU − 1; the first failing handle's error")
+    @Test("GATT/SR/GAR/BV-05-C: Read Multiple: the values joined, cut to ATT_MTU − 1; the first failing handle's error")
     func readMultiple() throws {
         var server = try ServerHarness()
         #expect(server.request("0E 03 00 10 00") == "0F 72 61 77 62 6C 65 01")
@@ -294,7 +294,7 @@ struct ServerReadTests {
 
 @Suite("Server: writes")
 struct ServerWriteTests {
-    @Test("Write Request: stored and reported; permissions, handle and length checked")
+    @Test("GATT/SR/GAW/BV-03-C, GATT/SR/GAW/BI-02-C, GATT/SR/GAW/BI-03-C: Write Request: stored and reported; permissions, handle and length checked")
     func writeRequest() throws {
         var server = try ServerHarness()
         #expect(server.request("12 1B 00 AA BB") == "13")
@@ -312,7 +312,7 @@ struct ServerWriteTests {
         #expect(server.request("12 0D 00 01") == "01 12 0D 00 03")
     }
 
-    @Test("CCCD: per connection, only the bits the characteristic allows (else 0xFD), 1 or 2 bytes")
+    @Test("GATT/SR/GAW/BV-08-C: CCCD: per connection, only the bits the characteristic allows (else 0xFD), 1 or 2 bytes")
     func configuration() throws {
         var server = try ServerHarness()
         #expect(server.request("12 0E 00 01 00") == "13")
@@ -354,7 +354,7 @@ struct ServerWriteTests {
         #expect(server.request("0A 1B 00") == "0B 01 02")
     }
 
-    @Test("Prepare and Execute Write: a long value in parts, all or nothing")
+    @Test("GATT/SR/GAW/BV-05-C: Prepare and Execute Write: a long value in parts, all or nothing")
     func longWrite() throws {
         var server = try ServerHarness()
         #expect(server.request("16 1B 00 00 00 01 02 03") == "17 1B 00 00 00 01 02 03")
@@ -396,7 +396,7 @@ struct ServerWriteTests {
         #expect(server.events == [.configurationChanged(valueHandle: 13, .notify)])
     }
 
-    @Test("Prepare Write: permissions at once; the queue is bounded; cancel; reserved flags are Invalid PDU")
+    @Test("GATT/SR/GAW/BV-07-C: Prepare Write: permissions at once; the queue is bounded; cancel; reserved flags are Invalid PDU")
     func prepareBounds() throws {
         var configuration = ATTServer.Configuration()
         configuration.prepareQueueLimit = 2
@@ -540,7 +540,7 @@ struct ServerHostileTests {
 
 @Suite("Server: notifications and indications")
 struct ServerPushTests {
-    @Test("a notification only to a client that enabled it, cut to ATT_MTU − 3")
+    @Test("GATT/SR/GAN/BV-01-C: a notification only to a client that enabled it, cut to ATT_MTU − 3")
     func notification() throws {
         var server = try ServerHarness()
         #expect(server.core.notification([1, 2], handle: 27) == nil)
@@ -550,7 +550,7 @@ struct ServerPushTests {
         #expect(server.core.notification([1], handle: 13) == nil)
     }
 
-    @Test("one indication in flight; the next waits for the confirmation; a full queue refuses")
+    @Test("GATT/SR/GAI/BV-01-C: one indication in flight; the next waits for the confirmation; a full queue refuses")
     func indications() throws {
         var configuration = ATTServer.Configuration()
         configuration.indicationQueueLimit = 1

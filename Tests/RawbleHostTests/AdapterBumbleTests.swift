@@ -55,7 +55,7 @@ struct AdapterBumbleTests {
 
     /// The data as advertised; for a malformed one, the structures before the broken one.
     static func sameData(_ data: AdvertisingData?, _ hex: String, malformed: Bool) -> Bool {
-        let advertised = BumblePeer.bytes(fromHex: hex) ?? []
+        let advertised = bytes(hex)
         let decoded = Array(data?.bytes ?? [])
         return malformed ? (decoded.count < advertised.count && advertised.starts(with: decoded) && !decoded.isEmpty)
                          : decoded == advertised
@@ -93,7 +93,7 @@ struct AdapterBumbleTests {
             #expect(device.advertisingData.manufacturerData.map(\.companyID) == expected.manufacturerData.map(\.company))
             #expect(device.advertisingData.manufacturerData.map { Array($0.data) } == expected.manufacturerData.map(\.bytes))
             if expected.scanResponse {
-                #expect(Array(device.scanResponse?.bytes ?? []) == (BumblePeer.bytes(fromHex: expected.scanResponseData) ?? []), "\(expected.name)")
+                #expect(Array(device.scanResponse?.bytes ?? []) == bytes(expected.scanResponseData), "\(expected.name)")
             }
             if let name = expected.advertisedName {
                 #expect(device.name == name, "\(expected.name)")

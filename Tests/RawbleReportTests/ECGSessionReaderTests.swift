@@ -1,4 +1,5 @@
 import RawbleReport
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
@@ -103,6 +104,16 @@ struct ECGSessionReaderTests {
     @Test("every bad line is left out with its line number and why; the good ones around it are kept")
     func badLines() throws {
         let long = String(repeating: "7", count: 5000)
+        // Seven lines each broken in its own way (in both reads below).
+        let unreadable = """
+            2026-11-22T05:14:12Z,\(d0 + step),pulse,1,,,,
+            not a time,\(d0 + step),ecg,1,,,,
+            2026-11-22T05:14:12Z,\(d0 + step),ecg,1,,,,\(long)
+            2026-11-22T05:14:12Z,,hr,,,,,16
+            2026-11-22T05:14:12Z,,hr,,,,,zz
+            2026-11-22T05:14:12Z,\(d0 + step),acc,,1,x,3,
+            2026-11-22T05:14:12Z,\(d0 + step),ecg,,,,,
+            """
         let session = try read("""
             \(header)
             2026-11-22T05:14:12Z,\(d0),ecg,100,,,,
@@ -111,13 +122,7 @@ struct ECGSessionReaderTests {
             2026-11-22T05:14:12Z,\(d0 + step),ecg,99999999999,,,,
             2026-11-22T05:14:12Z,99999999999999999999,ecg,1,,,,
             2026-11-22T05:14:12Z,-5,ecg,1,,,,
-            2026-11-22T05:14:12Z,\(d0 + step),pulse,1,,,,
-            not a time,\(d0 + step),ecg,1,,,,
-            2026-11-22T05:14:12Z,\(d0 + step),ecg,1,,,,\(long)
-            2026-11-22T05:14:12Z,,hr,,,,,16
-            2026-11-22T05:14:12Z,,hr,,,,,zz
-            2026-11-22T05:14:12Z,\(d0 + step),acc,,1,x,3,
-            2026-11-22T05:14:12Z,\(d0 + step),ecg,,,,,
+            \(unreadable)
             2026-11-22T05:14:12Z,\(d0 + 2 * step),ecg,102,,,,
             """)
         #expect(session.runs.map(\.microvolts) == [[100, 102]])
@@ -131,13 +136,7 @@ struct ECGSessionReaderTests {
         var reader = ECGSessionReader(keptProblems: 20)
         try reader.read(chunk: Array("""
             \(header)
-            2026-11-22T05:14:12Z,\(d0 + step),pulse,1,,,,
-            not a time,\(d0 + step),ecg,1,,,,
-            2026-11-22T05:14:12Z,\(d0 + step),ecg,1,,,,\(long)
-            2026-11-22T05:14:12Z,,hr,,,,,16
-            2026-11-22T05:14:12Z,,hr,,,,,zz
-            2026-11-22T05:14:12Z,\(d0 + step),acc,,1,x,3,
-            2026-11-22T05:14:12Z,\(d0 + step),ecg,,,,,
+            \(unreadable)
             2026-11-22T05:14:12Z,\(d0),ecg,1.5,,,,
             2026-11-22T05:14:12Z,\(d0),ecg,1,,,,
 
@@ -265,7 +264,7 @@ struct ECGSessionReaderTests {
 
     @Test("hostile bytes (seeded noise, NULs, half lines, long runs of digits) never trap: each line is read or left out")
     func noise() throws {
-        var generator = SplitMix(seed: 26)
+        var generator = SplitMix64(state: 26)
         let alphabet = Array("0123456789,{}[]\":.-eE \t\rabcdefghrtypuVxyz".utf8) + [0, 0xFF, 0xC3]
         for round in 0..<200 {
             var bytes = Array((round % 2 == 0 ? header : #"{"type":"ecg"}"#).utf8) + [UInt8(ascii: "\n")]
@@ -282,18 +281,5 @@ struct ECGSessionReaderTests {
                 _ = error.description
             }
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64), for repeatable noise.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

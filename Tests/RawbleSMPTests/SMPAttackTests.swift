@@ -1,4 +1,5 @@
 import RawbleSMP
+import RawbleTestSupport
 import RawbleWire
 import Testing
 
@@ -19,7 +20,7 @@ struct Victim {
     init(_ role: Engine.Role, _ configuration: PairingConfiguration, seed: UInt64 = 11, keyPair: PairingKeyPair? = nil) {
         let (local, peer) = role == .initiator ? (Self.centralAddress, Self.peripheralAddress) : (Self.peripheralAddress, Self.centralAddress)
         engine = Engine(role: role, configuration: configuration, localAddress: local, peerAddress: peer,
-                        random: SeededGenerator(state: seed), keyPair: keyPair)
+                        random: SplitMix64(state: seed), keyPair: keyPair)
     }
 
     /// Delivers `pdu` as bytes; returns what the engine answered.
@@ -148,7 +149,7 @@ struct ReflectedLegacyConfirmTests {
         victim.receive(.pairingRequest(request))
         let response = try #require(victim.response)
         // The victim's generator, copied: its Srand is the first nonce it draws.
-        var predicted = SeededGenerator(state: seed)
+        var predicted = SplitMix64(state: seed)
         let srand = UInt128(predicted.next()) << 64 | UInt128(predicted.next())
         let sconfirm = SMPCrypto.legacyConfirmValue(k: 0, r: srand, pairingRequest: request, pairingResponse: response,
                                                     initiator: Victim.centralAddress, responder: Victim.peripheralAddress)

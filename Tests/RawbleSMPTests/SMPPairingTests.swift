@@ -1,18 +1,7 @@
 import RawbleSMP
+import RawbleTestSupport
 import RawbleWire
 import Testing
-
-/// A deterministic generator (SplitMix64) so a pairing's nonces, passkeys and keys repeat.
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 typealias Engine = SMPPairing<ContinuousClock.Instant>
 
@@ -53,9 +42,9 @@ struct PairingLink {
          centralKey: PairingKeyPair? = nil, peripheralKey: PairingKeyPair? = nil) {
         let c = Self.centralAddress, p = Self.peripheralAddress
         self.central = Engine(role: .initiator, configuration: central, localAddress: c, peerAddress: p,
-                              random: SeededGenerator(state: seed), keyPair: centralKey)
+                              random: SplitMix64(state: seed), keyPair: centralKey)
         self.peripheral = Engine(role: .responder, configuration: peripheral, localAddress: p, peerAddress: c,
-                                 random: SeededGenerator(state: seed &+ 1000), keyPair: peripheralKey)
+                                 random: SplitMix64(state: seed &+ 1000), keyPair: peripheralKey)
     }
 
     /// Starts the pairing and carries every action out until nothing is left to do.
@@ -322,12 +311,12 @@ struct PairingBadInputTests {
 
     static func responder() -> Engine {
         Engine(role: .responder, configuration: PairingConfiguration(), localAddress: peripheral, peerAddress: central,
-               random: SeededGenerator(state: 7))
+               random: SplitMix64(state: 7))
     }
 
     static func initiator(_ configuration: PairingConfiguration = PairingConfiguration()) -> Engine {
         Engine(role: .initiator, configuration: configuration, localAddress: central, peerAddress: peripheral,
-               random: SeededGenerator(state: 8))
+               random: SplitMix64(state: 8))
     }
 
     static let request = SMPPDU.pairingRequest(SMPPairingParameters(
@@ -442,7 +431,7 @@ struct PairingBadInputTests {
 @Suite("SMP pairing: random PDUs in any order never trap, hang or grow")
 struct PairingRandomInputTests {
     /// A PDU of a random kind with random fields, or random bytes, or a truncated PDU.
-    static func randomPayload(_ generator: inout SeededGenerator) -> [UInt8] {
+    static func randomPayload(_ generator: inout SplitMix64) -> [UInt8] {
         let value = UInt128(generator.next()) << 64 | UInt128(generator.next())
         let pdus: [SMPPDU] = [
             PairingBadInputTests.request,
@@ -476,11 +465,11 @@ struct PairingRandomInputTests {
     func randomSequences() {
         let base = ContinuousClock.now
         for seed in UInt64(1)...2_000 {
-            var generator = SeededGenerator(state: seed)
+            var generator = SplitMix64(state: seed)
             let role: Engine.Role = seed % 2 == 0 ? .initiator : .responder
             var engine = Engine(role: role, configuration: PairingConfiguration(ioCapability: SMPIOCapability(UInt8(seed % 5)), mitm: seed % 3 == 0),
                                 localAddress: PairingBadInputTests.central, peerAddress: PairingBadInputTests.peripheral,
-                                random: SeededGenerator(state: seed &* 31), keyPair: Self.sharedKeyPair)
+                                random: SplitMix64(state: seed &* 31), keyPair: Self.sharedKeyPair)
             var now = base
             if role == .initiator { _ = engine.start(now: now) }
             for _ in 0..<Int(generator.next() % 40) {

@@ -259,14 +259,14 @@ struct BumblePeerTests {
         #expect(stream.properties & 0x30 == 0x30)
         #expect(handles.streamCCCD == stream.descriptor("2902"))
         let description = try #require(stream.descriptors.first { $0.uuid == "2901" }?.data)
-        #expect(BumblePeer.bytes(fromHex: description) == Array("lab stream".utf8))
+        #expect(bytes(description) == Array("lab stream".utf8))
         // The presented value: sint16 2150, a User Description and a Presentation Format
         // (sint16, exponent -2, degree Celsius, Bluetooth SIG, main): 21.50 °C.
         let presented = try #require(custom.characteristic("72617762-6C65-4C61-6200-000000000005"))
         #expect(presented.properties == 0x02)
         #expect(presented.bytes == [0x66, 0x08])
         #expect(presented.descriptors.map(\.uuid) == ["2901", "2904"])
-        #expect(presented.descriptors.last?.data.flatMap(BumblePeer.bytes(fromHex:)) == [0x0E, 0xFE, 0x2F, 0x27, 0x01, 0x06, 0x01])
+        #expect(presented.descriptors.last?.data.map { bytes($0) } == [0x0E, 0xFE, 0x2F, 0x27, 0x01, 0x06, 0x01])
         #expect(lab.stream.map { [Double($0.count), $0.rate, Double($0.size)] } == [5000, 1000, 20])
     }
 

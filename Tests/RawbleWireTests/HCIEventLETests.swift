@@ -1,7 +1,6 @@
 import Testing
+import RawbleTestSupport
 import RawbleWire
-
-private func hx(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
 
 /// Decodes an LE Meta event, checks that re-encoding gives the same bytes, returns the subevent.
 private func decodeLE(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> LEMetaEvent {
@@ -128,7 +127,7 @@ struct HCIEventLEConnectionTests {
     @Test func longTermKeyRequest() throws {
         let le = try decodeLE("3E 0D 05 40 00 01 02 03 04 05 06 07 08 34 12")
         #expect(le == .longTermKeyRequest(.init(connectionHandle: 0x40, random: 0x0807_0605_0403_0201, encryptedDiversifier: 0x1234)))
-        #expect(throws: WireError.self) { try HCIEvent.decode(try hx("3E 0C 05 40 00 01 02 03 04 05 06 07 08 34")) }
+        #expect(throws: WireError.self) { try HCIEvent.decode(bytes("3E 0C 05 40 00 01 02 03 04 05 06 07 08 34")) }
     }
 
     @Test func remoteConnectionParameterRequest() throws {
@@ -234,13 +233,13 @@ struct HCIEventAdvertisingReportTests {
     }
 
     @Test func reportDataIsASliceOfTheInput() throws {
-        let bytes = try hx(Self.threeReports)
-        guard case .le(.advertisingReport(let reports)) = try HCIEvent.decode(bytes) else {
+        let event = bytes(Self.threeReports)
+        guard case .le(.advertisingReport(let reports)) = try HCIEvent.decode(event) else {
             Issue.record("not an advertising report"); return
         }
         // Report 2's data starts after header (2), subevent, count, report 1 (13), and 9 bytes.
         #expect(reports[1].data.startIndex == 2 + 2 + 13 + 9)
-        #expect(reports[1].data.elementsEqual(bytes[26..<31]))
+        #expect(reports[1].data.elementsEqual(event[26..<31]))
     }
 
     @Test func legacyEventTypesAndTheirProperties() {

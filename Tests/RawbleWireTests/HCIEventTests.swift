@@ -1,7 +1,6 @@
 import Testing
+import RawbleTestSupport
 import RawbleWire
-
-private func hx(_ text: String) throws -> [UInt8] { try Hex.decode(text) }
 
 private func decodeRoundTrip(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> HCIEvent {
     try HCIEventSamples.decodeRoundTrip(text, sourceLocation: sourceLocation)
@@ -100,7 +99,7 @@ struct HCIEventTests {
 
     @Test func encryptionKeyRefreshComplete() throws {
         #expect(try decodeRoundTrip("30 03 00 40 00") == .encryptionKeyRefreshComplete(status: .success, connectionHandle: 0x40))
-        #expect(throws: WireError.self) { try HCIEvent.decode(try hx("30 02 00 40")) }
+        #expect(throws: WireError.self) { try HCIEvent.decode(bytes("30 02 00 40")) }
     }
 
     @Test func hardwareErrorAndDataBufferOverflow() throws {
@@ -149,11 +148,11 @@ struct HCIEventTests {
 
     @Test func errorOffsetsAreRelativeToTheBufferTheSliceCameFrom() throws {
         // The event after an H4 type byte: offsets count from the H4 byte.
-        let h4 = try hx("04 05 04 00 40 00")
+        let h4 = bytes("04 05 04 00 40 00")
         #expect(throws: WireError(.truncated(needed: 1, available: 0), at: 6, in: "HCI Disconnection Complete event")) {
             _ = try HCIEvent.decode(code: 0x05, parameters: h4[3...])
         }
-        #expect(try HCIEvent.decode(try hx("04 05 04 00 40 00 13")[1...])
+        #expect(try HCIEvent.decode(bytes("04 05 04 00 40 00 13")[1...])
             == .disconnectionComplete(.init(status: .success, connectionHandle: 0x40, reason: .remoteUserTerminatedConnection)))
     }
 

@@ -3,16 +3,6 @@ import RawbleTestSupport
 import RawbleWire
 import Testing
 
-/// The error a throwing call gives, or `nil` when it succeeds.
-private func wireError<T>(_ body: () throws(WireError) -> T) -> WireError? {
-    do {
-        _ = try body()
-        return nil
-    } catch {
-        return error
-    }
-}
-
 private func frame(_ hex: String) throws(WireError) -> PMDDataFrame { try PMDDataFrame.decode(bytes(hex)) }
 
 @Suite("PMD data frames: worked examples")
@@ -241,7 +231,7 @@ struct PMDFrameRoundTripTests {
     /// A random walk of `count` samples of `channels` values that fit `resolution` bits, with
     /// steps up to `step` (or any value when `step` is nil).
     static func series(
-        _ rng: inout PMDTestRandom, count: Int, channels: Int, resolution: Int, step: Int64?
+        _ rng: inout SplitMix64, count: Int, channels: Int, resolution: Int, step: Int64?
     ) -> [[Int32]] {
         let low = -(Int64(1) << (resolution - 1)), high = (Int64(1) << (resolution - 1)) - 1
         var current = (0..<channels).map { _ in Int64.random(in: low...high, using: &rng) }
@@ -262,7 +252,7 @@ struct PMDFrameRoundTripTests {
             count: 300, input: Gen.uint64(), Gen.int(in: 1...6), Gen.int(in: 1...32), Gen.int(in: 1...80),
             Gen.int(in: 1...40)
         ) { seed, channels, resolution, count, blockLength in
-            var rng = PMDTestRandom(seed: seed)
+            var rng = SplitMix64(state: seed)
             let stepBits = Int.random(in: 0...resolution, using: &rng)
             let step: Int64? = stepBits == resolution ? nil : (Int64(1) << stepBits) - 1
             let samples = Self.series(&rng, count: count, channels: channels, resolution: resolution, step: step)
@@ -276,7 +266,7 @@ struct PMDFrameRoundTripTests {
     @Test("random ACC series in delta frames 81 decode back as vectors")
     func accelerationDeltaRoundTrip() async {
         await propertyCheck(count: 200, input: Gen.uint64(), Gen.int(in: 1...60)) { seed, count in
-            var rng = PMDTestRandom(seed: seed)
+            var rng = SplitMix64(state: seed)
             let samples = Self.series(&rng, count: count, channels: 3, resolution: 16, step: 200)
             let bytes = PMDTestEncoder.frame(
                 type: 2, timestamp: seed, frameType: 0x81, payload: PMDTestEncoder.delta(samples, resolution: 16))
@@ -288,7 +278,7 @@ struct PMDFrameRoundTripTests {
     @Test("random raw ECG and ACC frames decode back exactly")
     func rawRoundTrip() async {
         await propertyCheck(count: 300, input: Gen.uint64(), Gen.int(in: 0...73), Gen.int(in: 0...2)) { seed, count, layout in
-            var rng = PMDTestRandom(seed: seed)
+            var rng = SplitMix64(state: seed)
             let ecg = Self.series(&rng, count: count, channels: 1, resolution: 24, step: nil).map { $0[0] }
             let ecgFrame = try? PMDDataFrame.decode(
                 PMDTestEncoder.frame(type: 0, timestamp: seed, frameType: 0, payload: PMDTestEncoder.raw(ecg, width: 3)))

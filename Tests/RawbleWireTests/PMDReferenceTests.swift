@@ -52,7 +52,7 @@ struct PMDReferenceTests {
 
     /// Random ECG, raw ACC and delta ACC frames, some of them cut or with a byte changed.
     static func frames(count: Int, seed: UInt64) -> [(Float, [UInt8])] {
-        var rng = PMDTestRandom(seed: seed)
+        var rng = SplitMix64(state: seed)
         let factors: [Float] = [1, 0.5, 0.001, 1.0 / 3, 2.44e-4, 1000]
         var out: [(Float, [UInt8])] = []
         for n in 0..<count {

@@ -3,16 +3,6 @@ import RawbleTestSupport
 import RawbleWire
 import Testing
 
-/// The error a throwing call gives, or `nil` when it succeeds.
-private func wireError<T>(_ body: () throws(WireError) -> T) -> WireError? {
-    do {
-        _ = try body()
-        return nil
-    } catch {
-        return error
-    }
-}
-
 @Suite("PMD service, types and features")
 struct PMDServiceTests {
     @Test("the PMD service and its characteristics have Polar's 128-bit UUIDs")

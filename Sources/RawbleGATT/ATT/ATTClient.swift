@@ -619,12 +619,12 @@ final class ATTUpdateRouter: ATTPDUReceiver {
 
     func receive(_ pdu: ArraySlice<UInt8>) {
         let start = pdu.startIndex
-        switch pdu.first {
-        case 0x1B where pdu.count >= 3:
+        switch pdu.first.map({ ATTOpcode($0) }) {
+        case .handleValueNotification? where pdu.count >= 3:
             // Handle Value Notification, the hot path: no decoder, no copy.
             let handle = UInt16(pdu[start + 1]) | UInt16(pdu[start + 2]) << 8
             route(ATTValueUpdate(handle: handle, value: pdu[(start + 3)...], isIndication: false))
-        case 0x1D, 0x23:
+        case .handleValueIndication?, .multipleHandleValueNotification?:
             switch ATTInbound.classify(Array(pdu), outstanding: nil, receiveMTU: receiveMTU) {
             case let .update(handle, value, isIndication):
                 // Policy: the value goes to the subscribers under their buffer policy (a full

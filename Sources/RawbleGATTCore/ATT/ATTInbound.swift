@@ -31,7 +31,7 @@ public enum ATTInbound: Sendable {
         guard let first = bytes.first else { return .dropped(.empty) }
         let opcode = ATTOpcode(first)
         // Hot path: notifications decode without the general decoder.
-        if first == 0x1B, bytes.count >= 3 {
+        if opcode == .handleValueNotification, bytes.count >= 3 {
             return .update(handle: UInt16(bytes[1]) | UInt16(bytes[2]) << 8, value: bytes[3...], isIndication: false)
         }
         switch opcode.kind {

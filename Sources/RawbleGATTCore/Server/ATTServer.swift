@@ -386,7 +386,7 @@ public struct ATTServer: Sendable {
     /// `handle`, or `nil` when this client has not enabled notifications on it.
     public func notification(_ value: [UInt8], handle: UInt16) -> [UInt8]? {
         guard !isTimedOut, configuration(ofValueAt: handle).contains(.notify) else { return nil }
-        return Self.handleValuePDU(0x1B, handle, value, mtu: mtu)
+        return Self.handleValuePDU(.handleValueNotification, handle, value, mtu: mtu)
     }
 
     /// Starts (or queues behind the one in flight) a Handle Value Indication of `value` (cut to
@@ -414,7 +414,7 @@ public struct ATTServer: Sendable {
 
     private mutating func send(_ id: ATTIndicationID, _ handle: UInt16, _ value: [UInt8], into output: inout ATTServerOutput) {
         inFlight = (id, handle)
-        output.pdus.append(Self.handleValuePDU(0x1D, handle, value, mtu: mtu))
+        output.pdus.append(Self.handleValuePDU(.handleValueIndication, handle, value, mtu: mtu))
         output.events.append(.indicationSent(id, handle: handle))
     }
 
@@ -431,8 +431,8 @@ public struct ATTServer: Sendable {
         }
     }
 
-    private static func handleValuePDU(_ opcode: UInt8, _ handle: UInt16, _ value: [UInt8], mtu: UInt16) -> [UInt8] {
-        var pdu: [UInt8] = [opcode, UInt8(truncatingIfNeeded: handle), UInt8(truncatingIfNeeded: handle >> 8)]
+    private static func handleValuePDU(_ opcode: ATTOpcode, _ handle: UInt16, _ value: [UInt8], mtu: UInt16) -> [UInt8] {
+        var pdu: [UInt8] = [opcode.rawValue, UInt8(truncatingIfNeeded: handle), UInt8(truncatingIfNeeded: handle >> 8)]
         pdu.append(contentsOf: value.prefix(max(0, Int(mtu) - 3)))
         return pdu
     }

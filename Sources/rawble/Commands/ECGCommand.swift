@@ -140,7 +140,7 @@ struct ECGSession: Sendable {
 
     func run() async throws {
         let progress = self.progress
-        var backoff = Duration.seconds(1)
+        var pause = ReconnectPause()
         var reconnecting = false
         while true {
             if json, reconnecting { emit([("event", "reconnecting"), ("state", "scanning"), ("target", .string(target.description))]) }
@@ -155,17 +155,13 @@ struct ECGSession: Sendable {
                 if json {
                     emit([("event", "disconnected"), ("reason", .string(reason))])
                 } else if reconnect {
-                    status.printError("rawble: disconnected: \(reason) (reconnecting: scanning for \(target) again in \(backoff.components.seconds) s)")
+                    status.printError(target.reconnectingLine(disconnected: reason, pause: pause.duration))
                 }
-                guard reconnect else {
-                    throw CLIError(.peerError, "\(device.address.address) disconnected: \(reason)",
-                                   fix: "run again, or leave out --no-reconnect to reconnect automatically")
-                }
+                guard reconnect else { throw StrapTarget.notReconnecting(device, disconnected: reason) }
                 reconnecting = true
                 waits.end()
-                status.show("link lost; scanning again in \(backoff.components.seconds) s")
-                try await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(16))
+                status.show("link lost; scanning again in \(pause.duration.components.seconds) s")
+                try await pause.wait()
             }
         }
     }
@@ -174,22 +170,9 @@ struct ECGSession: Sendable {
     /// duration, Ctrl-C, or the link's end.
     private func follow(_ device: DiscoveredDevice, progress: Progress) async throws {
         waits.begin(.connection(to: device.address.address, name: device.name))
-        let connection: any CentralLink
-        do {
-            connection = try await host.central.connect(to: device.address, timeout: timeout)
-        } catch {
-            if case .connectionTimedOut = error { throw LinkEnd.lost(error.description) }
-            throw host.cliError(error)
-        }
-        var configuration = ATTClient.Configuration()
-        configuration.transactionTimeout = timeout
-        let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
-        defer {
-            Task {
-                await gatt.close()
-                try? await connection.disconnect(timeout: .seconds(3))
-            }
-        }
+        let connection = try await host.connectStrap(device, timeout: timeout) { LinkEnd.lost($0) }
+        let gatt = GATTClient.onStrapLink(connection, timeout: timeout)
+        defer { gatt.closeInBackground(disconnecting: connection) }
         let pmd: PMDClient
         do {
             waits.begin(.response(device.address.address, "Exchange MTU"))

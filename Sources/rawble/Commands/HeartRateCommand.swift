@@ -178,7 +178,7 @@ struct HeartRateSession: Sendable {
     func run() async throws {
         var received = 0
         var energyReset = !resetEnergy
-        var backoff = Duration.seconds(1)
+        var pause = ReconnectPause()
         var reconnecting = false
         while true {
             let device = try await findStrap(reconnecting: reconnecting)
@@ -196,16 +196,12 @@ struct HeartRateSession: Sendable {
                 case .transport?, .closed?: ending.map(host.cliError)
                 default: transportFailed ? CLIError(.transport, "\(host.transport): \(reason)") : nil
                 }
-                report(disconnected: reason, onStderr: fatal == nil && reconnect, retryIn: backoff)
+                report(disconnected: reason, onStderr: fatal == nil && reconnect, retryIn: pause.duration)
                 if let fatal { throw fatal }
-                guard reconnect else {
-                    throw CLIError(.peerError, "\(device.address.address) disconnected: \(reason)",
-                                   fix: "run again, or leave out --no-reconnect to reconnect automatically")
-                }
+                guard reconnect else { throw StrapTarget.notReconnecting(device, disconnected: reason) }
                 reconnecting = true
-                progress(.waiting(backoff), reconnecting: true)
-                try await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(16))
+                progress(.waiting(pause.duration), reconnecting: true)
+                try await pause.wait()
             }
         }
     }
@@ -220,13 +216,7 @@ struct HeartRateSession: Sendable {
     private func follow(_ device: DiscoveredDevice, reconnecting: Bool, received: inout Int,
                         energyReset: inout Bool) async throws {
         progress(.connecting(device), reconnecting: reconnecting)
-        let connection: any CentralLink
-        do {
-            connection = try await host.central.connect(to: device.address, timeout: timeout)
-        } catch {
-            if case .connectionTimedOut = error { throw LinkEnd.lost(error.description) }
-            throw host.cliError(error)
-        }
+        let connection = try await host.connectStrap(device, timeout: timeout) { LinkEnd.lost($0) }
         if let security, let link = connection as? Connection {
             waits.begin(.security(device.address.address, security))
             do {
@@ -240,15 +230,8 @@ struct HeartRateSession: Sendable {
                 }
             }
         }
-        var configuration = ATTClient.Configuration()
-        configuration.transactionTimeout = timeout
-        let gatt = GATTClient(att: ATTClient(bearer: connection.att, configuration: configuration))
-        defer {
-            Task {
-                await gatt.close()
-                try? await connection.disconnect(timeout: .seconds(3))
-            }
-        }
+        let gatt = GATTClient.onStrapLink(connection, timeout: timeout)
+        defer { gatt.closeInBackground(disconnecting: connection) }
         do {
             waits.begin(.response(device.address.address, "Exchange MTU"))
             try await gatt.exchangeMTU()
@@ -403,7 +386,7 @@ struct HeartRateSession: Sendable {
         if json {
             emit(.object([("event", "disconnected"), Self.now, ("reason", .string(reason))]))
         } else if onStderr {
-            status.printError("rawble: disconnected: \(reason) (reconnecting: scanning for \(target) again in \(retryIn.components.seconds) s)")
+            status.printError(target.reconnectingLine(disconnected: reason, pause: retryIn))
         }
     }
 
