@@ -39,8 +39,9 @@ struct KernelPathVMTests {
     static func boot(_ script: String, controllers: [String] = [controllerAddress],
                      peerArguments: [String] = [], ports: Int = 1,
                      vmOptions: [String] = []) async throws -> (steps: [String: Step], result: CLIResult) {
-        // One VM at a time in the whole run: two or three guests under TCG at once on a 2-core
-        // machine, beside the other suites' peers, ran slowly enough to meet the timeout.
+        // One VM at a time in this test process: two or three guests under TCG at once on a
+        // 2-core machine, beside the other suites' peers, ran slowly enough to meet the timeout.
+        // (Scripts/test runs one process per pinned kernel, at once, with no other suite beside.)
         await VMQueue.shared.enter()
         do {
             let booted = try await bootNow(script, controllers: controllers, peerArguments: peerArguments, ports: ports,

@@ -9,8 +9,8 @@ enum KernelSupport {
     static let hasBluetooth = TestRequirements.kernelHasBluetooth
 }
 
-/// Lets one VM boot at a time across every suite that boots one (they run in parallel
-/// otherwise): callers wait their turn in order, without blocking a thread.
+/// Lets one VM boot at a time across every suite of this test process that boots one (they run
+/// in parallel otherwise): callers wait their turn in order, without blocking a thread.
 actor VMQueue {
     static let shared = VMQueue()
 
