@@ -6,6 +6,9 @@ let package = Package(
     products: [
         /// Pure wire layer: every PDU the stack speaks, decoded and encoded, no I/O.
         .library(name: "RawbleWire", targets: ["RawbleWire"]),
+        /// The Linux kernel's management protocol (`HCI_CHANNEL_CONTROL`, BlueZ's mgmt-api), sans I/O:
+        /// every command and event rawble sends or reads on it, typed, both ways. The kernel path's core.
+        .library(name: "RawbleManagementCore", targets: ["RawbleManagementCore"]),
         /// The ATT bearer contract (`ATTBearer`, `BearerError`), free of any transport: what an
         /// embedder implements to run the GATT client on their own link.
         .library(name: "RawbleBearer", targets: ["RawbleBearer"]),
@@ -65,6 +68,11 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleManagementCore",
+            dependencies: ["RawbleWire"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleBearer",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -116,6 +124,7 @@ let package = Package(
             name: "RawbleKernel",
             dependencies: [
                 "CBluetooth",
+                "RawbleManagementCore",
                 "RawbleWire",
                 "RawbleBearer",
                 "RawbleHCITransport",
@@ -130,6 +139,7 @@ let package = Package(
         .target(
             name: "RawbleKernelHost",
             dependencies: [
+                "RawbleManagementCore",
                 "RawbleWire",
                 "RawbleHCITransport",
                 "RawbleHostCore",
@@ -153,6 +163,7 @@ let package = Package(
                 "RawbleTransport",
                 "RawbleKernel",
                 "RawbleKernelHost",
+                "RawbleManagementCore",
                 "RawbleGATTCore",
                 "RawbleGATT",
                 "RawbleHeartRate",
@@ -253,6 +264,15 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "RawbleManagementCoreTests",
+            dependencies: [
+                "RawbleManagementCore",
+                "RawbleTestSupport",
+                "RawbleWire",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
             name: "RawbleHostCoreTests",
             dependencies: [
                 "RawbleHostCore",
@@ -335,6 +355,7 @@ let package = Package(
                 "RawbleHostCore",
                 "RawbleKernel",
                 "RawbleKernelHost",
+                "RawbleManagementCore",
                 "RawbleTestSupport",
                 "RawbleTransport",
                 "RawbleWire",

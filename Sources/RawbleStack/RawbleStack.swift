@@ -13,6 +13,7 @@
 @_exported import RawbleHostCore
 @_exported import RawbleKernel
 @_exported import RawbleKernelHost
+@_exported import RawbleManagementCore
 @_exported import RawbleSMP
 @_exported import RawbleTransport
 @_exported import RawbleWire

@@ -125,7 +125,7 @@ import Testing
     static let socketModules: Set<String> = ["RawbleTransport", "RawbleKernel", "RawbleKernelHost", "RawbleStack", "RawbleTestSupport"]
 
     /// The sans-I/O cores: bytes and events in, bytes and events out, time an input.
-    static let engines = ["RawbleWire", "RawbleHostCore", "RawbleGATTCore", "RawbleAnalysis", "RawbleReport", "RawbleSMP"]
+    static let engines = ["RawbleWire", "RawbleManagementCore", "RawbleHostCore", "RawbleGATTCore", "RawbleAnalysis", "RawbleReport", "RawbleSMP"]
 
     /// The one library an engine may use beyond the wire layer: the Security Manager's
     /// cryptography is swift-crypto's (AES, AES-CMAC and P-256 from BoringSSL), none of it I/O.

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// A command's typed return parameters: what a successful
 /// ``ManagementEvent/commandComplete(index:opcode:status:returnParameters:)`` carries after
 /// its status (`doc/mgmt-api.txt`, each command's "Return Parameters").

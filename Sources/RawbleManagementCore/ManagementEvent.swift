@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// An event on the kernel's management channel (BlueZ `doc/mgmt-api.txt`, "Events"): event
 /// code (u16), controller index (u16), parameter length (u16), parameters; see
 /// ``ManagementPacket``.

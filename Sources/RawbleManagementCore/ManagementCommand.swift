@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// A command on the kernel's management channel (BlueZ `doc/mgmt-api.txt`), as a program
 /// driving the kernel's Bluetooth without bluetoothd sends it: opcode (u16), controller index
 /// (u16), parameter length (u16), parameters; see ``ManagementPacket``.

@@ -1,4 +1,5 @@
 import PropertyBased
+import RawbleManagementCore
 import RawbleTestSupport
 import RawbleWire
 import Testing
@@ -138,7 +139,7 @@ struct ManagementReturnTests {
     }
 
     @Test func randomControllerInformationNeverTrapsAndRoundTrips() async {
-        let input = Generator(run: { rng in HCICommandSamples.bytes(&rng, count: 270...290) })
+        let input = Generator(run: { rng in ManagementSamples.bytes(&rng, count: 270...290) })
         await propertyCheck(count: 500, input: input) { parameters throws in
             guard let information = try? ManagementControllerInformation.decode(returnParameters: parameters) else {
                 #expect(parameters.count != 280)
@@ -179,7 +180,7 @@ struct ManagementReturnTests {
     }
 
     @Test func randomReturnParametersNeverTrap() async {
-        await propertyCheck(count: 2000, input: HCICommandSamples.randomBytes(maxCount: 24)) { parameters throws in
+        await propertyCheck(count: 2000, input: ManagementSamples.randomBytes(maxCount: 24)) { parameters throws in
             if let value = try? ManagementVersion.decode(returnParameters: parameters) { #expect(value.returnParameters == parameters) }
             if let value = try? ManagementIndexList.decode(returnParameters: parameters) { #expect(value.returnParameters == parameters) }
             if let value = try? ManagementSupportedCommands.decode(returnParameters: parameters) {

@@ -1,4 +1,5 @@
 import PropertyBased
+import RawbleManagementCore
 import RawbleTestSupport
 import RawbleWire
 import Testing
@@ -251,7 +252,7 @@ struct ManagementCommandRoundTripTests {
     }
 
     @Test func decodingRandomBytesNeverTraps() async {
-        await propertyCheck(count: 3000, input: HCICommandSamples.randomBytes(maxCount: 60)) { input in
+        await propertyCheck(count: 3000, input: ManagementSamples.randomBytes(maxCount: 60)) { input in
             if let command = try? ManagementCommand.decode(input) {
                 #expect(command.encoded == input)
             }

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// Management command opcodes (BlueZ `doc/mgmt-api.txt`, "Commands"): the first u16 of a
 /// command packet, and the `Command_Opcode` a Command Complete or Command Status answers.
 ///
@@ -70,7 +72,7 @@ public enum ManagementEventCode {
 /// contexts of their decoders (made once: a decoder runs for every packet).
 struct ManagementCodeNames: Sendable {
     let names: [String]
-    /// What a code's parameters are called in a ``WireError``: `Management <name> <kind>`.
+    /// What a code's parameters are called in a `WireError`: `Management <name> <kind>`.
     private let contexts: [String]
     private let kind: String
 

@@ -1,10 +1,12 @@
 import PropertyBased
+import RawbleManagementCore
+import RawbleTestSupport
 import RawbleWire
 
 /// Random, valid management commands and events, for property-based round trips. Field values
-/// come from the HCI samples' helpers; lengths stay inside what a packet carries.
-enum ManagementSamples {
-    typealias S = HCICommandSamples
+/// are `RandomFields`' draws; lengths stay inside what a packet carries.
+enum ManagementSamples: RandomFields {
+    typealias S = ManagementSamples
 
     static func u32(_ rng: inout some RandomNumberGenerator) -> UInt32 { UInt32.random(in: 0...UInt32.max, using: &rng) }
     static func i8(_ rng: inout some RandomNumberGenerator) -> Int8 { Int8(bitPattern: S.byte(&rng)) }
@@ -160,5 +162,10 @@ enum ManagementSamples {
         return [UInt8(truncatingIfNeeded: code), UInt8(truncatingIfNeeded: code >> 8),
                 UInt8(truncatingIfNeeded: index), UInt8(truncatingIfNeeded: index >> 8),
                 UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8)]
+    }
+
+    /// Random bytes of random length, for "never traps" properties.
+    static func randomBytes(maxCount: Int) -> Generator<[UInt8], Shrink.None<[UInt8]>> {
+        Generator(run: { rng in bytes(&rng, count: 0...maxCount) })
     }
 }

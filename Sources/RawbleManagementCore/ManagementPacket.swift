@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// The framing every packet on the kernel's management channel (`HCI_CHANNEL_CONTROL`) shares
 /// (`doc/mgmt-api.txt`, "Packet Structures"): command opcode or event code (u16), controller
 /// index (u16), parameter length (u16), then exactly that many parameter bytes; little-endian.

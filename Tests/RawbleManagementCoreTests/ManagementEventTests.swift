@@ -1,4 +1,5 @@
 import PropertyBased
+import RawbleManagementCore
 import RawbleTestSupport
 import RawbleWire
 import Testing
@@ -315,7 +316,7 @@ struct ManagementEventRoundTripTests {
     }
 
     @Test func decodingRandomBytesNeverTraps() async {
-        await propertyCheck(count: 3000, input: HCICommandSamples.randomBytes(maxCount: 60)) { input in
+        await propertyCheck(count: 3000, input: ManagementSamples.randomBytes(maxCount: 60)) { input in
             if let event = try? ManagementEvent.decode(input) {
                 #expect(event.encoded == input)
             }
@@ -336,9 +337,9 @@ struct ManagementEventRoundTripTests {
     /// Device Found bodies whose EIR length is often right, so decoding reaches the data.
     @Test func randomDeviceFoundBodiesNeverTrap() async {
         let input = Generator(run: { rng in
-            let data = HCICommandSamples.bytes(&rng, count: 0...40)
+            let data = ManagementSamples.bytes(&rng, count: 0...40)
             let declared = data.count + Int.random(in: -2...2, using: &rng)
-            let fixed = HCICommandSamples.bytes(&rng, count: 12...12)
+            let fixed = ManagementSamples.bytes(&rng, count: 12...12)
             return fixed + [UInt8(truncatingIfNeeded: declared), UInt8(truncatingIfNeeded: declared >> 8)] + data
         })
         await propertyCheck(count: 2000, input: input) { parameters in

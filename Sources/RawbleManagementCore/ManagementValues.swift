@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// The controller index of a management packet: the `N` of `hciN` for a command or event about
 /// one controller, or ``none`` (`0xFFFF`, `<non-controller>` in `doc/mgmt-api.txt`) for the
 /// ones about the whole management interface (Read Version, Read Index List, ...).
@@ -150,7 +152,7 @@ public struct ManagementAddressTypes: OptionSet, Hashable, Sendable, CustomStrin
 /// The type of one device address in management commands and events (`Address_Type`):
 /// BR/EDR, LE public or LE random. Values a later kernel may add keep their value.
 ///
-/// The numbering differs from HCI's ``LEAddressType`` (there `0` is LE public):
+/// The numbering differs from HCI's `LEAddressType` (there `0` is LE public):
 /// ``leAddressType`` and ``init(_:)-(LEAddressType)`` convert between the two.
 public struct ManagementAddressType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt8
