@@ -4,6 +4,9 @@ import PackageDescription
 let package = Package(
     name: "rawble",
     products: [
+        /// The umbrella: `import Rawble` brings every module an embedder names (the layers, the
+        /// profiles, the session files and the analysis, and RawbleStack's composition). No code of its own.
+        .library(name: "Rawble", targets: ["Rawble"]),
         /// Pure wire layer: every PDU the stack speaks, decoded and encoded, no I/O.
         .library(name: "RawbleWire", targets: ["RawbleWire"]),
         /// The Linux kernel's management protocol (`HCI_CHANNEL_CONTROL`, BlueZ's mgmt-api), sans I/O:
@@ -38,7 +41,7 @@ let package = Package(
         .library(name: "RawbleKernel", targets: ["RawbleKernel"]),
         /// The kernel's central (`hciN`): scanning on the raw HCI channel, links through L2CAP sockets.
         .library(name: "RawbleKernelHost", targets: ["RawbleKernelHost"]),
-        /// The stack composed, and the one umbrella module: a transport string (`hci0`, `user:hci0`, `tcp:HOST:PORT`, `unix:PATH`,
+        /// The stack composed (the composition root): a transport string (`hci0`, `user:hci0`, `tcp:HOST:PORT`, `unix:PATH`,
         /// `serial:PATH[:BAUD]`) parsed and opened as a `Central` in one call; bonds kept in files (`FileBondStore`).
         .library(name: "RawbleStack", targets: ["RawbleStack"]),
         /// Session files (`rawble hr --csv/--jsonl`) written and read line by line, and the session's SVG plots.
@@ -63,6 +66,31 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
     ],
     targets: [
+        // The umbrella's folder is not Sources/Rawble: that would differ from the executable's
+        // Sources/rawble by case alone, one folder on a case-insensitive file system.
+        .target(
+            name: "Rawble",
+            dependencies: [
+                "RawbleAnalysis",
+                "RawbleBearer",
+                "RawbleGATT",
+                "RawbleGATTCore",
+                "RawbleHCITransport",
+                "RawbleHeartRate",
+                "RawbleHost",
+                "RawbleHostCore",
+                "RawbleKernel",
+                "RawbleKernelHost",
+                "RawbleManagementCore",
+                "RawbleReport",
+                "RawbleSMP",
+                "RawbleStack",
+                "RawbleTransport",
+                "RawbleWire",
+            ],
+            path: "Sources/RawbleUmbrella",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .target(
             name: "RawbleWire",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
