@@ -34,6 +34,11 @@ let package = Package(
         .library(name: "RawbleGATT", targets: ["RawbleGATT"]),
         /// The Heart Rate profile on the GATT client: find the strap's characteristics, decode every beat.
         .library(name: "RawbleHeartRate", targets: ["RawbleHeartRate"]),
+        /// Polar's Measurement Data (PMD) protocol, sans I/O: control-point requests and replies, data
+        /// frames (ECG, acceleration, PPI; delta-compressed ones expanded) and their sample times.
+        .library(name: "RawblePolarCore", targets: ["RawblePolarCore"]),
+        /// Polar's PMD service on the GATT client (`PMDClient`): a Polar H10's raw ECG and acceleration.
+        .library(name: "RawblePolar", targets: ["RawblePolar"]),
         /// Test support for users of the stack: a launcher for the Bumble virtual-controller peer.
         .library(name: "RawbleTestSupport", targets: ["RawbleTestSupport"]),
         /// The Linux kernel's Bluetooth sockets: adapters, the HCI raw and user channels as an
@@ -82,6 +87,8 @@ let package = Package(
                 "RawbleKernel",
                 "RawbleKernelHost",
                 "RawbleManagementCore",
+                "RawblePolar",
+                "RawblePolarCore",
                 "RawbleReport",
                 "RawbleSMP",
                 "RawbleStack",
@@ -195,6 +202,8 @@ let package = Package(
                 "RawbleGATTCore",
                 "RawbleGATT",
                 "RawbleHeartRate",
+                "RawblePolar",
+                "RawblePolarCore",
                 "RawbleSMP",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -235,8 +244,25 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
-            name: "RawbleReport",
+            name: "RawblePolarCore",
             dependencies: ["RawbleWire"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawblePolar",
+            dependencies: [
+                "RawbleWire",
+                "RawblePolarCore",
+                "RawbleGATTCore",
+                "RawbleGATT",
+                "RawbleHeartRate",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawbleReport",
+            dependencies: ["RawbleWire", "RawblePolarCore"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
@@ -268,6 +294,8 @@ let package = Package(
                 "RawbleGATTCore",
                 "RawbleGATT",
                 "RawbleHeartRate",
+                "RawblePolar",
+                "RawblePolarCore",
                 "RawbleKernel",
                 "RawbleKernelHost",
                 "RawbleStack",
@@ -375,6 +403,19 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "RawblePolarTests",
+            dependencies: [
+                "RawbleBearer",
+                "RawbleGATT",
+                "RawbleGATTCore",
+                "RawblePolar",
+                "RawblePolarCore",
+                "RawbleTestSupport",
+                "RawbleWire",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
             name: "RawbleKernelTests",
             dependencies: [
                 "CBluetooth",
@@ -423,6 +464,7 @@ let package = Package(
         .testTarget(
             name: "RawbleReportTests",
             dependencies: [
+                "RawblePolarCore",
                 "RawbleReport",
                 "RawbleTestSupport",
                 "RawbleWire",
@@ -447,6 +489,8 @@ let package = Package(
                 "RawbleHost",
                 "RawbleHostCore",
                 "RawbleKernel",
+                "RawblePolar",
+                "RawblePolarCore",
                 "RawbleReport",
                 "RawbleSMP",
                 "RawbleStack",

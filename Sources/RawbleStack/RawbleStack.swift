@@ -15,6 +15,8 @@
 @_exported import RawbleKernel
 @_exported import RawbleKernelHost
 @_exported import RawbleManagementCore
+@_exported import RawblePolar
+@_exported import RawblePolarCore
 @_exported import RawbleSMP
 @_exported import RawbleTransport
 @_exported import RawbleWire

@@ -16,6 +16,8 @@
 @_exported import RawbleKernel
 @_exported import RawbleKernelHost
 @_exported import RawbleManagementCore
+@_exported import RawblePolar
+@_exported import RawblePolarCore
 @_exported import RawbleReport
 @_exported import RawbleSMP
 @_exported import RawbleStack

@@ -1,3 +1,4 @@
+import RawblePolarCore
 import RawbleWire
 
 /// An independent PMD frame encoder for the tests: it writes what the decoders read, by a

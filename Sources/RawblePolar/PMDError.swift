@@ -1,5 +1,6 @@
 import RawbleGATT
 import RawbleGATTCore
+import RawblePolarCore
 import RawbleWire
 
 /// Why the Polar Measurement Data client could not do what was asked, or why its stream ended.

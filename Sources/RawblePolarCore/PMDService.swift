@@ -1,3 +1,5 @@
+import RawbleWire
+
 // Polar Measurement Data (PMD): the service, its measurement types and the features a device
 // announces. Facts from Polar's PMD specification and SDKs; see docs in the Polar topic.
 
@@ -153,7 +155,7 @@ extension PMDFeatures: WireDecodable, WireEncodable {
     public static let marker: UInt8 = 0x0F
 
     /// Decodes the control point's read value: `0F`, then feature bytes (none is an empty set).
-    /// Anything else first is ``WireError/Kind/unknownValue(_:)`` at byte 0.
+    /// Anything else first is `WireError.Kind.unknownValue` at byte 0.
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> PMDFeatures {
         var reader = ByteReader(bytes, context: "PMD features")
         let offset = reader.offset

@@ -1,3 +1,5 @@
+import RawbleHeartRate
+import RawblePolarCore
 import RawbleWire
 import Synchronization
 

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// The kind of one PMD setting: the first byte of a settings entry
 /// `[setting u8][count u8][count × little-endian value]`.
 public struct PMDSettingType: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -57,8 +59,8 @@ public struct PMDSettingType: RawRepresentable, Hashable, Sendable, Comparable, 
 ///
 /// Decoding follows Polar's Android SDK: entries are read while at least two bytes remain, and
 /// a last lone byte is ignored (an H10's start reply carries one "reserved" byte). A truncated
-/// entry is ``WireError/Kind/truncated(needed:available:)``. An unknown setting type is
-/// ``WireError/Kind/unknownValue(_:)``, not skipped: its value size is unknown, so the entries
+/// entry is `WireError.Kind.truncated`. An unknown setting type is
+/// `WireError.Kind.unknownValue`, not skipped: its value size is unknown, so the entries
 /// after it (a factor, say) could not be found, and quietly losing them would decode frames
 /// wrongly later.
 public struct PMDSettings: Hashable, Sendable {
@@ -185,7 +187,7 @@ public struct PMDSettingSelection: Hashable, Sendable {
 
 extension PMDSettingSelection: WireDecodable, WireEncodable {
     /// Decodes a start request's settings: every entry must have count 1, a setting must not
-    /// repeat, and a factor is refused (``WireError/Kind/invalidValue(_:)``); unknown types and
+    /// repeat, and a factor is refused (`WireError.Kind.invalidValue`); unknown types and
     /// truncation as for ``PMDSettings``, but no byte may be left over.
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> PMDSettingSelection {
         var reader = ByteReader(bytes, context: "PMD setting selection")

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// A PMD control-point operation: the first byte of a request, echoed in its response.
 public struct PMDOpcode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt8
@@ -131,7 +133,7 @@ extension PMDControlPointRequest: WireDecodable, WireEncodable {
     }
 
     /// Decodes a request (what a simulated device receives). Opcodes other than 01, 02, 03 and
-    /// 05 are ``WireError/Kind/unknownValue(_:)``; bytes after a complete request are trailing.
+    /// 05 are `WireError.Kind.unknownValue`; bytes after a complete request are trailing.
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> PMDControlPointRequest {
         var reader = ByteReader(bytes, context: "PMD control point request")
         let opcodeOffset = reader.offset
@@ -187,7 +189,7 @@ public struct PMDControlPointResponse: Hashable, Sendable {
 
     /// This response with a continuation's parameters appended (when ``more`` was set): the
     /// continuation must be a successful response to the same opcode, and its own `more`
-    /// says whether yet another follows. Anything else is ``WireError/Kind/invalidValue(_:)``.
+    /// says whether yet another follows. Anything else is `WireError.Kind.invalidValue`.
     public func appending(_ continuation: PMDControlPointResponse) throws(WireError) -> PMDControlPointResponse {
         let context = "PMD control point continuation"
         guard more else { throw WireError(.invalidValue("no continuation was announced"), at: 0, in: context) }
@@ -218,7 +220,7 @@ extension PMDControlPointIndication: WireDecodable, WireEncodable {
     public static let stoppedMarker: UInt8 = 0x01
 
     /// Decodes an indication. A first byte other than `F0` or `01` is
-    /// ``WireError/Kind/unknownValue(_:)`` at byte 0; a response shorter than its four fixed
+    /// `WireError.Kind.unknownValue` at byte 0; a response shorter than its four fixed
     /// bytes is truncated.
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> PMDControlPointIndication {
         var reader = ByteReader(bytes, context: "PMD control point indication")

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// The samples of a delta-compressed PMD frame (frame type bit 7), validated when created and
 /// decoded when iterated.
 ///
@@ -14,7 +16,7 @@
 /// the caller's, or ``PMDDataFrame/accelerationSamples(factor:)``'s for acceleration.
 ///
 /// Creation walks the block headers once, with overflow-checked arithmetic and without
-/// allocating, and throws ``WireError``: channels or resolution out of range (`invalidValue`,
+/// allocating, and throws `WireError`: channels or resolution out of range (`invalidValue`,
 /// offset of the payload), a reference or block longer than the bytes left (`truncated`), a
 /// block header cut short (`truncated`), a width of 0 or above 32 (`invalidValue`, at the width
 /// byte).

@@ -1,4 +1,5 @@
 import PropertyBased
+import RawblePolarCore
 import RawbleTestSupport
 import RawbleWire
 import Testing

@@ -1,6 +1,8 @@
 import Logging
 import RawbleGATT
 import RawbleGATTCore
+import RawbleHeartRate
+import RawblePolarCore
 import RawbleWire
 
 /// The client of Polar's Measurement Data (PMD) service, the raw ECG and acceleration of a

@@ -1,4 +1,5 @@
 import Foundation
+import RawblePolarCore
 import RawbleTestSupport
 import RawbleWire
 import Testing

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// PMD time: nanoseconds since 2000-01-01T00:00:00Z.
 ///
 /// A frame carries the time of its last sample on the device's clock. An H10 that has not had

@@ -1,7 +1,8 @@
-@testable import RawbleHeartRate
+@testable import RawblePolar
 import RawbleBearer
 import RawbleGATT
 import RawbleGATTCore
+import RawblePolarCore
 import RawbleTestSupport
 import RawbleWire
 import Synchronization

@@ -1,3 +1,5 @@
+import RawbleWire
+
 /// The format byte of a PMD data frame (byte 9): bit 7 marks delta compression, the low bits
 /// number the layout, which depends on the measurement type.
 public struct PMDFrameType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -26,7 +28,7 @@ public struct PMDFrameType: RawRepresentable, Hashable, Sendable, CustomStringCo
 /// them clear. Decoding reads the header only and keeps the samples as a slice of the input (no copy);
 /// the typed views (``ecgSamples()``, ``accelerationSamples(factor:)``,
 /// ``deltaSamples(channels:resolution:)``, ``ppiSamples()``) check the layout and decode on
-/// access. Frames come from a device and are untrusted: every view throws ``WireError``
+/// access. Frames come from a device and are untrusted: every view throws `WireError`
 /// rather than trap, and allocates nothing in proportion to a count it has not checked
 /// against the bytes present.
 public struct PMDDataFrame: Hashable, Sendable {
@@ -94,8 +96,8 @@ extension PMDDataFrame {
 
     /// The ECG samples of an ECG frame (frame type `00`: int24 LE µV each, no factor).
     ///
-    /// Other frame types are ``WireError/Kind/unknownValue(_:)`` at byte 9; a payload that is
-    /// not whole samples ends in ``WireError/Kind/trailingBytes(count:)``.
+    /// Other frame types are `WireError.Kind.unknownValue` at byte 9; a payload that is
+    /// not whole samples ends in `WireError.Kind.trailingBytes`.
     @inlinable
     public func ecgSamples() throws(WireError) -> PMDECGSamples {
         guard frameType.rawValue == 0 else {
@@ -112,7 +114,7 @@ extension PMDDataFrame {
     /// as 3 channels of 16-bit values (Polar's Android SDK) and scaled as it does: `81` by
     /// `factor`, `80` (values in G) by `factor × 1000`; each product in float32, truncated
     /// toward zero (a factor of 1 leaves `81` values as they are). Other frame types are
-    /// ``WireError/Kind/unknownValue(_:)`` at byte 9.
+    /// `WireError.Kind.unknownValue` at byte 9.
     public func accelerationSamples(factor: Float = 1) throws(WireError) -> PMDAccelerationSamples {
         let context = "PMD acceleration frame"
         switch frameType.rawValue {

@@ -1,3 +1,5 @@
+import RawbleHeartRate
+import RawblePolarCore
 import RawbleWire
 
 /// One ECG frame's samples with their times.

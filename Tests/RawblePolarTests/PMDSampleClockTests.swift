@@ -1,3 +1,4 @@
+import RawblePolarCore
 import RawbleWire
 import Testing
 
