@@ -4,8 +4,14 @@ import PackageDescription
 let package = Package(
     name: "rawble",
     products: [
+        /// The umbrella: `import Rawble` brings every module an embedder names (the layers, the
+        /// profiles, the session files and the analysis, and RawbleStack's composition). No code of its own.
+        .library(name: "Rawble", targets: ["Rawble"]),
         /// Pure wire layer: every PDU the stack speaks, decoded and encoded, no I/O.
         .library(name: "RawbleWire", targets: ["RawbleWire"]),
+        /// The Linux kernel's management protocol (`HCI_CHANNEL_CONTROL`, BlueZ's mgmt-api), sans I/O:
+        /// every command and event rawble sends or reads on it, typed, both ways. The kernel path's core.
+        .library(name: "RawbleManagementCore", targets: ["RawbleManagementCore"]),
         /// The ATT bearer contract (`ATTBearer`, `BearerError`), free of any transport: what an
         /// embedder implements to run the GATT client on their own link.
         .library(name: "RawbleBearer", targets: ["RawbleBearer"]),
@@ -28,6 +34,11 @@ let package = Package(
         .library(name: "RawbleGATT", targets: ["RawbleGATT"]),
         /// The Heart Rate profile on the GATT client: find the strap's characteristics, decode every beat.
         .library(name: "RawbleHeartRate", targets: ["RawbleHeartRate"]),
+        /// Polar's Measurement Data (PMD) protocol, sans I/O: control-point requests and replies, data
+        /// frames (ECG, acceleration, PPI; delta-compressed ones expanded) and their sample times.
+        .library(name: "RawblePolarCore", targets: ["RawblePolarCore"]),
+        /// Polar's PMD service on the GATT client (`PMDClient`): a Polar H10's raw ECG and acceleration.
+        .library(name: "RawblePolar", targets: ["RawblePolar"]),
         /// Test support for users of the stack: a launcher for the Bumble virtual-controller peer.
         .library(name: "RawbleTestSupport", targets: ["RawbleTestSupport"]),
         /// The Linux kernel's Bluetooth sockets: adapters, the HCI raw and user channels as an
@@ -35,7 +46,7 @@ let package = Package(
         .library(name: "RawbleKernel", targets: ["RawbleKernel"]),
         /// The kernel's central (`hciN`): scanning on the raw HCI channel, links through L2CAP sockets.
         .library(name: "RawbleKernelHost", targets: ["RawbleKernelHost"]),
-        /// The stack composed, and the one umbrella module: a transport string (`hci0`, `user:hci0`, `tcp:HOST:PORT`, `unix:PATH`,
+        /// The stack composed (the composition root): a transport string (`hci0`, `user:hci0`, `tcp:HOST:PORT`, `unix:PATH`,
         /// `serial:PATH[:BAUD]`) parsed and opened as a `Central` in one call; bonds kept in files (`FileBondStore`).
         .library(name: "RawbleStack", targets: ["RawbleStack"]),
         /// Session files (`rawble hr --csv/--jsonl`) written and read line by line, and the session's SVG plots.
@@ -60,8 +71,40 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
     ],
     targets: [
+        // The umbrella's folder is not Sources/Rawble: that would differ from the executable's
+        // Sources/rawble by case alone, one folder on a case-insensitive file system.
+        .target(
+            name: "Rawble",
+            dependencies: [
+                "RawbleAnalysis",
+                "RawbleBearer",
+                "RawbleGATT",
+                "RawbleGATTCore",
+                "RawbleHCITransport",
+                "RawbleHeartRate",
+                "RawbleHost",
+                "RawbleHostCore",
+                "RawbleKernel",
+                "RawbleKernelHost",
+                "RawbleManagementCore",
+                "RawblePolar",
+                "RawblePolarCore",
+                "RawbleReport",
+                "RawbleSMP",
+                "RawbleStack",
+                "RawbleTransport",
+                "RawbleWire",
+            ],
+            path: "Sources/RawbleUmbrella",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .target(
             name: "RawbleWire",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawbleManagementCore",
+            dependencies: ["RawbleWire"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
@@ -116,6 +159,7 @@ let package = Package(
             name: "RawbleKernel",
             dependencies: [
                 "CBluetooth",
+                "RawbleManagementCore",
                 "RawbleWire",
                 "RawbleBearer",
                 "RawbleHCITransport",
@@ -130,6 +174,7 @@ let package = Package(
         .target(
             name: "RawbleKernelHost",
             dependencies: [
+                "RawbleManagementCore",
                 "RawbleWire",
                 "RawbleHCITransport",
                 "RawbleHostCore",
@@ -153,9 +198,12 @@ let package = Package(
                 "RawbleTransport",
                 "RawbleKernel",
                 "RawbleKernelHost",
+                "RawbleManagementCore",
                 "RawbleGATTCore",
                 "RawbleGATT",
                 "RawbleHeartRate",
+                "RawblePolar",
+                "RawblePolarCore",
                 "RawbleSMP",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -196,8 +244,25 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
-            name: "RawbleReport",
+            name: "RawblePolarCore",
             dependencies: ["RawbleWire"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawblePolar",
+            dependencies: [
+                "RawbleWire",
+                "RawblePolarCore",
+                "RawbleGATTCore",
+                "RawbleGATT",
+                "RawbleHeartRate",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawbleReport",
+            dependencies: ["RawbleWire", "RawblePolarCore"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
@@ -229,6 +294,8 @@ let package = Package(
                 "RawbleGATTCore",
                 "RawbleGATT",
                 "RawbleHeartRate",
+                "RawblePolar",
+                "RawblePolarCore",
                 "RawbleKernel",
                 "RawbleKernelHost",
                 "RawbleStack",
@@ -247,6 +314,15 @@ let package = Package(
         .testTarget(
             name: "RawbleWireTests",
             dependencies: [
+                "RawbleTestSupport",
+                "RawbleWire",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "RawbleManagementCoreTests",
+            dependencies: [
+                "RawbleManagementCore",
                 "RawbleTestSupport",
                 "RawbleWire",
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -328,6 +404,19 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "RawblePolarTests",
+            dependencies: [
+                "RawbleBearer",
+                "RawbleGATT",
+                "RawbleGATTCore",
+                "RawblePolar",
+                "RawblePolarCore",
+                "RawbleTestSupport",
+                "RawbleWire",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
             name: "RawbleKernelTests",
             dependencies: [
                 "CBluetooth",
@@ -336,6 +425,7 @@ let package = Package(
                 "RawbleHostCore",
                 "RawbleKernel",
                 "RawbleKernelHost",
+                "RawbleManagementCore",
                 "RawbleTestSupport",
                 "RawbleTransport",
                 "RawbleWire",
@@ -375,6 +465,7 @@ let package = Package(
         .testTarget(
             name: "RawbleReportTests",
             dependencies: [
+                "RawblePolarCore",
                 "RawbleReport",
                 "RawbleTestSupport",
                 "RawbleWire",
@@ -399,6 +490,8 @@ let package = Package(
                 "RawbleHost",
                 "RawbleHostCore",
                 "RawbleKernel",
+                "RawblePolar",
+                "RawblePolarCore",
                 "RawbleReport",
                 "RawbleSMP",
                 "RawbleStack",

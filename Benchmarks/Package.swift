@@ -102,7 +102,10 @@ let package = Package(
         // Polar PMD frames decoded with their sample times (Scripts/benchmark-pmd, issue 26).
         .executableTarget(
             name: "PMDRates",
-            dependencies: [.product(name: "RawbleWire", package: "rawble")],
+            dependencies: [
+                .product(name: "RawblePolarCore", package: "rawble"),
+                .product(name: "RawbleWire", package: "rawble"),
+            ],
             path: "Sources/PMDRates"
         ),
         // SwiftNIO's read loop alone, next to a C blocking read (Scripts/benchmark-readloop, issue 10).

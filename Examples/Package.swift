@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // Three small programs built on rawble as a package dependency, as an embedder writes them: each
 // opens the transport given on its command line with one library call and imports one module,
-// the umbrella RawbleStack. `Scripts/examples` builds them (CI too), so they keep compiling
+// the umbrella Rawble. `Scripts/examples` builds them (CI too), so they keep compiling
 // against the library.
 import PackageDescription
 
@@ -17,21 +17,21 @@ let package = Package(
         .executableTarget(
             name: "heart-rate-logger",
             dependencies: [
-                .product(name: "RawbleStack", package: "rawble"),
+                .product(name: "Rawble", package: "rawble"),
             ]
         ),
         /// Streams a Polar H10's raw ECG for a few seconds and prints each sample.
         .executableTarget(
             name: "ecg-logger",
             dependencies: [
-                .product(name: "RawbleStack", package: "rawble"),
+                .product(name: "Rawble", package: "rawble"),
             ]
         ),
         /// Scans for a few seconds and prints the devices heard.
         .executableTarget(
             name: "scanner",
             dependencies: [
-                .product(name: "RawbleStack", package: "rawble"),
+                .product(name: "Rawble", package: "rawble"),
             ]
         ),
     ],

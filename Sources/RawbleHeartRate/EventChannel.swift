@@ -1,10 +1,11 @@
 import Synchronization
 
 /// The buffer between the bearer's thread and the one consumer of a profile's event sequence
-/// (``HeartRateEvents``, ``PMDEvents``). Generic inside this module only, where each use is
-/// specialized for its element (the point of not using `AsyncThrowingStream`, see
-/// ``HeartRateEvents``).
-final class EventChannel<Event: Sendable>: Sendable {
+/// (``HeartRateEvents``, and `PMDEvents` in RawblePolar, which shares it with `package` access).
+/// Generic, and specialized for its element where it is used in this module (the point of not
+/// using `AsyncThrowingStream`, see ``HeartRateEvents``); RawblePolar's calls cross the module
+/// boundary unspecialized, at a PMD stream's few frames a second.
+package final class EventChannel<Event: Sendable>: Sendable {
     private struct State {
         /// Buffered events from `head` on (the array is reset whenever the consumer catches up).
         var buffer: [Event] = []
@@ -35,18 +36,18 @@ final class EventChannel<Event: Sendable>: Sendable {
     private let limit: Int
 
     /// `limit`: events kept for a consumer that is behind (the oldest go first).
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = max(1, limit)
     }
 
     /// Called once, outside any lock, when the consumer goes away first (cancelled, or the
     /// iterator dropped) — not after ``finish(throwing:)``.
-    func onCancel(_ handler: @escaping @Sendable () -> Void) {
+    package func onCancel(_ handler: @escaping @Sendable () -> Void) {
         state.withLock { $0.onCancel = handler }
     }
 
     /// Hands `event` to the consumer; `false` when an older one had to be dropped for it.
-    func yield(_ event: Event) -> Bool {
+    package func yield(_ event: Event) -> Bool {
         let (waiter, kept) = state.withLock { state -> (UnsafeContinuation<Event?, any Error>?, Bool) in
             guard !state.finished, !state.cancelled else { return (nil, true) }
             if let waiter = state.waiter {
@@ -72,7 +73,7 @@ final class EventChannel<Event: Sendable>: Sendable {
     }
 
     /// Ends the sequence after the buffered events: with `error`, or normally when `nil`.
-    func finish(throwing error: (any Error)? = nil) {
+    package func finish(throwing error: (any Error)? = nil) {
         let waiter = state.withLock { state -> UnsafeContinuation<Event?, any Error>? in
             guard !state.finished, !state.cancelled else { return nil }
             state.finished = true
@@ -90,16 +91,16 @@ final class EventChannel<Event: Sendable>: Sendable {
     }
 
     /// Whether the consumer waits in `next()` (for tests).
-    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
+    package var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
 
     /// Events waiting for the consumer.
-    var bufferedCount: Int { state.withLock { $0.count } }
+    package var bufferedCount: Int { state.withLock { $0.count } }
 
     /// Events the channel holds in memory, dropped ones not yet released included (for tests).
-    var storedCount: Int { state.withLock { $0.buffer.count } }
+    package var storedCount: Int { state.withLock { $0.buffer.count } }
 
     /// The consumer went away: drop what is buffered, end a waiting `next()` with `nil`.
-    func cancel() {
+    package func cancel() {
         let (waiter, handler) = state.withLock { state -> (UnsafeContinuation<Event?, any Error>?, (@Sendable () -> Void)?) in
             guard !state.cancelled else { return (nil, nil) }
             state.cancelled = true
@@ -122,7 +123,7 @@ final class EventChannel<Event: Sendable>: Sendable {
         case wait
     }
 
-    func next() async throws -> Event? {
+    package func next() async throws -> Event? {
         func take(_ state: inout State) -> Step {
             if let event = state.pop() { return .event(event) }
             if state.cancelled { return .end(nil) }

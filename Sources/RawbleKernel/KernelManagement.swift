@@ -5,6 +5,7 @@ import Musl
 #endif
 @preconcurrency import Dispatch
 import CBluetooth
+import RawbleManagementCore
 import RawbleWire
 import Synchronization
 import SystemPackage

@@ -6,6 +6,7 @@ import Musl
 import CBluetooth
 import NIOCore
 import NIOPosix
+import RawbleManagementCore
 import RawbleTransport
 import RawbleWire
 import Synchronization

@@ -2,6 +2,7 @@ import Logging
 import RawbleHost
 import RawbleHostCore
 import RawbleKernel
+import RawbleManagementCore
 import RawbleWire
 import Synchronization
 

@@ -1,3 +1,4 @@
+import RawblePolarCore
 import RawbleWire
 
 /// Writes a raw ECG session file, sans I/O: the CSV or JSON lines `rawble ecg --csv` and

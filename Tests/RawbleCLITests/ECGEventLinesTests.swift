@@ -1,5 +1,6 @@
 @testable import rawble
-@testable import RawbleHeartRate
+@testable import RawblePolar
+import RawblePolarCore
 import RawbleReport
 import RawbleTestSupport
 import RawbleWire

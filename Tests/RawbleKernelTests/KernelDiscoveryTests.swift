@@ -5,6 +5,7 @@ import RawbleHostCore
 import RawbleHost
 import RawbleKernel
 import RawbleKernelHost
+import RawbleManagementCore
 import RawbleTestSupport
 import RawbleWire
 import Testing

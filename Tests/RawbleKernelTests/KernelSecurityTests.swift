@@ -3,6 +3,7 @@ import Glibc
 #endif
 @testable import RawbleKernel
 import RawbleBearer
+import RawbleManagementCore
 import RawbleTestSupport
 import RawbleWire
 import SystemPackage

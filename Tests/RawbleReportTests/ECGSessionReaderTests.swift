@@ -1,3 +1,4 @@
+import RawblePolarCore
 import RawbleReport
 import RawbleTestSupport
 import RawbleWire

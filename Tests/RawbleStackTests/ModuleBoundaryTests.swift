@@ -18,12 +18,34 @@ import Testing
         var products: Set<String> = []
     }
 
-    /// The manifest, read once for every test of the suite.
-    static let manifest = Task { try await manifestDependencies() }
+    /// What the tests read of the manifest: each target's direct dependencies, and the folder
+    /// of each target that names one (`path:`).
+    struct Manifest: Sendable {
+        var dependencies: [String: Dependencies] = [:]
+        var paths: [String: String] = [:]
+    }
 
-    /// Every target's direct dependencies, as `swift package dump-package` reads Package.swift
-    /// (evaluated with its own scratch path, so it never waits on the running build's lock).
-    static func manifestDependencies() async throws -> [String: Dependencies] {
+    /// The manifest, read once for every test of the suite.
+    static let parsedManifest = Task { try await readManifest() }
+    static let manifest = Task { try await parsedManifest.value.dependencies }
+
+    /// Targets whose folder is not Sources/<name>: the umbrella's would differ from the
+    /// executable's Sources/rawble by case alone. `foldersAgreeWithTheManifest` keeps this and
+    /// Package.swift the same.
+    static let folders = ["Rawble": "Sources/RawbleUmbrella"]
+
+    /// The folder of a module's sources, from the repository's root.
+    static func folder(of module: String) -> String { folders[module] ?? "Sources/\(module)" }
+
+    /// The module whose sources are in Sources/`folder`.
+    static func module(inFolder folder: String) -> String {
+        folders.first { $0.value == "Sources/\(folder)" }?.key ?? folder
+    }
+
+    /// Every target's direct dependencies and folder, as `swift package dump-package` reads
+    /// Package.swift (evaluated with its own scratch path, so it never waits on the running
+    /// build's lock).
+    static func readManifest() async throws -> Manifest {
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("rawble-dump-package-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -34,9 +56,10 @@ import Testing
         #expect(status == 0)
         let manifest = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
         let targets = try #require(manifest["targets"] as? [[String: Any]])
-        var result: [String: Dependencies] = [:]
+        var result = Manifest()
         for target in targets {
             let name = try #require(target["name"] as? String)
+            if let path = target["path"] as? String { result.paths[name] = path }
             var dependencies = Dependencies()
             for dependency in target["dependencies"] as? [[String: Any]] ?? [] {
                 if let byName = (dependency["byName"] ?? dependency["target"]) as? [Any],
@@ -46,7 +69,7 @@ import Testing
                     dependencies.products.insert(productName)
                 }
             }
-            result[name] = dependencies
+            result.dependencies[name] = dependencies
         }
         return result
     }
@@ -70,7 +93,7 @@ import Testing
     /// C headers), read from the folder so a new module is checked without being listed here.
     static func libraryModules() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path)
-            .filter { $0.hasPrefix("Rawble") }.sorted()
+            .filter { $0.hasPrefix("Rawble") }.map(module(inFolder:)).sorted()
     }
 
     /// One `import` line of a source file: the module and the attribute before it, if any.
@@ -81,7 +104,7 @@ import Testing
 
     /// Every import in `module`'s sources, by file name.
     static func imports(of module: String) throws -> [String: [Import]] {
-        let folder = root.appendingPathComponent("Sources/\(module)")
+        let folder = root.appendingPathComponent(folder(of: module))
         let files = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
         var result: [String: [Import]] = [:]
@@ -103,7 +126,7 @@ import Testing
 
     /// The sources of `module`, comments left out, by file name.
     static func code(of module: String) throws -> [String: String] {
-        let folder = root.appendingPathComponent("Sources/\(module)")
+        let folder = root.appendingPathComponent(folder(of: module))
         let files = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
         var result: [String: String] = [:]
@@ -122,10 +145,10 @@ import Testing
 
     /// Modules that open sockets or devices, and those above them: everything else must not
     /// reach NIOPosix or swift-system, even through a dependency.
-    static let socketModules: Set<String> = ["RawbleTransport", "RawbleKernel", "RawbleKernelHost", "RawbleStack", "RawbleTestSupport"]
+    static let socketModules: Set<String> = ["RawbleTransport", "RawbleKernel", "RawbleKernelHost", "RawbleStack", "Rawble", "RawbleTestSupport"]
 
     /// The sans-I/O cores: bytes and events in, bytes and events out, time an input.
-    static let engines = ["RawbleWire", "RawbleHostCore", "RawbleGATTCore", "RawbleAnalysis", "RawbleReport", "RawbleSMP"]
+    static let engines = ["RawbleWire", "RawbleManagementCore", "RawbleHostCore", "RawbleGATTCore", "RawblePolarCore", "RawbleAnalysis", "RawbleReport", "RawbleSMP"]
 
     /// The one library an engine may use beyond the wire layer: the Security Manager's
     /// cryptography is swift-crypto's (AES, AES-CMAC and P-256 from BoringSSL), none of it I/O.
@@ -161,12 +184,14 @@ import Testing
         }
     }
 
-    @Test func theEnginesDependOnTheWireLayerAtMost() async throws {
+    /// An engine builds on other engines and the bearer contract at most (the session files on
+    /// the PMD codec, say), never on a shell.
+    @Test func theEnginesDependOnTheWireLayerAndOtherEnginesAtMost() async throws {
         let manifest = try await Self.manifest.value
         for module in Self.engines {
             let closure = Self.closure(of: module, in: manifest)
             #expect(closure.products.subtracting(Self.engineProducts[module] ?? []).isEmpty, "\(module) depends on \(closure.products)")
-            #expect(closure.targets.isSubset(of: ["RawbleWire", "RawbleBearer"]), "\(module) depends on \(closure.targets)")
+            #expect(closure.targets.isSubset(of: Set(Self.engines).union(["RawbleBearer"])), "\(module) depends on \(closure.targets)")
         }
     }
 
@@ -286,15 +311,43 @@ import Testing
         }
     }
 
+    /// The modules that may re-export: the umbrella, and RawbleStack, the umbrella before it,
+    /// for the code written against it.
+    static let reExporters: Set<String> = ["Rawble", "RawbleStack"]
+
     /// Re-exports hide the dependency graph: only the umbrella has them.
     @Test func onlyTheUmbrellaReExports() throws {
-        for module in try Self.libraryModules() where module != "RawbleStack" {
+        for module in try Self.libraryModules() where !Self.reExporters.contains(module) {
             for (file, imports) in try Self.imports(of: module) {
                 for imported in imports where imported.exported {
-                    Issue.record("\(module)/\(file) re-exports \(imported.module): only RawbleStack may")
+                    Issue.record("\(module)/\(file) re-exports \(imported.module): only \(Self.reExporters.sorted()) may")
                 }
             }
         }
+    }
+
+    /// `import Rawble` brings every library module but the test support, so a new module is
+    /// in the umbrella from its first day; the umbrella has nothing but re-exports.
+    @Test func theUmbrellaReExportsEveryLibraryModule() throws {
+        let expected = Set(try Self.libraryModules()).subtracting(["Rawble", "RawbleTestSupport"])
+        var exported: Set<String> = []
+        for (file, imports) in try Self.imports(of: "Rawble") {
+            for imported in imports {
+                #expect(imported.exported, "Rawble/\(file) imports \(imported.module) without re-exporting it")
+                exported.insert(imported.module)
+            }
+        }
+        #expect(exported == expected, "Rawble re-exports \(exported.sorted()), the library modules are \(expected.sorted())")
+        for (file, code) in try Self.code(of: "Rawble") {
+            let rest = code.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty && !$0.hasPrefix("@_exported import ") }
+            #expect(rest.isEmpty, "Rawble/\(file) holds code: \(rest)")
+        }
+    }
+
+    /// A target whose folder the manifest names (`path:`) is in `folders`, with that folder.
+    @Test func foldersAgreeWithTheManifest() async throws {
+        let moved = try await Self.parsedManifest.value.paths.filter { $0.value != "Sources/\($0.key)" }
+        #expect(moved == Self.folders, "Package.swift's own folders \(moved), the tests' \(Self.folders)")
     }
 
     /// docs/architecture.md's "Depends on" column names each module's direct dependencies
@@ -306,7 +359,7 @@ import Testing
         for line in table.split(separator: "\n") where line.hasPrefix("| `Sources/") {
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count >= 4 else { continue }
-            let module = cells[1].replacingOccurrences(of: "`Sources/", with: "").replacingOccurrences(of: "/`", with: "")
+            let module = Self.module(inFolder: cells[1].replacingOccurrences(of: "`Sources/", with: "").replacingOccurrences(of: "/`", with: ""))
             guard let declared = manifest[module] else { continue }  // the DocC catalogs' row
             documented.insert(module)
             let named = cells[3] == "—" ? Set<String>() : Set(cells[3].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })

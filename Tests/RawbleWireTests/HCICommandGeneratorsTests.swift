@@ -1,19 +1,9 @@
 import PropertyBased
+import RawbleTestSupport
 import RawbleWire
 
 /// Random, valid values of the HCI command types, for property-based round trips.
-enum HCICommandSamples {
-    static func byte(_ rng: inout some RandomNumberGenerator) -> UInt8 { UInt8.random(in: 0...255, using: &rng) }
-    static func u16(_ rng: inout some RandomNumberGenerator) -> UInt16 { UInt16.random(in: 0...UInt16.max, using: &rng) }
-    static func u64(_ rng: inout some RandomNumberGenerator) -> UInt64 { UInt64.random(in: 0...UInt64.max, using: &rng) }
-    static func bool(_ rng: inout some RandomNumberGenerator) -> Bool { Bool.random(using: &rng) }
-    static func address(_ rng: inout some RandomNumberGenerator) -> BluetoothAddress {
-        BluetoothAddress(u64(&rng) & 0xFFFF_FFFF_FFFF)
-    }
-    static func bytes(_ rng: inout some RandomNumberGenerator, count: ClosedRange<Int>) -> [UInt8] {
-        (0..<Int.random(in: count, using: &rng)).map { _ in byte(&rng) }
-    }
-
+enum HCICommandSamples: RandomFields {
     static func connection(_ rng: inout some RandomNumberGenerator) -> HCICommand.ConnectionParameters {
         HCICommand.ConnectionParameters(
             intervalMin: u16(&rng), intervalMax: u16(&rng), maxLatency: u16(&rng),

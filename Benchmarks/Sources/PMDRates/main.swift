@@ -9,6 +9,7 @@
 // reference side prints too):
 //   name<TAB>samples_per_cpu_second<TAB>ns_per_sample<TAB>frames<TAB>samples_per_pass
 import Foundation
+import RawblePolarCore
 import RawbleWire
 
 struct Input {

@@ -9,7 +9,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import RawbleStack
+import Rawble
 
 /// Prints `line` on stderr (`write(2)`: the C `stderr` is a global Swift 6 may not share).
 func printError(_ line: String) {

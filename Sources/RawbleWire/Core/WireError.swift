@@ -49,7 +49,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 @inline(__always)
-func hex(_ value: some BinaryInteger) -> String {
+package func hex(_ value: some BinaryInteger) -> String {
     let s = String(value, radix: 16, uppercase: true)
     return s.count % 2 == 1 ? "0" + s : s
 }

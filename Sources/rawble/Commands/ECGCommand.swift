@@ -7,6 +7,8 @@ import RawbleGATTCore
 import RawbleHeartRate
 import RawbleHost
 import RawbleHostCore
+import RawblePolar
+import RawblePolarCore
 import RawbleReport
 import RawbleWire
 import Synchronization

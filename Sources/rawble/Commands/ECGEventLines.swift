@@ -1,4 +1,6 @@
 import RawbleHeartRate
+import RawblePolar
+import RawblePolarCore
 import RawbleReport
 import RawbleWire
 

@@ -417,7 +417,7 @@ extension HCICommand: WireDecodable {
     }
 
     /// Reads a one-byte boolean parameter (0 or 1); other values are reserved and rejected.
-    static func readFlag(_ reader: inout ByteReader, field: String) throws(WireError) -> Bool {
+    package static func readFlag(_ reader: inout ByteReader, field: String) throws(WireError) -> Bool {
         let offset = reader.offset
         switch try reader.readUInt8() {
         case 0: return false
