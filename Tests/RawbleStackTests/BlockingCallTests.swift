@@ -26,7 +26,7 @@ import Testing
             "a write waits for room in a full socket buffer (bounded) on the adapter's event loop, where the send pump runs",
         "RawbleTestSupport/OwnThread.swift": "runToEnd waits for a process inside onOwnThread",
         "RawbleTestSupport/PythonReference.swift": "waits for the Python reference inside onOwnThread",
-        "RawbleTestSupport/BumblePeer.swift": "terminate(pid:stdinFD:) runs on a thread of its own (stop(), terminated(_:))",
+        "RawbleTestSupport/ChildProcess.swift": "terminate(pid:stdinFD:) runs on a thread of its own (BumblePeer.stop(), terminated(_:))",
     ]
 
     @Test("blocking calls only where a thread of their own (or the keeper's, or the loop's) runs them")
