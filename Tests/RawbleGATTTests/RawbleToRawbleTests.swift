@@ -104,6 +104,35 @@ struct RawbleToRawbleTests {
         await peripheral.close()
     }
 
+    @Test("a bonded peer whose key is gone (another device at its address, Just Works only): encrypting with the bond is refused (PIN or Key Missing), the connection is made unencrypted, and pairing again weaker than the bond is refused; nothing waits forever")
+    func impostorWithoutTheKey() async throws {
+        let link = VirtualLink(count: 3)
+        let address = BluetoothAddress(0xC0_11_22_33_44_55)  // random static: the top two bits set
+        let peer = DeviceAddress(address, type: .random)
+        let centralBonds = InMemoryBondStore()
+        let genuine = try await openAdapter(link.controllers[0], io: .displayOnly, passkey: 123_456, ownAddress: address)
+        let central = try await openAdapter(link.controllers[1], io: .keyboardOnly, passkey: 123_456, bonds: centralBonds)
+        _ = try await genuine.advertise(Advertisement(data: AdvertisingData(localName: Self.name), restart: .never))
+        let first = try await central.connect(to: peer, timeout: .seconds(10))
+        _ = try await first.pair(authenticated: true, timeout: .seconds(10))
+        #expect(first.security == .authenticated)
+        try await first.disconnect()
+
+        let impostor = try await openAdapter(link.controllers[2], io: .noInputNoOutput, passkey: nil, ownAddress: address)
+        try await Self.advertise(impostor)
+        let second = try await within(seconds: 30) { try await central.connect(to: peer, timeout: .seconds(10)) }
+        #expect(second.security == .none, "the impostor has no key for the bond")
+        #expect(link.controllers[2].commands.contains { if case .leLongTermKeyRequestNegativeReply = $0 { true } else { false } },
+                "the impostor's host refused the bond's key")
+        await #expect(throws: HostError.self) {
+            _ = try await within(seconds: 30) { try await second.pair(timeout: .seconds(10)) }
+        }
+        #expect(await centralBonds.bonds().first?.authenticated == true, "the bond is kept")
+        await central.close()
+        await impostor.close()
+        await genuine.close()
+    }
+
     /// Waits (bounded, yielding: nothing here waits on a clock) until each store holds one bond.
     private static func bothBonded(_ central: InMemoryBondStore, _ peripheral: InMemoryBondStore) async throws {
         try await within(seconds: 10) {

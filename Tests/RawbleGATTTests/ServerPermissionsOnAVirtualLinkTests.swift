@@ -15,7 +15,7 @@ import Testing
 // its L2CAP bearer reports it, and the client pairs after a refusal and asks again.
 
 func openAdapter(_ controller: VirtualController, io: SMPIOCapability, passkey: UInt32?,
-                 bonds: any BondStore = InMemoryBondStore()) async throws -> Adapter {
+                 bonds: any BondStore = InMemoryBondStore(), ownAddress: BluetoothAddress? = nil) async throws -> Adapter {
     var configuration = Adapter.Configuration()
     configuration.logger.logLevel = .critical
     configuration.commandTimeout = .seconds(10)
@@ -26,6 +26,7 @@ func openAdapter(_ controller: VirtualController, io: SMPIOCapability, passkey: 
     configuration.pairing = pairing
     configuration.pairingAgent = FixedPairingAgent(passkey: passkey)
     configuration.bonds = bonds
+    if let ownAddress { configuration.ownAddress = .randomStatic(ownAddress) }
     return try await Adapter.open(controller.transport, configuration: configuration)
 }
 
