@@ -99,7 +99,7 @@ final class VirtualLinkSockets: @unchecked Sendable {
             }
         }
         input.finish()
-        _ = sending  // ends once it passed the last packet and the reset on
+        _ = sending  // ends by itself: it passes the last packet, then the reset
     }
 
     /// Writes `packet` to the host `controller` serves now (dropped when none).
