@@ -143,12 +143,15 @@ enum CLI {
         try process.run()
         let pid = process.processIdentifier
         // Read both pipes to the end as they fill, so a large output cannot block the child and
-        // the trigger sees each chunk as it comes.
+        // the trigger sees each chunk as it comes. Each on a thread of its own: a blocking read
+        // on `DispatchQueue.global()` takes a thread of the pool Swift's tasks run on (on Linux
+        // the same Dispatch root queue), and four CLI runs at once (eight readers) starved the
+        // test process's own tasks for 5 s, until Dispatch had added threads one a second.
         let output = OutputSoFar(trigger: trigger, pid: pid)
         let group = DispatchGroup()
         for (pipe, isStdout) in [(out, true), (err, false)] {
             group.enter()
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 while true {
                     let chunk = pipe.fileHandleForReading.readAvailableRetryingInterrupts() ?? Data()
                     if chunk.isEmpty { break }

@@ -459,7 +459,9 @@ final class ShellProcess: @unchecked Sendable {
         try process.run()
         for (pipe, isStdout) in [(out, true), (err, false)] {
             done.enter()
-            DispatchQueue.global().async {
+            // A thread of its own: a blocking read on Dispatch's global queue takes a thread
+            // of the pool Swift's tasks run on (CLIRunner.swift says more).
+            Thread.detachNewThread {
                 while true {
                     let chunk = pipe.fileHandleForReading.readAvailableRetryingInterrupts() ?? Data()
                     if chunk.isEmpty { break }

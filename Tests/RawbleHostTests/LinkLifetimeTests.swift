@@ -1,4 +1,5 @@
 @testable import RawbleHost
+import RawbleBearer
 import RawbleHostCore
 import RawbleTestSupport
 import RawbleWire
@@ -39,5 +40,41 @@ struct LinkLifetimeTests {
         }
         watchdog.cancel()
         #expect(mismatches == 0, "a waiter was resumed with another waiter's result")
+    }
+}
+
+@Suite("ConnectionRecord: no security wait outlives its record")
+struct ConnectionRecordTests {
+    /// Seen once in a full run: `rawble pair` hung in `connect`, the runtime reporting that
+    /// `waitForSecurity` leaked its continuation, so a link's record had gone with a waiter in
+    /// it and nothing would ever wake that waiter (its timer looks the record up by lifetime).
+    /// Whatever drops a record, its waiters now learn it.
+    @Test("a record dropped without ending its link settles its security waiters (linkLost), instead of leaking them")
+    func droppedRecordSettlesItsWaiters() async throws {
+        let (results, sink) = AsyncStream.makeStream(of: Result<LinkSecurity, HostError>?.self)
+        Task {
+            var record: ConnectionRecord? = ConnectionRecord(
+                lifetime: LinkLifetime(id: 1, handle: 0x40),
+                peer: DeviceAddress(BluetoothAddress(0xC0_B1_E0_00_00_01), type: .random),
+                parameters: LinkParameters(interval: 24, latency: 0, supervisionTimeout: 72),
+                attBufferLimit: 16, isCentral: true, pairing: nil)
+            let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<LinkSecurity, HostError>, Never>) in
+                record?.securityWaiters[7] = continuation
+                record = nil
+            }
+            sink.yield(result)
+        }
+        // Bounded: a leaked waiter never yields; the watchdog ends the stream so the test fails.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(30))
+            sink.yield(nil)
+        }
+        defer { watchdog.cancel() }
+        var iterator = results.makeAsyncIterator()
+        let first = await iterator.next() ?? nil
+        guard case .failure(.linkLost) = first else {
+            Issue.record("the waiter got \(String(describing: first)), not linkLost")
+            return
+        }
     }
 }

@@ -33,6 +33,31 @@ struct SessionFileWriterTests {
                 == #"{"event":"measurement","time":"2026-11-22T05:14:12.000000Z","bpm":72,"contact":"detected","energyExpended":null,"rrIntervals":[0.8134765625,0.7939453125],"raw":"164841032d03"}"# + "\n")
     }
 
+    @Test("a file of several straps: CSV has strap and strap_name after time (a name with a comma or a quote quoted); JSON lines have address and name after time (escaped)")
+    func labelled() throws {
+        let measurement = try HeartRateMeasurement.decode(Self.values[1])
+        var csv = SessionFileWriter(format: .csv, labelled: true)
+        #expect(csv.header == "time,strap,strap_name,bpm,contact,energy_expended_kj,rr_intervals_ms,raw\n")
+        #expect(csv.line(for: measurement, raw: Self.values[1], time: Self.t0, strap: StrapLabel(address: "C0:B1:E0:00:01:02", name: "Team \"B\", 2"))
+                == "2026-11-22T05:14:12.000000Z,C0:B1:E0:00:01:02,\"Team \"\"B\"\", 2\",73,not-detected,8,,0d49000800\n")
+        #expect(csv.line(for: measurement, raw: Self.values[1], time: Self.t0, strap: StrapLabel(address: "C0:B1:E0:00:01:03", name: nil))
+                == "2026-11-22T05:14:12.000000Z,C0:B1:E0:00:01:03,,73,not-detected,8,,0d49000800\n")
+        var lines = SessionFileWriter(format: .jsonLines, labelled: true)
+        #expect(lines.line(for: measurement, raw: Self.values[1], time: Self.t0, strap: StrapLabel(address: "C0:B1:E0:00:01:02", name: "a\\b\"c\u{1}"))
+                == #"{"event":"measurement","time":"2026-11-22T05:14:12.000000Z","address":"C0:B1:E0:00:01:02","name":"a\\b\"c","bpm":73,"contact":"not-detected","energyExpended":8,"rrIntervals":[],"raw":"0d49000800"}"# + "\n")
+        // A writer that does not label ignores the strap given.
+        var plain = SessionFileWriter(format: .jsonLines)
+        #expect(!plain.line(for: measurement, raw: Self.values[1], time: Self.t0, strap: StrapLabel(address: "C0:B1:E0:00:01:02", name: "x")).contains("address"))
+    }
+
+    @Test("a strap's name is cleaned: control characters out, at most 64 bytes in whole characters, spaces trimmed, empty is none")
+    func strapNames() {
+        #expect(StrapLabel(address: "A", name: "  Polar\u{0}H10\n ").name == "PolarH10")
+        #expect(StrapLabel(address: "A", name: String(repeating: "é", count: 40)).name?.utf8.count == 64)
+        #expect(StrapLabel(address: "A", name: " \u{7} ").name == nil)
+        #expect(StrapLabel(address: "A", name: nil).description == "A")
+    }
+
     @Test("both formats read back as the samples written, times to the microsecond", arguments: [SessionFileFormat.csv, .jsonLines])
     func roundTrip(format: SessionFileFormat) throws {
         var writer = SessionFileWriter(format: format)

@@ -42,6 +42,23 @@ import Testing
         }
     }
 
+    @Test("no blocking work on Dispatch's global queue, in the binary or the tests: on Linux its threads are the pool Swift's tasks run on (four CLI runs in one test, each reading its pipes there, held every task of the test process for 5 s)")
+    func nothingBlocksOnDispatchsGlobalQueue() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var found: [String] = []
+        for folder in ["Sources", "Tests"] {
+            let base = root.appendingPathComponent(folder)
+            guard let files = FileManager.default.enumerator(atPath: base.path) else { continue }
+            for case let file as String in files where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: base.appendingPathComponent(file), encoding: .utf8)
+                for line in text.split(separator: "\n") where line.contains("DispatchQueue" + ".global(") && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                    found.append("\(folder)/\(file): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        #expect(found.isEmpty, "blocking work goes to a thread of its own (onOwnThread, Thread.detachNewThread): \(found)")
+    }
+
     @Test("every file allowed to block still does (the list names no stale file)")
     func theAllowedFilesStillBlock() throws {
         for path in Self.allowed.keys.sorted() {

@@ -125,9 +125,11 @@ extension Adapter {
         let id = nextSessionID
         let lifetime = record.lifetime
         let peer = record.peer
-        let timer = Task {
+        // The timer holds the record weakly: the record's end, or its deinit, settles the wait
+        // when the link goes first.
+        let timer = Task { [weak record] in
             do { try await self.clock.sleep(for: timeout) } catch { return }
-            self.settleSecurityWaiter(id, on: lifetime, with: .failure(HostError.securityTimedOut(peer, seconds: timeout.seconds)))
+            record?.securityWaiters.removeValue(forKey: id)?.resume(returning: .failure(HostError.securityTimedOut(peer, seconds: timeout.seconds)))
         }
         defer { timer.cancel() }
         let result = await withTaskCancellationHandler {

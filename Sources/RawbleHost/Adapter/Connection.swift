@@ -337,6 +337,15 @@ final class ConnectionRecord {
         attInbox = ATTInbox(limit: attBufferLimit)
     }
 
+    /// A record leaves the host's table through ``end(bearerError:hostError:)``, which settles
+    /// every wait on it. Should one ever go without it (a path that drops it, or the adapter
+    /// itself going away), its waiters learn it here instead of waiting forever: a task that
+    /// waits for the link's security never outlives the record that would wake it.
+    deinit {
+        settleSecurity(.failure(lifetime.ending ?? .linkLost("the host dropped the link's record without ending it")))
+        parameterUpdateEnded()
+    }
+
     /// Whether the link's security is settling: a pairing or an encryption under way.
     var securityPending: Bool {
         (pairing?.isPairing ?? false) || bondEncryption != nil

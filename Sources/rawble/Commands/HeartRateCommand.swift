@@ -22,6 +22,15 @@ struct HeartRate: AsyncParsableCommand {
               rawble hr "Polar H10" --csv session.csv --max-hr 185
               rawble hr --json --count 60 --transport tcp:127.0.0.1:9000
               rawble hr C0:B1:E0:00:00:01 --security encrypted  (pair, or use the bond)
+              rawble hr "Polar H10 A1" "Polar H10 B2" --csv team.csv  (several)
+              rawble hr --all --max 10 --csv 'session-{name}.csv'  (all in range)
+
+            With several straps (or --all) a terminal shows one row per strap, redrawn in
+            place; every JSON event names its strap (address, name); --csv and --jsonl
+            write one file with a strap column, or a file per strap when the path holds
+            {name} or {address}; --count applies to each strap. A strap that fails
+            (a GATT error, a controller that refuses one more link) is tried again after
+            a pause while the others go on.
 
             On rawble's own host (user:hciN, serial:, tcp:, unix:) a strap bonded before
             (rawble pair) is encrypted with its bond on every connection and
@@ -29,8 +38,12 @@ struct HeartRate: AsyncParsableCommand {
             (or authenticated) before subscribing, pairing the first time.
             """)
 
-    @Argument(help: "A device address or name (default: the first strap advertising Heart Rate).")
-    var device: String?
+    @Argument(help: "Device addresses or names (default: the first strap advertising Heart Rate); several are followed at once.")
+    var device: [String] = []
+    @Flag(help: "Follow every heart-rate strap in range, up to --max.")
+    var all = false
+    @Option(help: ArgumentHelp("With --all: the most straps followed at once (default 20).", valueName: "n"))
+    var max: Int?
     @Option(parsing: .unconditional, help: "Stop after this many valid measurements.") var count: Int?
     @Option(help: ArgumentHelp("Append every measurement to a CSV file.", valueName: "file")) var csv: String?
     @Option(help: ArgumentHelp("Append every measurement to a JSON lines file.", valueName: "file")) var jsonl: String?
@@ -49,12 +62,30 @@ struct HeartRate: AsyncParsableCommand {
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if all, !device.isEmpty { throw ValidationError("--all follows every strap in range: leave out the devices named, or --all") }
+        if max != nil, !all { throw ValidationError("--max goes with --all (named straps are all followed)") }
+        if let max, !(1...Self.maxStraps).contains(max) { throw ValidationError("--max must be between 1 and \(Self.maxStraps)") }
+        if all, count != nil, max == nil {
+            throw ValidationError("--count with --all needs --max: how many straps to wait for before the run can end")
+        }
+        if device.count > Self.maxStraps { throw ValidationError("at most \(Self.maxStraps) straps at once") }
+        if device.contains(where: \.isEmpty) { throw ValidationError("a device named is empty") }
+        if !isGroup, [csv, jsonl].contains(where: { $0.map(GroupFiles.isTemplate) == true }) {
+            throw ValidationError("{name} and {address} in a file name go with several straps (or --all)")
+        }
         if hrvEvery != 0, !(5...86_400).contains(hrvEvery) {
             throw ValidationError("--hrv-every must be 0 (no hrv events) or between 5 and 86400 seconds")
         }
     }
 
+    /// The most straps one run follows.
+    static let maxStraps = 64
+
+    /// Whether this run follows several straps (the table, the strap fields).
+    private var isGroup: Bool { all || device.count > 1 }
+
     func run() async throws {
+        if isGroup { return try await runGroup() }
         let csvFile = try csv.map { try AppendFile(path: $0, header: SessionFileWriter(format: .csv).header) }
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
         // Made first: a Ctrl-C while the controller opens is kept for the monitor's task.
@@ -67,7 +98,7 @@ struct HeartRate: AsyncParsableCommand {
         // Analysed live where someone sees it: hrv events, or the status line and a last line.
         let analysed = output.json ? hrvEvery > 0 : true
         let monitor = HeartRateSession(
-            host: host, status: status, waits: waits, target: StrapTarget(device), count: count, resetEnergy: resetEnergy,
+            host: host, status: status, waits: waits, target: StrapTarget(device.first), count: count, resetEnergy: resetEnergy,
             reconnect: reconnect, json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)),
             security: security.settings.required, csv: csvFile, jsonl: jsonlFile,
             live: analysed ? LiveAnalysis(zones: zones.zones, every: hrvEvery, sparkline: !output.json) : nil,
@@ -152,6 +183,11 @@ struct HeartRateSession: Sendable {
     /// Called when the strap went silent and the controller did not answer either: the run
     /// must end (the controller is gone or another host took it).
     let controllerGone: @Sendable (HostError) -> Void
+    /// In a group run (several straps): how this strap is found, named and shown; `nil` for
+    /// the one strap of a plain run.
+    var member: GroupMember? = nil
+    /// In a group run: the files (shared, or one per strap), opened once the strap is found.
+    var groupFiles: GroupFiles? = nil
 
     /// Why one connection ended.
     private enum LinkEnd: Error {
@@ -180,13 +216,32 @@ struct HeartRateSession: Sendable {
         var energyReset = !resetEnergy
         var pause = ReconnectPause()
         var reconnecting = false
+        var lost: ContinuousClock.Instant?
+        var lastFailure: String?
         while true {
-            let device = try await findStrap(reconnecting: reconnecting)
+            let device = try await findStrap(reconnecting: reconnecting, heardAfter: lost)
             do {
                 try await follow(device, reconnecting: reconnecting, received: &received, energyReset: &energyReset)
+                member?.updateRow { $0.state = .done }
                 return
             } catch LinkEnd.done {
+                member?.updateRow { $0.state = .done }
                 return
+            } catch let error as CLIError where member != nil && !error.endsAGroupRun {
+                // One strap's own failure (a broken or hostile strap, a controller that refuses
+                // one more link): its row and one line say it, the others go on; it is tried
+                // again after the pause.
+                try Task.checkCancellation()
+                report(failed: error, repeated: lastFailure == error.description)
+                lastFailure = error.description
+                guard reconnect else {
+                    member?.updateRow { $0.state = .failed(error.message) }
+                    return
+                }
+                lost = .now
+                reconnecting = true
+                member?.updateRow { $0.state = .failed(error.message) }
+                try await pause.wait()
             } catch LinkEnd.lost(let reason, let ending, let transportFailed) {
                 // Ctrl-C closes the link under a running read: that is the end asked for, not a loss.
                 try Task.checkCancellation()
@@ -198,25 +253,46 @@ struct HeartRateSession: Sendable {
                 }
                 report(disconnected: reason, onStderr: fatal == nil && reconnect, retryIn: pause.duration)
                 if let fatal { throw fatal }
-                guard reconnect else { throw StrapTarget.notReconnecting(device, disconnected: reason) }
+                guard reconnect else {
+                    // In a group run this strap is over; the others go on.
+                    guard let member else { throw StrapTarget.notReconnecting(device, disconnected: reason) }
+                    member.updateRow { $0.state = .failed("disconnected: \(reason)") }
+                    return
+                }
                 reconnecting = true
+                lost = .now
                 progress(.waiting(pause.duration), reconnecting: true)
                 try await pause.wait()
             }
         }
     }
 
-    /// Scans until the target advertises (see ``StrapFinder``).
-    private func findStrap(reconnecting: Bool) async throws -> DiscoveredDevice {
+    /// Scans until the target advertises (see ``StrapFinder``); in a group run, waits for the
+    /// shared scan to hear it (after `heardAfter`: the link was lost then).
+    private func findStrap(reconnecting: Bool, heardAfter: ContinuousClock.Instant?) async throws -> DiscoveredDevice {
         progress(.scanning, reconnecting: reconnecting)
-        return try await StrapFinder(host: host, waits: waits, target: target).find()
+        guard let member else { return try await StrapFinder(host: host, waits: waits, target: target).find() }
+        member.updateRow { $0.state = .scanning }
+        let looking = member.target(target)
+        waits.begin(.advertising(looking.description, seenKind: "strap"))
+        let device = try await member.hub.next(looking, heardAfter: heardAfter)
+        member.matched(device)
+        return device
     }
 
     /// Connects to `device` and shows its measurements until `count` or the link ends.
     private func follow(_ device: DiscoveredDevice, reconnecting: Bool, received: inout Int,
                         energyReset: inout Bool) async throws {
         progress(.connecting(device), reconnecting: reconnecting)
-        let connection = try await host.connectStrap(device, timeout: timeout) { LinkEnd.lost($0) }
+        member?.updateRow { $0.state = .connecting }
+        let connection: any CentralLink
+        if let member {
+            connection = try await member.hub.whileConnecting { [host, timeout] in
+                try await host.connectStrap(device, timeout: timeout) { LinkEnd.lost($0) }
+            }
+        } else {
+            connection = try await host.connectStrap(device, timeout: timeout) { LinkEnd.lost($0) }
+        }
         if let security, let link = connection as? Connection {
             waits.begin(.security(device.address.address, security))
             do {
@@ -239,6 +315,7 @@ struct HeartRateSession: Sendable {
             let monitor = try await HeartRateMonitor.attach(to: gatt)
             var info = await monitor.deviceInfo()
             if info.name == nil { info.name = device.name }
+            member?.named(info.name)
             report(connected: connection.peer, info)
             if !energyReset {
                 energyReset = true
@@ -256,7 +333,9 @@ struct HeartRateSession: Sendable {
             // whenever no further value is already at hand (see Iterator.bufferedCount).
             var batch: [UInt8] = []
             batch.reserveCapacity(4096)
-            var lines = SessionFileWriter(format: .jsonLines)
+            var lines = SessionFileWriter(format: .jsonLines, labelled: member != nil)
+            let strap = member?.label
+            let files = strap.flatMap { groupFiles?.files(for: $0) } ?? (csv: csv, jsonl: jsonl)
             defer { flush(&batch) }
             let silence = SilenceWatch(after: timeout, status: status, device: device, central: host.central,
                                        controllerGone: controllerGone)
@@ -277,7 +356,7 @@ struct HeartRateSession: Sendable {
                         rate.record(at: .now)
                         perSecond = rate.perSecond
                     }
-                    report(measurement, raw: raw, rate: perSecond, batch: &batch, lines: &lines)
+                    report(measurement, raw: raw, rate: perSecond, strap: strap, files: files, batch: &batch, lines: &lines)
                     received += 1
                     if let count, received >= count {
                         flush(&batch)
@@ -324,12 +403,17 @@ struct HeartRateSession: Sendable {
                 } ?? .null),
                 ("battery", info.batteryLevel.map { JSON($0) } ?? .null),
             ]))
+        } else if let member, member.table != nil {
+            member.updateRow { row in
+                row.state = .connected
+                row.battery = info.batteryLevel
+            }
         } else {
             var parts = ["connected to \(info.name ?? peer.address.description) (\(peer.address))"]
             if let manufacturer = info.manufacturer { parts.append(manufacturer + (info.model.map { " \($0)" } ?? "")) }
             if let battery = info.batteryLevel { parts.append("battery \(battery) %") }
             if let location = info.bodySensorLocation { parts.append("sensor on the \(location)") }
-            status.printLine(parts.joined(separator: ", "))
+            printText(parts.joined(separator: ", "))
         }
     }
 
@@ -345,29 +429,80 @@ struct HeartRateSession: Sendable {
 
     /// With `--json`, the measurement's line (written by `lines`, the same line as `--jsonl`'s)
     /// is appended to `batch` (for ``flush(_:)``); otherwise it is shown at once.
-    private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, batch: inout [UInt8],
-                        lines: inout SessionFileWriter) {
+    private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, strap: StrapLabel?,
+                        files: (csv: AppendFile?, jsonl: AppendFile?), batch: inout [UInt8], lines: inout SessionFileWriter) {
         let time = clock.unixMicroseconds()
-        if json || jsonl != nil {
+        if json || files.jsonl != nil {
             let start = batch.count
-            lines.append(measurement, raw: raw, time: time, to: &batch)
-            jsonl?.append(line: batch[start...])
+            lines.append(measurement, raw: raw, time: time, strap: strap, to: &batch)
+            files.jsonl?.append(line: batch[start...])
             if !json { batch.removeAll(keepingCapacity: true) }  // only the file wanted it
         }
         if let event = live?.add(measurement, at: time), json {
-            batch += Array(event.serialized().utf8)
+            batch += Array(labelled(event).serialized().utf8)
             batch.append(UInt8(ascii: "\n"))
         }
-        if let csv {
-            var writer = SessionFileWriter(format: .csv)
+        if let csv = files.csv {
+            var writer = SessionFileWriter(format: .csv, labelled: strap != nil)
             var line: [UInt8] = []
-            writer.append(measurement, raw: raw, time: time, to: &line)
+            writer.append(measurement, raw: raw, time: time, strap: strap, to: &line)
             csv.append(line: line[...])
         }
-        if !json {
-            let arrival = rate.map { " (\(formatRate($0))/s)" } ?? ""
-            status.printLine("♥ \(measurement.summary)\(arrival)")
+        guard !json else { return }
+        if let member, member.table != nil {
+            let figures = live?.rowFigures()
+            member.valueArrived { row in
+                row.bpm = measurement.bpm
+                row.zone = figures?.zone
+                row.rmssd = figures?.rmssd
+            }
+            return
+        }
+        let arrival = rate.map { " (\(formatRate($0))/s)" } ?? ""
+        printText("♥ \(measurement.summary)\(arrival)")
+        if member == nil {
             status.beat(Int(measurement.bpm), live?.statusText(bpm: measurement.bpm) ?? "\(measurement.bpm) bpm")
+        }
+    }
+
+    /// A line for a person on stdout; in a group run it starts with the strap's name.
+    private func printText(_ line: String) {
+        if let member {
+            status.printLine("\(member.name): \(line)")
+        } else {
+            status.printLine(line)
+        }
+    }
+
+    /// A line on stderr; in a group run it starts with the strap's name (above the table, if drawn).
+    private func printError(_ line: String) {
+        if let member {
+            let text = line.hasPrefix("rawble: ") ? "rawble: \(member.name): " + line.dropFirst(8) : "\(member.name): \(line)"
+            StatusLine.printErrorAboveActive(text)
+        } else {
+            status.printError(line)
+        }
+    }
+
+    /// `event` with the strap's `address` and `name` after its `time`, in a group run.
+    private func labelled(_ event: JSON) -> JSON {
+        guard let member, case .object(var fields) = event else { return event }
+        let label = member.eventFields
+        let names = Set(label.map(\.0))
+        fields.removeAll { names.contains($0.0) }
+        let at = (fields.firstIndex { $0.0 == "time" } ?? 0) + 1
+        fields.insert(contentsOf: label, at: min(at, fields.count))
+        return .object(fields)
+    }
+
+    /// A strap's own failure in a group run: an `error` event, or its line on stderr (once per
+    /// distinct failure: a strap that keeps failing the same way is not a stream of lines).
+    private func report(failed error: CLIError, repeated: Bool) {
+        if json {
+            emit(.object([("event", "error"), Self.now, ("status", JSON(Int(error.status.rawValue))),
+                          ("message", .string(error.description))]))
+        } else if !repeated {
+            printError("rawble: \(error.description) (trying again)")
         }
     }
 
@@ -375,7 +510,7 @@ struct HeartRateSession: Sendable {
         if json {
             emit(.object([("event", "invalid"), Self.now, ("raw", .hex(raw)), ("error", .string(error.description))]))
         } else {
-            status.printError("rawble: a measurement that does not decode (\(Hex.encode(raw))): \(error)")
+            printError("rawble: a measurement that does not decode (\(Hex.encode(raw))): \(error)")
         }
     }
 
@@ -386,7 +521,8 @@ struct HeartRateSession: Sendable {
         if json {
             emit(.object([("event", "disconnected"), Self.now, ("reason", .string(reason))]))
         } else if onStderr {
-            status.printError(target.reconnectingLine(disconnected: reason, pause: retryIn))
+            member?.updateRow { $0.state = .reconnecting(seconds: Int(retryIn.components.seconds)) }
+            if member?.table == nil { printError(target.reconnectingLine(disconnected: reason, pause: retryIn)) }
         }
     }
 
@@ -410,7 +546,7 @@ struct HeartRateSession: Sendable {
         case .waiting(let pause):
             // A pause of its own, not a wait for the strap: shown as it is.
             waits.end()
-            status.show("link lost; scanning again in \(pause.components.seconds) s")
+            if member == nil { status.show("link lost; scanning again in \(pause.components.seconds) s") }
             fields = [("state", "waiting"), ("seconds", JSON(Int(pause.components.seconds)))]
         case .scanning:
             // The scan itself begins the wait (StrapFinder).
@@ -431,9 +567,9 @@ struct HeartRateSession: Sendable {
             emit(.object([("event", "energyReset"), Self.now, ("ok", .bool(error == nil))]
                          + (error.map { [("error", JSON.string($0.description))] } ?? [])))
         } else if let error {
-            status.printError("rawble: energy expended not reset: \(error)")
+            printError("rawble: energy expended not reset: \(error)")
         } else {
-            status.printLine("energy expended reset")
+            printText("energy expended reset")
         }
     }
 
@@ -441,7 +577,7 @@ struct HeartRateSession: Sendable {
     private static var now: (String, JSON) { ("time", .string(iso8601(unixMicroseconds: Clock.unixMicroseconds()))) }
 
     private func emit(_ value: JSON) {
-        status.printLine(value.serialized())
+        status.printLine(labelled(value).serialized())
     }
 
     private func formatRate(_ value: Double) -> String {

@@ -74,4 +74,14 @@ struct CLIError: Error, CustomStringConvertible {
     /// A command whose end is Ctrl-C (scan or peripheral without --duration, notify or hr
     /// without --count) exits 0 instead.
     static let interrupted = CLIError(.interrupted, "interrupted")
+
+    /// Whether this failure ends a run that follows several straps: the transport, a missing
+    /// privilege, Ctrl-C, a bug. The rest (a strap's GATT errors, timeouts, pairing, a
+    /// controller that refuses one more link) are one strap's, and the others go on.
+    var endsAGroupRun: Bool {
+        switch status {
+        case .transport, .permission, .unavailable, .interrupted, .internalError, .usage, .system, .cannotOpen: true
+        default: false
+        }
+    }
 }

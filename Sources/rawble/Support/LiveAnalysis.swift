@@ -105,6 +105,15 @@ final class LiveAnalysis: Sendable {
         }
     }
 
+    /// The zone now and the rolling RMSSD (once there are enough beats): a group run's row.
+    func rowFigures() -> (zone: Int?, rmssd: Double?) {
+        state.withLock { state in
+            state.analyzeQueued()
+            let window = state.analyzer.windowFigures
+            return (state.analyzer.currentZone, window.beatCount >= Self.minimumBeats ? window.rmssd : nil)
+        }
+    }
+
     /// One line for a person at the end of `hr`: HRV over the session (after correction), the
     /// zones, the last minute's sparkline; `nil` before any measurement.
     func summaryLine() -> String? {

@@ -15,7 +15,7 @@ import Synchronization
 final class LiveScanTable: LiveView {
     private struct State {
         var model = ScanTableModel()
-        var drawn = 0
+        var screen = InPlaceLines()
         var dirty = false
         var finished = false
     }
@@ -86,25 +86,35 @@ final class LiveScanTable: LiveView {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
-    /// Moves to the table's first line and clears to the end of the screen.
     private static func erase(_ state: inout State) {
-        guard state.drawn > 0 else { return }
-        Output.raw("\r" + (state.drawn > 1 ? "\u{1B}[\(state.drawn - 1)A" : "") + "\u{1B}[J")
-        state.drawn = 0
+        Output.raw(state.screen.erase())
     }
 
     /// Draws the table over the last one, in one write(2) so it never shows half drawn.
     private static func redraw(_ state: inout State, now: Double, scanning: Bool) {
         let (width, height) = Terminal.size(of: 1)
-        let lines = state.model.lines(now: now, scanning: scanning, width: width, height: max(3, height - 1))
-        var text = ""
-        if state.drawn > 0 {
-            text = "\r" + (state.drawn > 1 ? "\u{1B}[\(state.drawn - 1)A" : "") + "\u{1B}[J"
-        }
-        text += lines.joined(separator: "\n")
-        Output.raw(text)
-        state.drawn = lines.count
+        Output.raw(state.screen.replace(with: state.model.lines(now: now, scanning: scanning, width: width, height: max(3, height - 1))))
         state.dirty = false
+    }
+}
+
+/// Lines drawn in place on a terminal, the cursor on the last of them: what replaces them, or
+/// takes them away, as one text (written with one write(2), never half drawn).
+struct InPlaceLines {
+    /// How many lines are on screen.
+    private(set) var drawn = 0
+
+    /// Back to the first line drawn and clear to the end of the screen; empty when none are.
+    mutating func erase() -> String {
+        defer { drawn = 0 }
+        return drawn > 0 ? "\r" + (drawn > 1 ? "\u{1B}[\(drawn - 1)A" : "") + "\u{1B}[J" : ""
+    }
+
+    /// `lines` over the ones drawn before.
+    mutating func replace(with lines: [String]) -> String {
+        let text = erase() + lines.joined(separator: "\n")
+        drawn = lines.count
+        return text
     }
 }
 

@@ -7,6 +7,7 @@ import ArgumentParser
 @preconcurrency import Dispatch
 import RawbleBearer
 import RawbleHost
+import RawbleKernel
 import RawbleSMP
 import RawbleStack
 import RawbleWire
@@ -185,11 +186,9 @@ struct TerminalPairingAgent: PairingAgent {
     /// status line stays off the screen meanwhile.
     static func ask(_ prompt: String) async -> String? {
         await StatusLine.pausingActive {
-            await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-                DispatchQueue.global().async {
-                    continuation.resume(returning: askBlocking(prompt))
-                }
-            }
+            // NIO's thread pool for blocking work, not Dispatch's global queue: on Linux that
+            // queue's threads are the pool Swift's tasks run on, and a person typing takes seconds.
+            (try? await onBlockingThread("reading the terminal") { askBlocking(prompt) }) ?? nil
         }
     }
 

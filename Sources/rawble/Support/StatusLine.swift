@@ -130,6 +130,9 @@ final class StatusLine: LiveView {
 
     /// Prints a line on stderr (a warning) without tearing the status line.
     func printError(_ line: String) {
+        // Not drawn (not a terminal, --quiet, or a live view in its place): above the view
+        // that is drawn, if any (`hr`'s table of straps).
+        guard enabled else { return Self.printErrorAboveActive(line) }
         printing { Output.error(line) }
     }
 

@@ -231,6 +231,8 @@ final class WaitStatus: Sendable {
     private let now: @Sendable () -> Duration
     private let sleep: @Sendable (Duration) async throws -> Void
     private let onReport: (@Sendable (WaitReports.Report) -> Void)?
+    /// Fields every `status` event carries after its time (a group run's strap: `address`, `name`).
+    private let eventFields: @Sendable () -> [(String, JSON)]
     private let state = Mutex(State())
 
     /// Times come from `clock` (`Swift.Clock`: this module's `Clock` is the wall clock of
@@ -238,10 +240,12 @@ final class WaitStatus: Sendable {
     /// comes due, told or not (`--quiet`), after it went where it goes: a test waits for it
     /// before checking what was said.
     init<C: Swift.Clock & Sendable>(display: any WaitDisplay, json: Bool, quiet: Bool, clock: C,
+                                    eventFields: @escaping @Sendable () -> [(String, JSON)] = { [] },
                                     onReport: (@Sendable (WaitReports.Report) -> Void)? = nil) where C.Duration == Duration {
         self.display = display
         self.json = json
         self.quiet = quiet
+        self.eventFields = eventFields
         self.onReport = onReport
         let start = clock.now
         now = { start.duration(to: clock.now) }
@@ -322,7 +326,8 @@ final class WaitStatus: Sendable {
 
     private func tell(_ report: WaitReports.Report) {
         if json {
-            display.printLine(Self.event(report, time: iso8601(unixMicroseconds: Clock.unixMicroseconds())).serialized())
+            display.printLine(Self.event(report, time: iso8601(unixMicroseconds: Clock.unixMicroseconds()),
+                                         fields: eventFields()).serialized())
         } else if !quiet, !display.showsStatus || !report.seen.isEmpty {
             display.printError(Self.line(report))
         }
@@ -330,10 +335,11 @@ final class WaitStatus: Sendable {
     }
 
     /// `{"event": "status", time, waitingFor, target, elapsedSeconds, message, seen: [{address, name}]}`.
-    static func event(_ report: WaitReports.Report, time: String) -> JSON {
+    static func event(_ report: WaitReports.Report, time: String, fields: [(String, JSON)] = []) -> JSON {
         .object([
             ("event", "status"),
             ("time", .string(time)),
+        ] + fields + [
             ("waitingFor", .string(report.wait.kind.rawValue)),
             ("target", .string(report.wait.target)),
             ("elapsedSeconds", JSON(report.elapsed.components.seconds)),

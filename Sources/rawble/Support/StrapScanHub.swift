@@ -1,0 +1,201 @@
+import RawbleHost
+import RawbleHostCore
+import RawbleWire
+
+/// One scan shared by every strap a group run follows (`rawble hr A B C`, `hr --all`): a host
+/// runs one scan at a time, so the straps do not each scan. It keeps the last advertisement of
+/// each device heard, hands each follower the strap it waits for (once heard after the time it
+/// asks from), pauses while a connection is being made (controllers and the kernel connect more
+/// reliably with no scan running beside) and resumes after it, so a strap that comes into range
+/// is found while the others stream. With `--all` it announces each new heart-rate strap once.
+///
+/// Bounded: it remembers at most ``rememberedLimit`` devices (the least recently heard go).
+actor StrapScanHub {
+    /// A device the scan heard, and when.
+    private struct Heard {
+        var device: DiscoveredDevice
+        var at: ContinuousClock.Instant
+    }
+
+    /// A follower waiting for its strap.
+    private struct Waiter {
+        var target: StrapTarget
+        var heardAfter: ContinuousClock.Instant?
+        var continuation: CheckedContinuation<DiscoveredDevice, any Error>
+    }
+
+    /// The most devices remembered at once (a crowded room advertises hundreds).
+    static let rememberedLimit = 512
+
+    private let central: any Central
+    private var heard: [BluetoothAddress: Heard] = [:]
+    private var waiters: [UInt64: Waiter] = [:]
+    private var nextWaiter: UInt64 = 0
+    /// Addresses a follower holds: no other follower is handed them.
+    private var claimed: Set<BluetoothAddress> = []
+    /// Straps already announced to ``newStraps``.
+    private var announced: Set<BluetoothAddress> = []
+    private let announcements: AsyncStream<DiscoveredDevice>.Continuation
+    /// Every heart-rate strap heard advertising, connectable, once each (`--all` follows them).
+    nonisolated let newStraps: AsyncStream<DiscoveredDevice>
+    /// Called with every device heard that is not a strap a follower waits for (the waits name them).
+    private let onHeard: @Sendable (DiscoveredDevice) -> Void
+
+    /// Connections being made: the scan stays stopped while any is.
+    private var pauses = 0
+    private var scanning = false
+    /// Scan starts and stops run one after the other, in the order asked.
+    private var control: Task<Void, Never>?
+    private var consumer: Task<Void, Never>?
+    private var failure: CLIErrorBox?
+    private var closed = false
+
+    init(central: any Central, onHeard: @escaping @Sendable (DiscoveredDevice) -> Void = { _ in }) {
+        self.central = central
+        self.onHeard = onHeard
+        (newStraps, announcements) = AsyncStream.makeStream(of: DiscoveredDevice.self, bufferingPolicy: .bufferingNewest(64))
+    }
+
+    /// Starts the scan; throws what the host says when it cannot.
+    func start() async throws {
+        try await startScan()
+    }
+
+    /// The strap `target` names, connectable, heard advertising after `heardAfter` (a strap's
+    /// advertisement from before its link dropped says nothing of where it is now), not held
+    /// by another follower. Waits, bounded only by the caller's cancellation, for the scan to
+    /// hear it; the address is then held for the caller until ``release(_:)``.
+    func next(_ target: StrapTarget, heardAfter: ContinuousClock.Instant?) async throws -> DiscoveredDevice {
+        if let failure { throw failure.error }
+        if let found = heard.values.first(where: { matches(target, $0, after: heardAfter) }) {
+            claimed.insert(found.device.address.address)
+            return found.device
+        }
+        nextWaiter += 1
+        let id = nextWaiter
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters[id] = Waiter(target: target, heardAfter: heardAfter, continuation: continuation)
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(id) }
+        }
+    }
+
+    /// The follower no longer holds `address` (it ended).
+    func release(_ address: BluetoothAddress) {
+        claimed.remove(address)
+    }
+
+    /// Runs `connect` with the scan stopped, and starts it again after (when no other
+    /// connection is being made).
+    func whileConnecting<T: Sendable>(_ connect: @Sendable () async throws -> T) async throws -> T {
+        pauses += 1
+        if pauses == 1 { await enqueue { hub in await hub.stopScan() } }
+        defer {
+            pauses -= 1
+            if pauses == 0 { Task { await self.resumeScan() } }
+        }
+        return try await connect()
+    }
+
+    /// Stops the scan and ends every wait (the run is over).
+    func close() async {
+        closed = true
+        for (_, waiter) in waiters { waiter.continuation.resume(throwing: CancellationError()) }
+        waiters.removeAll()
+        announcements.finish()
+        await enqueue { hub in await hub.stopScan() }
+    }
+
+    // MARK: Internals
+
+    private func resumeScan() async {
+        guard pauses == 0, !closed else { return }
+        await enqueue { hub in
+            guard await hub.shouldScan else { return }
+            do { try await hub.startScan() } catch { await hub.fail(error) }
+        }
+    }
+
+    private var shouldScan: Bool { pauses == 0 && !closed && !scanning }
+
+    /// Runs `operation` after every one enqueued before it.
+    private func enqueue(_ operation: @escaping @Sendable (StrapScanHub) async -> Void) async {
+        let previous = control
+        let task = Task { [self] in
+            await previous?.value
+            await operation(self)
+        }
+        control = task
+        await task.value
+    }
+
+    private func startScan() async throws {
+        guard !scanning else { return }
+        let devices = try await central.scan(ScanOptions(active: true, filter: ScanFilter()))
+        scanning = true
+        consumer = Task { [weak self] in
+            do {
+                for try await device in devices { await self?.heard(device) }
+            } catch {
+                await self?.fail(error)
+            }
+        }
+    }
+
+    private func stopScan() async {
+        guard scanning else { return }
+        scanning = false
+        try? await central.stopScanning()
+        consumer?.cancel()
+        consumer = nil
+    }
+
+    private func fail(_ error: any Error) {
+        guard !closed, failure == nil else { return }
+        failure = CLIErrorBox(error: error)
+        for (_, waiter) in waiters { waiter.continuation.resume(throwing: error) }
+        waiters.removeAll()
+    }
+
+    private func cancelWaiter(_ id: UInt64) {
+        waiters.removeValue(forKey: id)?.continuation.resume(throwing: CancellationError())
+    }
+
+    private func heard(_ device: DiscoveredDevice) {
+        let now = ContinuousClock.now
+        let address = device.address.address
+        if heard[address] == nil, heard.count >= Self.rememberedLimit,
+           let oldest = heard.min(by: { $0.value.at < $1.value.at })?.key {
+            heard.removeValue(forKey: oldest)
+        }
+        heard[address] = Heard(device: device, at: now)
+        let entry = Heard(device: device, at: now)
+        if let (id, _) = waiters.first(where: { matches($0.value.target, entry, after: $0.value.heardAfter) }),
+           let waiter = waiters.removeValue(forKey: id) {
+            claimed.insert(address)
+            waiter.continuation.resume(returning: device)
+            return
+        }
+        if device.isConnectable, device.advertisingData.serviceUUIDs.contains(.heartRateService),
+           announced.count < Self.rememberedLimit, announced.insert(address).inserted {
+            announcements.yield(device)
+        }
+        onHeard(device)
+    }
+
+    private func matches(_ target: StrapTarget, _ entry: Heard, after instant: ContinuousClock.Instant?) -> Bool {
+        (instant.map { entry.at > $0 } ?? true) && entry.device.isConnectable && !claimed.contains(entry.device.address.address)
+            && target.filter.matches(entry.device)
+    }
+}
+
+/// An error kept by the hub for the followers that ask after it failed.
+private struct CLIErrorBox: Sendable {
+    var error: any Error
+}

@@ -1,0 +1,80 @@
+import Foundation
+import RawbleTestSupport
+import RawbleWire
+import Testing
+
+/// `rawble hr` with several straps (issue 41): three `rawble peripheral hr` straps and the
+/// central on one ``VirtualLinkSockets`` link, played in the test process.
+@Suite("rawble hr with several straps", .serialized)
+struct HeartRateGroupTests {
+    /// Starts `names.count` peripheral straps on controllers 0…n-1 of `link`; each ends at its
+    /// central's first disconnection.
+    private static func straps(_ names: [String], on link: VirtualLinkSockets) -> [Task<CLIResult, any Error>] {
+        names.enumerated().map { index, name in
+            Task { try await PeripheralCommandTests.peripheral(["hr", "--transport", link.transports[index], "--rate", "20", "--name", name]) }
+        }
+    }
+
+    @Test("hr A B C --count 10 --json --csv: every strap followed at once; each event names its strap; 10 measurements from each, in a file with a strap column")
+    func followsThreeNamedStraps() async throws {
+        let link = try VirtualLinkSockets(count: 4)
+        defer { link.stop() }
+        let names = ["ci-strap-a", "ci-strap-b", "ci-strap-c"]
+        let straps = Self.straps(names, on: link)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rawble-group-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let csv = directory.appendingPathComponent("team.csv").path
+        let perStrap = directory.appendingPathComponent("session-{name}.jsonl").path
+        let central = try await onOwnThread {
+            try CLI.runBlocking(["hr"] + names + ["--transport", link.transports[names.count], "--count", "10", "--json",
+                                                  "--csv", csv, "--jsonl", perStrap, "--timeout", "20"], limit: .seconds(90))
+        }
+        var peripheralResults: [CLIResult] = []
+        for strap in straps { peripheralResults.append(try await strap.value) }
+        #expect(central.status == 0, "\(central.stderr)")
+        for result in peripheralResults { #expect(result.status == 0, "\(result.stderr.suffix(3000))") }
+
+        let events = PeripheralCommandTests.events(central)
+        // Every event after the first match names its strap; the addresses are the straps'.
+        let advertised = peripheralResults.compactMap { result in
+            PeripheralCommandTests.events(result).first { $0["event"] as? String == "advertising" }?["address"] as? String
+        }
+        #expect(advertised.count == 3)
+        for name in names {
+            let connected = events.filter { $0["event"] as? String == "connected" && $0["name"] as? String == name }
+            #expect(connected.count == 1, "\(name): \(central.stdout)")
+            let address = try #require(connected.first?["address"] as? String)
+            #expect(advertised.contains(address))
+            let values = events.filter { $0["event"] as? String == "measurement" && $0["address"] as? String == address }
+            #expect(values.count == 10, "\(name): \(values.count) measurements")
+            #expect(values.allSatisfy { $0["name"] as? String == name })
+            // Its own file, every line labelled with it.
+            let own = try String(contentsOfFile: directory.appendingPathComponent("session-\(name).jsonl").path, encoding: .utf8)
+            let ownLines = own.split(separator: "\n").compactMap { try? CLI.jsonObject(String($0)) }
+            #expect(ownLines.count == 10 && ownLines.allSatisfy { $0["address"] as? String == address }, "\(own)")
+        }
+        #expect(events.filter { $0["event"] as? String == "measurement" }.count == 30)
+        #expect(events.allSatisfy { $0["event"] as? String == "status" || $0["address"] != nil }, "an event without its strap: \(central.stdout)")
+
+        let lines = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n")
+        #expect(lines.first == "time,strap,strap_name,bpm,contact,energy_expended_kj,rr_intervals_ms,raw")
+        #expect(lines.count == 31)
+        for name in names {
+            #expect(lines.dropFirst().filter { $0.split(separator: ",")[2] == name }.count == 10, "\(name) in \(lines.joined(separator: "\n"))")
+        }
+    }
+
+    @Test("bad group options: one line each, status 64", arguments: [
+        (["hr", "--all", "ci-strap-a"], "--all follows every strap in range"),
+        (["hr", "--max", "3"], "--max goes with --all"),
+        (["hr", "--all", "--count", "5"], "--count with --all needs --max"),
+        (["hr", "--all", "--max", "0"], "--max must be between 1 and 64"),
+        (["hr", "--csv", "s-{name}.csv"], "{name} and {address} in a file name go with several straps"),
+    ])
+    func badOptions(arguments: [String], message: String) async throws {
+        let result = try await CLI.run(arguments + ["--transport", "unix:/nonexistent"])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+}
