@@ -500,13 +500,16 @@ _rawble_shell() {
 
 _rawble_hr() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--reset-energy --reconnect --no-reconnect --trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
+    non_repeating_flags=(--all --reset-energy --reconnect --no-reconnect --trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--count --csv --jsonl --hrv-every --max-hr --age --transport --btsnoop --timeout --io --passkey --security)
-    __rawble_offer_flags_options 1
+    non_repeating_options=(--max --count --csv --jsonl --hrv-every --max-hr --age --transport --btsnoop --timeout --io --passkey --security)
+    __rawble_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
+    '--max')
+        return
+        ;;
     '--count')
         return
         ;;
