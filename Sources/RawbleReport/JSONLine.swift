@@ -10,8 +10,9 @@ enum JSONLine {
         case measurement(LineFields)
         /// An `invalid` event: a value the strap sent that did not decode.
         case invalid
-        /// Any other event; `disconnected`: it was a `disconnected` event.
-        case other(disconnected: Bool)
+        /// Any other event; `disconnected`: it was a `disconnected` event; `strap`: the
+        /// `address` it names (a file of several straps).
+        case other(disconnected: Bool, strap: ArraySlice<UInt8>?)
     }
 
     /// Nesting deeper than this is refused as broken (no recursion without bound on hostile input).
@@ -66,6 +67,10 @@ enum JSONLine {
                     }
                 } else if FieldText.equals(key, "rrIntervals") {
                     fields.rrIntervals = try scanner.secondsArray(&fields)
+                } else if FieldText.equals(key, "address"), scanner.peek == UInt8(ascii: "\"") {
+                    fields.strap = try scanner.string()
+                } else if FieldText.equals(key, "name"), scanner.peek == UInt8(ascii: "\"") {
+                    fields.strapName = try scanner.string()
                 } else if FieldText.equals(key, "raw") {
                     hasValues = true
                     if scanner.peek == UInt8(ascii: "\"") {
@@ -84,11 +89,11 @@ enum JSONLine {
         } catch {
             return .broken(offset: error.index - line.startIndex)
         }
-        guard eventIsString else { return .other(disconnected: false) }
-        guard let event else { return hasValues ? .measurement(fields) : .other(disconnected: false) }
+        guard eventIsString else { return .other(disconnected: false, strap: nil) }
+        guard let event else { return hasValues ? .measurement(fields) : .other(disconnected: false, strap: nil) }
         if FieldText.equals(event, "measurement") { return .measurement(fields) }
         if FieldText.equals(event, "invalid") { return .invalid }
-        return .other(disconnected: FieldText.equals(event, "disconnected"))
+        return .other(disconnected: FieldText.equals(event, "disconnected"), strap: fields.strap)
     }
 
     /// A cursor over the line; every method either advances past what it read or throws

@@ -168,3 +168,33 @@ extension SVGPlotRenderer {
     /// A coordinate or value, at most `places` decimals.
     func n(_ value: Double, _ places: Int = 1) -> String { SVGText.number(value, places: places) }
 }
+
+/// Several SVG documents (the plots of a file of several straps) as one, one below the other:
+/// each becomes a nested `svg` at its offset, its own size and styles kept.
+public enum SVGStack {
+    /// `documents` (each as ``SessionPlot/svg()`` writes it) stacked; the widest sets the width.
+    public static func stacked(_ documents: [String]) -> String {
+        var body = ""
+        var y = 0.0
+        var width = 0.0
+        for document in documents {
+            guard let start = document.firstRange(of: "<svg ") else { continue }
+            let element = document[start.lowerBound...]
+            let size = (attribute("width", in: element), attribute("height", in: element))
+            body += #"<svg x="0" y="\#(Int(y))" "# + element.dropFirst(5) + "\n"
+            y += size.1 ?? 0
+            width = max(width, size.0 ?? 0)
+        }
+        return #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+            + #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(Int(width))" height="\#(Int(y))" viewBox="0 0 \#(Int(width)) \#(Int(y))">"# + "\n"
+            + body + "</svg>\n"
+    }
+
+    /// The number in `name="…"` of the element that starts `element`.
+    private static func attribute(_ name: String, in element: Substring) -> Double? {
+        guard let end = element.firstIndex(of: ">"),
+              let found = element[..<end].firstRange(of: " \(name)=\"") else { return nil }
+        let value = element[found.upperBound...].prefix { $0 != "\"" }
+        return Double(value)
+    }
+}

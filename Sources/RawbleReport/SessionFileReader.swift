@@ -37,8 +37,38 @@ public struct SessionFileReader: Sendable, SessionLineReader {
     private var columns: CSVColumns?
     private var lastTime: Int64?
     private var disconnectedSinceLast = false
+    /// The straps a file of several names (`rawble hr A B`, `--all`), in the order they first
+    /// appear, each with its own summary (times, counts, gaps) and order: a strap's line is
+    /// compared with that strap's line before it, not another's. Empty for a file of one.
+    public private(set) var straps: [SessionStrap] = []
+    private var strapIndex: [String: Int] = [:]
+    /// The most straps one file is read for; lines of further straps are broken (``SessionLineProblem/tooManyStraps(limit:)``).
+    public static let strapLimit = 64
     /// CSV field boundaries, reused from line to line.
     private var fields: [Range<Int>] = []
+    /// The strap name the line being accepted gave, if any.
+    private var pendingName: String?
+
+    /// A strap's name as a line holds it: CSV's doubled quotes and JSON's `\"` and `\\` undone,
+    /// control characters dropped, at most 64 bytes; `nil` when empty.
+    static func name(_ field: ArraySlice<UInt8>) -> String? {
+        var bytes: [UInt8] = []
+        var index = field.startIndex
+        while index < field.endIndex, bytes.count < StrapLabel.maxNameLength {
+            let byte = field[index]
+            let next = field.index(after: index)
+            if (byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"")), next < field.endIndex,
+               field[next] == UInt8(ascii: "\"") || (byte == UInt8(ascii: "\\") && field[next] == UInt8(ascii: "\\")) {
+                bytes.append(field[next])
+                index = field.index(after: next)
+                continue
+            }
+            if byte >= 0x20 { bytes.append(byte) }
+            index = next
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.isEmpty ? nil : text
+    }
 
     /// - Parameters:
     ///   - gapThreshold: samples further apart than this mark a gap (default 5 s; `rawble hr`
@@ -80,9 +110,16 @@ public struct SessionFileReader: Sendable, SessionLineReader {
             case .invalid:
                 summary.invalidMeasurementCount += 1
                 return nil
-            case .other(let disconnected):
+            case .other(let disconnected, let strap):
                 summary.otherEventCount += 1
-                if disconnected { disconnectedSinceLast = true }
+                if disconnected {
+                    if let strap, let index = strapIndex[String(decoding: strap, as: UTF8.self)] {
+                        straps[index].disconnectedSinceLast = true
+                    } else {
+                        disconnectedSinceLast = true
+                        for index in straps.indices { straps[index].disconnectedSinceLast = true }
+                    }
+                }
                 return nil
             }
         }
@@ -91,6 +128,7 @@ public struct SessionFileReader: Sendable, SessionLineReader {
             broken(problem, line: number)
             return nil
         case .success(let sample):
+            pendingName = parsed.strapName.flatMap(Self.name)
             return accept(sample)
         }
     }
@@ -138,6 +176,7 @@ public struct SessionFileReader: Sendable, SessionLineReader {
     }
 
     private mutating func accept(_ sample: SessionSample) -> SessionSample? {
+        if let strap = sample.strap { return accept(sample, of: strap) }
         if let lastTime {
             guard sample.time >= lastTime else {
                 outOfOrder(.earlierThanPrevious(previous: lastTime), line: sample.line)
@@ -161,6 +200,71 @@ public struct SessionFileReader: Sendable, SessionLineReader {
         summary.rrIntervalCount += sample.rrIntervals.count
         return sample
     }
+
+    /// A sample of one strap of several: ordered and gapped against that strap's samples.
+    private mutating func accept(_ sample: SessionSample, of address: String) -> SessionSample? {
+        let index: Int
+        if let known = strapIndex[address] {
+            index = known
+        } else {
+            guard straps.count < Self.strapLimit else {
+                broken(.tooManyStraps(limit: Self.strapLimit), line: sample.line)
+                return nil
+            }
+            index = straps.count
+            strapIndex[address] = index
+            straps.append(SessionStrap(address: address, name: pendingName))
+        }
+        if straps[index].name == nil { straps[index].name = pendingName }
+        if let last = straps[index].lastTime {
+            guard sample.time >= last else {
+                outOfOrder(.earlierThanPrevious(previous: last), line: sample.line)
+                return nil
+            }
+            let (distance, overflow) = sample.time.subtractingReportingOverflow(last)
+            if overflow || distance > gapThreshold || straps[index].disconnectedSinceLast {
+                straps[index].addGap(SessionGap(start: last, end: sample.time), keeping: min(keptGaps, Self.keptGapsPerStrap))
+            }
+        } else {
+            straps[index].summary.firstTime = sample.time
+        }
+        straps[index].disconnectedSinceLast = false
+        straps[index].lastTime = sample.time
+        straps[index].summary.lastTime = sample.time
+        straps[index].summary.sampleCount += 1
+        straps[index].summary.rrIntervalCount += sample.rrIntervals.count
+        summary.firstTime = min(summary.firstTime ?? sample.time, sample.time)
+        summary.lastTime = max(summary.lastTime ?? sample.time, sample.time)
+        summary.sampleCount += 1
+        summary.rrIntervalCount += sample.rrIntervals.count
+        return sample
+    }
+
+    /// Gaps kept per strap of a file of several (the rest are counted).
+    static let keptGapsPerStrap = 10_000
+}
+
+/// One strap of a file of several: its address, its name (from the first line that has one)
+/// and what was read of it (``SessionFileSummary``'s times, counts and gaps; the file's problems
+/// are the file's).
+public struct SessionStrap: Hashable, Sendable {
+    public var address: String
+    public var name: String?
+    public var summary = SessionFileSummary()
+    var lastTime: Int64?
+    var disconnectedSinceLast = false
+
+    init(address: String, name: String?) {
+        self.address = address
+        self.name = name
+    }
+
+    /// The name, else the address.
+    public var displayName: String { name ?? address }
+
+    mutating func addGap(_ gap: SessionGap, keeping limit: Int) {
+        if summary.gaps.count < limit { summary.gaps.append(gap) } else { summary.gapsNotKept += 1 }
+    }
 }
 
 // MARK: - A line's fields
@@ -176,6 +280,9 @@ struct LineFields {
     var energy: UInt16??
     var rrIntervals: [Double]?
     var raw: [UInt8]?
+    /// The strap's address and name, in a file of several straps.
+    var strap: ArraySlice<UInt8>?
+    var strapName: ArraySlice<UInt8>?
     /// The first field that is there but bad.
     var problem: SessionLineProblem?
 
@@ -211,7 +318,8 @@ struct LineFields {
         }
         guard let bpm else { return .failure(.missingHeartRate) }
         return .success(SessionSample(time: time, bpm: bpm, contact: contact ?? .unsupported,
-                                      energyExpended: energy ?? nil, rrIntervals: rrIntervals ?? [], line: line))
+                                      energyExpended: energy ?? nil, rrIntervals: rrIntervals ?? [], line: line,
+                                      strap: strap.flatMap { $0.isEmpty ? nil : String(decoding: $0, as: UTF8.self) }))
     }
 }
 
@@ -225,6 +333,8 @@ struct CSVColumns: Sendable {
     var energy: Int?
     var rrIntervals: Int?
     var raw: Int?
+    var strap: Int?
+    var strapName: Int?
     /// How many fields the header has.
     var count: Int
 
@@ -239,6 +349,8 @@ struct CSVColumns: Sendable {
             else if FieldText.equals(name, "energy_expended_kj") { energy = column }
             else if FieldText.equals(name, "rr_intervals_ms") { rrIntervals = column }
             else if FieldText.equals(name, "raw") { raw = column }
+            else if FieldText.equals(name, "strap") { strap = column }
+            else if FieldText.equals(name, "strap_name") { strapName = column }
         }
         guard let time, bpm != nil || raw != nil else { return nil }
         self.time = time
@@ -293,16 +405,26 @@ struct CSVColumns: Sendable {
             result.raw = FieldText.hex(text)
             if result.raw == nil { result.fail(.badField("raw")) }
         }
+        result.strap = field(strap)
+        result.strapName = field(strapName)
         return result
     }
 
-    /// The ranges of the comma-separated fields of `line` (no field holds a comma in these files).
+    /// The ranges of the comma-separated fields of `line`.
     static func split(_ line: ArraySlice<UInt8>, into fields: inout [Range<Int>]) {
         fields.removeAll(keepingCapacity: true)
         var start = line.startIndex
-        for index in line.indices where line[index] == UInt8(ascii: ",") {
-            fields.append(start..<index)
-            start = index + 1
+        // A comma inside double quotes is the field's (a strap's name may hold one); a doubled
+        // quote inside them toggles twice, so it stays inside.
+        var quoted = false
+        for index in line.indices {
+            let byte = line[index]
+            if byte == UInt8(ascii: "\"") {
+                quoted.toggle()
+            } else if byte == UInt8(ascii: ","), !quoted {
+                fields.append(start..<index)
+                start = index + 1
+            }
         }
         fields.append(start..<line.endIndex)
     }

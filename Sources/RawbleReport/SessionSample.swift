@@ -16,15 +16,19 @@ public struct SessionSample: Hashable, Sendable {
     public var rrIntervals: [Double]
     /// The line of the file it came from (1-based), for messages.
     public var line: Int
+    /// The strap's address, in a file of several straps (`rawble hr A B`, `--all`); `nil` in
+    /// a file of one.
+    public var strap: String?
 
     public init(time: Int64, bpm: UInt16, contact: HeartRateMeasurement.SensorContact = .unsupported,
-                energyExpended: UInt16? = nil, rrIntervals: [Double] = [], line: Int = 0) {
+                energyExpended: UInt16? = nil, rrIntervals: [Double] = [], line: Int = 0, strap: String? = nil) {
         self.time = time
         self.bpm = bpm
         self.contact = contact
         self.energyExpended = energyExpended
         self.rrIntervals = rrIntervals
         self.line = line
+        self.strap = strap
     }
 
     /// ``time`` in seconds since 1970 (what plots and the analysis take).
@@ -104,6 +108,8 @@ public enum SessionLineProblem: Error, Hashable, Sendable, CustomStringConvertib
     case unknownType(String)
     /// ECG sessions: a line of another kind of file (a `rawble hr` measurement: files mixed).
     case otherFileKind
+    /// A file of several straps naming more than the reader follows (``SessionFileReader/strapLimit``).
+    case tooManyStraps(limit: Int)
 
     /// Whether the line itself is broken (every case but ``earlierThanPrevious(previous:)`` and
     /// ``deviceTimeNotIncreasing(previous:)``).
@@ -127,6 +133,7 @@ public enum SessionLineProblem: Error, Hashable, Sendable, CustomStringConvertib
         case .deviceTimeNotIncreasing: "its device time is not after the sample's before it"
         case .unknownType(let type): "an unknown type “\(type)”"
         case .otherFileKind: "a line of another kind of session file (rawble hr's), not an ECG session's"
+        case .tooManyStraps(let limit): "a strap beyond the first \(limit) the file names"
         }
     }
 }

@@ -63,6 +63,24 @@ struct HeartRateGroupTests {
         for name in names {
             #expect(lines.dropFirst().filter { $0.split(separator: ",")[2] == name }.count == 10, "\(name) in \(lines.joined(separator: "\n"))")
         }
+
+        // rawble report of that file: each strap on its own, in text, JSON and one plot.
+        let plot = directory.appendingPathComponent("team.svg").path
+        let report = try await CLI.run(["report", csv, "--plot", plot])
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stdout.hasPrefix("\(csv): 3 straps\n"), "\(report.stdout)")
+        for name in names {
+            #expect(report.stdout.contains("\nstrap \(name) ("), "\(report.stdout)")
+        }
+        #expect(report.stdout.components(separatedBy: ", 10 measurements, ").count == 4, "\(report.stdout)")
+        let svg = try String(contentsOfFile: plot, encoding: .utf8)
+        #expect(svg.components(separatedBy: "<svg ").count == 5, "one document holding a plot per strap")
+        for name in names { #expect(svg.contains("team.csv: \(name)")) }
+        let json = try await CLI.run(["report", csv, "--json"])
+        let object = try CLI.jsonObject(json.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        let reported = try #require(object["straps"] as? [[String: Any]])
+        #expect(Set(reported.compactMap { $0["name"] as? String }) == Set(names))
+        #expect(reported.count == 3 && reported.allSatisfy { $0["measurements"] as? Int == 10 })
     }
 
     @Test("bad group options: one line each, status 64", arguments: [

@@ -319,3 +319,66 @@ struct SessionFileRealOutputTests {
         #expect(fromCSV.samples.map(\.contact).contains(.unsupported) && fromCSV.samples.contains { $0.energyExpended != nil })
     }
 }
+
+/// Files of several straps (`rawble hr A B`, `--all`): each strap read on its own.
+@Suite("Session files of several straps: each strap in order, its own gaps")
+struct SessionFileReaderStrapTests {
+    @Test("CSV with strap columns: straps' lines interleave without being out of order; each strap has its own times, counts and gaps; a quoted name with a comma and a quote reads back")
+    func csvStraps() throws {
+        var reader = SessionFileReader()
+        var samples: [SessionSample] = []
+        try reader.read(chunk: Array("""
+            time,strap,strap_name,bpm,contact,energy_expended_kj,rr_intervals_ms,raw
+            \(iso(0)),C0:B1:E0:00:01:01,"Team ""A"", 1",70,detected,,,
+            \(iso(1)),C0:B1:E0:00:01:02,B,80,detected,,,
+            \(iso(1)),C0:B1:E0:00:01:01,"Team ""A"", 1",71,detected,,,
+            \(iso(0)),C0:B1:E0:00:01:02,B,81,detected,,,
+            \(iso(20)),C0:B1:E0:00:01:01,"Team ""A"", 1",72,detected,,,
+            \(iso(2)),C0:B1:E0:00:01:02,B,82,detected,,,
+
+            """.utf8)) { samples.append($0) }
+        let summary = try reader.finish()
+        #expect(samples.map(\.bpm) == [70, 80, 71, 72, 82], "B's line at 0 s comes after its line at 1 s: out of order")
+        #expect(samples.map(\.strap) == ["C0:B1:E0:00:01:01", "C0:B1:E0:00:01:02", "C0:B1:E0:00:01:01", "C0:B1:E0:00:01:01", "C0:B1:E0:00:01:02"])
+        #expect(summary.outOfOrderCount == 1 && summary.sampleCount == 5)
+        let straps = reader.straps
+        #expect(straps.map(\.address) == ["C0:B1:E0:00:01:01", "C0:B1:E0:00:01:02"])
+        #expect(straps.map(\.name) == ["Team \"A\", 1", "B"])
+        #expect(straps[0].summary.sampleCount == 3 && straps[1].summary.sampleCount == 2)
+        #expect(straps[0].summary.gaps == [SessionGap(start: t0 + 1_000_000, end: t0 + 20_000_000)])
+        #expect(straps[1].summary.gaps.isEmpty, "B's lines are 1 s apart: no gap, though A's line between them is 19 s later")
+        #expect(straps[1].summary.firstTime == t0 + 1_000_000 && straps[1].summary.lastTime == t0 + 2_000_000)
+    }
+
+    @Test("JSON lines: address and name name the strap; a disconnected event with an address is a gap of that strap only")
+    func jsonStraps() throws {
+        var reader = SessionFileReader()
+        var samples: [SessionSample] = []
+        func line(_ seconds: Int, _ strap: String, _ bpm: Int) -> String {
+            #"{"event":"measurement","time":"\#(iso(seconds))","address":"\#(strap)","name":"s\#(strap.suffix(1))","bpm":\#(bpm),"contact":"detected","energyExpended":null,"rrIntervals":[],"raw":""}"#
+        }
+        let text = [
+            line(0, "AA:00:00:00:00:01", 60), line(0, "AA:00:00:00:00:02", 61),
+            #"{"event":"disconnected","time":"\#(iso(1))","address":"AA:00:00:00:00:02","name":"s2","reason":"x"}"#,
+            line(2, "AA:00:00:00:00:01", 62), line(2, "AA:00:00:00:00:02", 63),
+        ].joined(separator: "\n")
+        try reader.read(chunk: Array(text.utf8)) { samples.append($0) }
+        _ = try reader.finish { samples.append($0) }
+        #expect(samples.count == 4)
+        #expect(reader.straps.map(\.name) == ["s1", "s2"])
+        #expect(reader.straps[0].summary.gaps.isEmpty)
+        #expect(reader.straps[1].summary.gaps == [SessionGap(start: t0, end: t0 + 2_000_000)])
+    }
+
+    @Test("a file naming more straps than the reader follows: the further straps' lines are broken, counted, the rest read")
+    func tooManyStraps() throws {
+        var lines = ["time,strap,strap_name,bpm"]
+        for index in 0...SessionFileReader.strapLimit {
+            lines.append("\(iso(0)),S\(index),,70")
+        }
+        let (samples, summary) = try read(lines.joined(separator: "\n"))
+        #expect(samples.count == SessionFileReader.strapLimit)
+        #expect(summary.brokenLineCount == 1)
+        #expect(summary.problems.first?.problem == .tooManyStraps(limit: SessionFileReader.strapLimit))
+    }
+}

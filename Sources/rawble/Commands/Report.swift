@@ -60,14 +60,11 @@ struct Report: AsyncParsableCommand {
 
     func run() async throws {
         switch try readSession() {
-        case .heartRate(let samples, let summary):
-            let measurements = samples.lazy.map {
-                HeartRateSample(time: $0.seconds, heartRate: Double($0.bpm), rrIntervals: $0.rrIntervals)
-            }
-            let analysis = SessionAnalysis(
-                measurements: measurements,
-                configuration: SessionAnalysis.Configuration(zones: zones.zones, segmentDuration: segment))
-            if let plot { try draw(analysis, samples: samples, summary: summary, to: plot) }
+        case .heartRate(let samples, let summary, let straps) where straps.count > 1:
+            try reportEach(straps, samples: samples, file: summary)
+        case .heartRate(let samples, let summary, _):
+            let analysis = analyse(samples)
+            if let plot { try write(document(analysis, samples: samples, summary: summary), to: plot) }
             if output.json {
                 Output.json(ReportJSON.object(analysis, summary: summary, zones: zones, plot: plot))
             } else {
@@ -86,10 +83,58 @@ struct Report: AsyncParsableCommand {
         }
     }
 
-    /// What the file held: a heart-rate session or an ECG one.
+    /// What the file held: a heart-rate session (with its straps when it names several) or an ECG one.
     private enum Session {
-        case heartRate([SessionSample], SessionFileSummary)
+        case heartRate([SessionSample], SessionFileSummary, [SessionStrap])
         case ecg(ECGRecording)
+    }
+
+    private func analyse(_ samples: [SessionSample]) -> SessionAnalysis {
+        SessionAnalysis(
+            measurements: samples.lazy.map { HeartRateSample(time: $0.seconds, heartRate: Double($0.bpm), rrIntervals: $0.rrIntervals) },
+            configuration: SessionAnalysis.Configuration(zones: zones.zones, segmentDuration: segment))
+    }
+
+    /// A file of several straps (`rawble hr A B`, `--all`): each strap reported as a file of its
+    /// own would be, under its name; the file's left-out lines once at the end; `--plot` one
+    /// SVG with a panel per strap, one below the other.
+    private func reportEach(_ straps: [SessionStrap], samples: [SessionSample], file summary: SessionFileSummary) throws {
+        var byStrap: [String: [SessionSample]] = [:]
+        for sample in samples { byStrap[sample.strap ?? "", default: []].append(sample) }
+        var text: [String] = []
+        var objects: [JSON] = []
+        var panels: [String] = []
+        for strap in straps {
+            let own = byStrap[strap.address] ?? []
+            let analysis = analyse(own)
+            if plot != nil { panels.append(document(analysis, samples: own, summary: strap.summary, name: strap.displayName)) }
+            if output.json {
+                guard case .object(let fields) = ReportJSON.object(analysis, summary: strap.summary, zones: zones, plot: nil) else { continue }
+                objects.append(.object([("address", .string(strap.address)), ("name", JSON(strap.name))]
+                                       + fields.filter { $0.0 != "leftOut" && $0.0 != "format" }))
+            } else {
+                text.append("strap \(strap.displayName)" + (strap.name == nil ? "" : " (\(strap.address))"))
+                text += ReportText.lines(analysis, summary: strap.summary, zones: zones, file: file, plot: nil).map { "  " + $0 }
+            }
+        }
+        if let plot { try write(SVGStack.stacked(panels), to: plot) }
+        if output.json {
+            Output.json(.object([
+                ("format", .string(summary.format == .csv ? "csv" : "jsonl")),
+                ("straps", .array(objects)),
+                ("leftOut", .object([
+                    ("brokenLines", JSON(summary.brokenLineCount)),
+                    ("outOfOrder", JSON(summary.outOfOrderCount)),
+                    ("invalidMeasurements", JSON(summary.invalidMeasurementCount)),
+                    ("messages", .array(summary.leftOut.map { .string($0) })),
+                ])),
+            ] + (plot.map { [("plot", JSON.string($0))] } ?? [])))
+        } else {
+            text.insert("\(file == "-" ? "standard input" : file): \(straps.count) straps", at: 0)
+            if !summary.leftOut.isEmpty { text.append("left out: " + summary.leftOut.joined(separator: "; ")) }
+            if let plot { text.append("plot: \(plot)") }
+            for line in text { Output.line(line) }
+        }
     }
 
     /// Reads the file (or stdin) in chunks; its first line says which reader reads it.
@@ -140,7 +185,7 @@ struct Report: AsyncParsableCommand {
             }
             if kind == .ecg { return .ecg(try ecgReader.finish()) }
             let summary = try reader.finish { samples.append($0) }
-            return .heartRate(samples, summary)
+            return .heartRate(samples, summary, reader.straps)
         } catch let error as SessionFileError {
             throw CLIError(.malformedInput, "\(name): \(ReportText.describe(error))",
                            fix: "give a file that `rawble hr --csv`, `--jsonl` or `--json` (or `rawble ecg --csv` or `--jsonl`) wrote")
@@ -184,7 +229,9 @@ struct Report: AsyncParsableCommand {
         ).svg()
     }
 
-    private func draw(_ analysis: SessionAnalysis, samples: [SessionSample], summary: SessionFileSummary, to path: String) throws {
+    /// The session's plot; `name`: the strap's, under the title, in a file of several.
+    private func document(_ analysis: SessionAnalysis, samples: [SessionSample], summary: SessionFileSummary,
+                          name: String? = nil) -> String {
         let zoneSet = zones.zones
         let plotSamples = samples.map { sample in
             PlotSample(time: sample.seconds, bpm: Double(sample.bpm), zone: zoneSet?.zone(for: Double(sample.bpm)) ?? 0)
@@ -194,12 +241,12 @@ struct Report: AsyncParsableCommand {
         let plotZones = zoneSet.map { zones in
             PlotZones(lowerBounds: (1...5).map { zones.bounds(of: $0).lower }, maximum: zones.maxHeartRate)
         }
-        let document = SessionPlot(
-            deviceName: title ?? (file == "-" ? "rawble hr session" : FilePath(file).lastComponent?.string ?? file),
+        let heading = title ?? (file == "-" ? "rawble hr session" : FilePath(file).lastComponent?.string ?? file)
+        return SessionPlot(
+            deviceName: name.map { "\(heading): \($0)" } ?? heading,
             samples: plotSamples, beats: beats, gaps: summary.gaps.map(PlotGap.init), zones: plotZones,
             utcOffset: TimeZone.current.secondsFromGMT()
         ).svg()
-        try write(document, to: path)
     }
 
     private func write(_ document: String, to path: String) throws {
