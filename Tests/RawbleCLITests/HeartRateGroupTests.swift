@@ -83,6 +83,26 @@ struct HeartRateGroupTests {
         #expect(reported.count == 3 && reported.allSatisfy { $0["measurements"] as? Int == 10 })
     }
 
+    @Test("hr --all --max 3 --count 5 --json: the three straps in range found by the shared scan and followed, 5 measurements each, each event naming its strap")
+    func followsAllStrapsInRange() async throws {
+        let link = try VirtualLinkSockets(count: 4)
+        defer { link.stop() }
+        let names = ["ci-all-1", "ci-all-2", "ci-all-3"]
+        let straps = Self.straps(names, on: link)
+        let central = try await onOwnThread {
+            try CLI.runBlocking(["hr", "--all", "--max", "3", "--transport", link.transports[names.count], "--count", "5",
+                                 "--json", "--timeout", "20"], limit: .seconds(90))
+        }
+        for strap in straps { _ = try await strap.value }
+        #expect(central.status == 0, "\(central.stderr)")
+        let events = PeripheralCommandTests.events(central)
+        for name in names {
+            let values = events.filter { $0["event"] as? String == "measurement" && $0["name"] as? String == name }
+            #expect(values.count == 5, "\(name): \(central.stdout)")
+        }
+        #expect(events.filter { $0["event"] as? String == "connected" }.count == 3)
+    }
+
     @Test("bad group options: one line each, status 64", arguments: [
         (["hr", "--all", "ci-strap-a"], "--all follows every strap in range"),
         (["hr", "--max", "3"], "--max goes with --all"),
