@@ -218,8 +218,9 @@ bumble_central.py for its options and events (pairing: --central-pair, --central
 Scripts/python/check_pairing_peers.py proves the pairing options of the strap and the central
 against an independent Bumble host on a served controller (no rawble needed): run it after
 changing bumble_fixture/pairing.py, strap.py or bumble_central.py.  Scripts/python/check_h10_peer.py
-does the same for the simulated Polar H10 (--h10, bumble_fixture/polar.py).  Both run in the
-test suite too (Tests/RawbleCLITests/TestPeerSelfCheckTests.swift).
+does the same for the simulated Polar H10 (--h10, bumble_fixture/polar.py), and
+Scripts/python/check_straps_peer.py for the several straps (--straps, --strap-drops, --max-links).  The first two run in
+the test suite too (Tests/RawbleCLITests/TestPeerSelfCheckTests.swift).
 
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
 "transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
