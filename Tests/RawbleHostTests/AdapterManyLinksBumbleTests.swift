@@ -44,7 +44,8 @@ struct AdapterManyLinksBumbleTests {
             "--strap-only", "--straps", "\(count)", "--hr-script", "realistic", "--hr-count", "0",
             "--hr-interval", "0.1",
         ] + arguments)
-        #expect(peer.straps.map(\.name) == (1...count).map { "rawble-strap-" + ($0 < 10 ? "0" : "") + "\($0)" })
+        let names = (1...count).map { number in number < 10 ? "rawble-strap-0\(number)" : "rawble-strap-\(number)" }
+        #expect(peer.straps.map(\.name) == names)
         return (peer, try await AdapterBumbleTests.openAdapter(peer))
     }
 
