@@ -340,7 +340,9 @@ let package = Package(
             name: "RawbleHostTests",
             dependencies: [
                 "RawbleBearer",
+                "RawbleGATT",
                 "RawbleHCITransport",
+                "RawbleHeartRate",
                 "RawbleHost",
                 "RawbleHostCore",
                 "RawbleTestSupport",

@@ -134,6 +134,29 @@ static address and its own Bumble host and controller:
                  value sent before it (65535 stays 65535); the realistic one restarts from 0.
                  The ready line's strap entry has "heartRate": these settings and "handles"
                  (measurement, measurementCCCD, bodySensorLocation, controlPoint value handles).
+  rawble-strap-NN  (`--straps N`, 1-20; issue 41, several straps at once) N more straps, each a
+                 rawble-strap with every strap option, on its own controller of the link: name
+                 rawble-strap-01 ... rawble-strap-20, random static address C0:B1:E0:00:01:NN
+                 (NN the number's decimal digits: rawble-strap-12 is C0:B1:E0:00:01:12), IRK
+                 "rawble-strap-iNN", advertising flags, 180D 180F and its complete name every
+                 50 ms.  Its values differ from the others': the test script with bpm + NN, the
+                 realistic one seeded --hr-seed + NN.  They are in the ready line's devices after
+                 the standard strap (heartRate: "strap": NN, "seed", "bpmOffset", and
+                 "disconnectAfter" null for a strap that never drops).  With --strap-only only
+                 the N straps are on the link (not rawble-strap); without it, beside the standard
+                 devices.  Every strap's --log line (values, disconnects, subscriptions, security
+                 steps) carries "strap": its identity address (the standard strap's too:
+                 C0:B1:E0:00:00:01), so one log tells the straps apart.
+                   --strap-drops LIST (with --hr-disconnect-after N, --hr-disconnects K): only the
+                     straps listed (numbers 1-N, 0 = the standard strap) drop the link after N
+                     values, K times, resuming where they stopped on the next subscription; the
+                     others never drop (without --strap-drops every strap drops).
+                   --max-links K[:STATUS]: the served controller(s) the outside host drives refuse
+                     an LE (Extended) Create Connection while they hold K links (either role) with
+                     Command Status STATUS (hex; 0x0D Connection Rejected due to Limited Resources,
+                     the default, as the Marvell 88W8897 does after two; 0x07 Memory Capacity
+                     Exceeded; 0x09 Connection Limit Exceeded): no attempt starts, the links it
+                     holds are untouched.
   rawble-beacon  non-connectable: manufacturer data (company 0x0059), TX power, shortened name.
   rawble-thermo  connectable: 128-bit service UUID, service data 0x181A, appearance; its
                  complete name only in its SCAN RESPONSE (sent to active scans).
@@ -195,8 +218,9 @@ bumble_central.py for its options and events (pairing: --central-pair, --central
 Scripts/python/check_pairing_peers.py proves the pairing options of the strap and the central
 against an independent Bumble host on a served controller (no rawble needed): run it after
 changing bumble_fixture/pairing.py, strap.py or bumble_central.py.  Scripts/python/check_h10_peer.py
-does the same for the simulated Polar H10 (--h10, bumble_fixture/polar.py).  Both run in the
-test suite too (Tests/RawbleCLITests/TestPeerSelfCheckTests.swift).
+does the same for the simulated Polar H10 (--h10, bumble_fixture/polar.py), and
+Scripts/python/check_straps_peer.py for the several straps (--straps, --strap-drops, --max-links).  The first two run in
+the test suite too (Tests/RawbleCLITests/TestPeerSelfCheckTests.swift).
 
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
 "transports": [every port's, in order], "controllers": [{"transport", "publicAddress"}],
@@ -255,21 +279,76 @@ from bumble.transport.common import AsyncPipeSink
 
 import bumble_central
 from bumble_fixture.controller import (SNOOPS, ScannerController, ScannerLink, controller_addresses,
-                                       serve_controller)
+                                       parse_max_links, serve_controller)
 from bumble_fixture.devices import (BEACON_COMPANY, BEACON_DATA, BEACON_TX_POWER, THERMO_APPEARANCE,
                                     THERMO_SERVICE_128, THERMO_SERVICE_DATA, ad, describe, make_device,
                                     start_peripheral, static_address)
 from bumble_fixture.lab import LAB_SERVICE_128, Lab, describe_gatt
 from bumble_fixture.pairing import add_options as add_pairing_options
-from bumble_fixture.pairing import options_from
+from bumble_fixture.pairing import STRAP_IRK, options_from
 from bumble_fixture.strap import (AUTHENTICATED_READ_CHARACTERISTIC, AUTHENTICATED_READ_VALUE, DEFAULT_SCRIPT,
                                   ENCRYPTED_READ_CHARACTERISTIC, ENCRYPTED_READ_VALUE, RealisticScript, Strap,
-                                  encode_hrm, realistic_summary)
+                                  encode_hrm, extra_strap_irk, realistic_summary)
 
 log = logging.getLogger("bumble-peer")
 
 # Kept importable from here (Benchmarks/Reference/bumble_strap.py, Scripts/report-example).
 __all__ = ["main", "RealisticScript", "encode_hrm"]
+
+
+def serves_standard_strap(args):
+    """Whether rawble-strap is on the link: with the standard devices, or alone with --strap-only,
+    but not with --strap-only --straps N (then the N straps are alone)."""
+    return (not args.no_standard or args.strap_only) and not (args.strap_only and args.straps)
+
+
+def extra_strap_name(number):
+    """The name of strap `number` of `--straps` (1-20): rawble-strap-01 ... rawble-strap-20."""
+    return "rawble-strap-%02d" % number
+
+
+def extra_strap_address(number):
+    """The random static address of strap `number` of `--straps`: C0:B1:E0:00:01:NN, NN the
+    number's decimal digits (rawble-strap-12 is C0:B1:E0:00:01:12)."""
+    return static_address(0x100 + int("%d" % number, 16))
+
+
+async def start_strap(link, args, keep, number, name, address, irk):
+    """A heart-rate strap on the link, advertising (flags, 180D 180F, its complete name every
+    50 ms): (its Strap, its Device, its ready line entry).  The standard strap (`number` 0) also
+    takes the privacy options (--strap-privacy, --strap-rpa-period)."""
+    strap_ad = ad(
+        (AdvertisingData.FLAGS, bytes([0x06])),
+        (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, struct.pack("<HH", 0x180D, 0x180F)),
+        (AdvertisingData.COMPLETE_LOCAL_NAME, name.encode()),
+    )
+    strap_device = make_device(link, name, address)
+    strap = Strap(strap_device, args, number, irk)
+    keep.append(strap)
+    privacy = args.strap_privacy and number == 0
+    if privacy:
+        # Bumble makes the first resolvable private address from the IRK at power-on; its
+        # own rotation stays off (le_rpa_timeout 0): Strap.rotate_addresses does it.
+        strap_device.le_privacy_enabled = True
+        strap_device.le_rpa_timeout = 0
+    await strap_device.power_on()
+
+    async def advertise_strap():
+        await strap_device.start_advertising(
+            advertising_data=strap_ad, advertising_interval_min=50, advertising_interval_max=50,
+            auto_restart=True,
+        )
+
+    await advertise_strap()
+    if privacy:
+        strap.log_security("rpa", address=str(strap_device.random_address).split("/")[0])
+        if args.strap_rpa_period > 0:
+            keep.append(asyncio.ensure_future(strap.rotate_addresses(advertise_strap)))
+    entry = describe(strap_device, True, True, name=name, advertisedName=name,
+                     completeName=True, services=["180D", "180F"], flags=6,
+                     advertisingData=strap_ad.hex(), scanResponseData="",
+                     heartRate=strap.settings(), pairing=strap.pairing_settings())
+    return strap, strap_device, entry
 
 
 async def run(args, finish, holder):
@@ -283,39 +362,17 @@ async def run(args, finish, holder):
     transport_name = names[0]
 
     devices, described, keep = [], [], []
-    if not args.no_standard or args.strap_only:
-        strap_ad = ad(
-            (AdvertisingData.FLAGS, bytes([0x06])),
-            (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, struct.pack("<HH", 0x180D, 0x180F)),
-            (AdvertisingData.COMPLETE_LOCAL_NAME, b"rawble-strap"),
-        )
-        strap_device = make_device(link, "rawble-strap", static_address(1))
-        strap = Strap(strap_device, args)
-        keep.append(strap)
+    if serves_standard_strap(args):
+        strap, strap_device, entry = await start_strap(link, args, keep, 0, "rawble-strap", static_address(1), STRAP_IRK)
         holder["strap"] = strap
-        if args.strap_privacy:
-            # Bumble makes the first resolvable private address from the IRK at power-on; its
-            # own rotation stays off (le_rpa_timeout 0): Strap.rotate_addresses does it.
-            strap_device.le_privacy_enabled = True
-            strap_device.le_rpa_timeout = 0
-        await strap_device.power_on()
-
-        async def advertise_strap():
-            await strap_device.start_advertising(
-                advertising_data=strap_ad, advertising_interval_min=50, advertising_interval_max=50,
-                auto_restart=True,
-            )
-
-        await advertise_strap()
-        if args.strap_privacy:
-            strap.log_security("rpa", address=str(strap_device.random_address).split("/")[0])
-            if args.strap_rpa_period > 0:
-                keep.append(asyncio.ensure_future(strap.rotate_addresses(advertise_strap)))
-        described.append(describe(strap_device, True, True, name="rawble-strap", advertisedName="rawble-strap",
-                                  completeName=True, services=["180D", "180F"], flags=6,
-                                  advertisingData=strap_ad.hex(), scanResponseData="",
-                                  heartRate=strap.settings(), pairing=strap.pairing_settings()))
+        described.append(entry)
         devices.append(strap_device)
+    # --straps N: rawble-strap-01 ... -NN beside the standard strap (or instead of it, with --strap-only).
+    for number in range(1, args.straps + 1):
+        _, extra_device, entry = await start_strap(link, args, keep, number, extra_strap_name(number),
+                                                   extra_strap_address(number), extra_strap_irk(number))
+        described.append(entry)
+        devices.append(extra_device)
 
     if not args.no_standard and not args.strap_only:
 
@@ -519,7 +576,23 @@ def main(argv=None):
     pairing.add_argument("--strap-rpa-period", type=float, default=0.0, metavar="S",
                          help="strap with --strap-privacy: a new resolvable private address every S s while no "
                               "central is connected (0 = keep the first)")
-    parser.add_argument("--strap-only", action="store_true", help="of the standard devices, only the strap")
+    parser.add_argument("--strap-only", action="store_true",
+                        help="of the standard devices, only the strap (with --straps N: only the N straps, not the standard one)")
+    several = parser.add_argument_group("several straps (issue 41)")
+    several.add_argument("--straps", type=int, default=0, metavar="N",
+                         help="N more heart-rate straps (1-20) beside the standard devices, or alone with "
+                              "--strap-only: rawble-strap-NN at C0:B1:E0:00:01:NN (NN = 01 ... 20), each with the "
+                              "strap's options, its own values (test script bpm + NN, realistic script seeded "
+                              "--hr-seed + NN) and its address in every --log line (\"strap\")")
+    several.add_argument("--strap-drops", metavar="LIST",
+                         help="with --hr-disconnect-after: only these straps drop the link (comma-separated "
+                              "numbers, 1-N for rawble-strap-NN, 0 for the standard strap); the others never "
+                              "do (without it every strap drops)")
+    several.add_argument("--max-links", metavar="K[:STATUS]",
+                         help="the served controller(s) refuse an LE (Extended) Create Connection while they "
+                              "hold K links, with Command Status STATUS (hex: 0x0D Connection Rejected due to "
+                              "Limited Resources, the default; 0x07 Memory Capacity Exceeded; 0x09 Connection "
+                              "Limit Exceeded), as real controllers do")
     parser.add_argument("--ignore-stdin", action="store_true",
                         help="keep running at stdin EOF (stop with a signal or --lifetime)")
     parser.add_argument("--announce", action="store_true",
@@ -595,6 +668,25 @@ def main(argv=None):
         parser.error("--strap-rpa-period needs --strap-privacy and cannot be negative")
     if args.hr_disconnect_after is not None and args.hr_disconnect_after < 1:
         parser.error("--hr-disconnect-after must be at least 1")
+    if not 0 <= args.straps <= 20:
+        parser.error("--straps must be between 0 and 20")
+    if args.strap_drops is not None:
+        if args.hr_disconnect_after is None:
+            parser.error("--strap-drops needs --hr-disconnect-after N (how many values before each drop)")
+        try:
+            args.strap_drops = {int(part) for part in args.strap_drops.split(",") if part.strip()}
+        except ValueError:
+            parser.error(f"--strap-drops {args.strap_drops}: expected strap numbers, e.g. 2,5")
+        standard = serves_standard_strap(args)
+        wrong = sorted(n for n in args.strap_drops if not (1 <= n <= args.straps or (n == 0 and standard)))
+        if wrong:
+            parser.error(f"--strap-drops: no strap {wrong[0]} (straps 1-{args.straps} with --straps {args.straps}"
+                         + (", 0 the standard strap)" if standard else ")"))
+    if args.max_links is not None:
+        try:
+            args.max_links = parse_max_links(args.max_links)
+        except ValueError as error:
+            parser.error(f"--max-links {args.max_links}: {error}")
     if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
         parser.error("--hr-disconnects, --hr-count and --hr-interval cannot be negative")
     if not 0 <= args.hr_artifacts < float("inf"):

@@ -23,6 +23,9 @@ public final class BumblePeer: Sendable {
     public var transports: [String] { controllers.map(\.transport) }
     /// What each peripheral advertises, from the ready line.
     public let devices: [Device]
+    /// The heart-rate straps among ``devices``: `rawble-strap` (unless `--strap-only --straps N`)
+    /// and `rawble-strap-01` ... of `--straps N`, in that order.
+    public var straps: [Device] { devices.filter { $0.heartRate != nil } }
     /// The peer process.
     public let pid: Int32
     /// The JSON-lines file where the strap logs each Heart Rate Measurement it sends.
@@ -250,8 +253,10 @@ public final class BumblePeer: Sendable {
         return values
     }
 
-    /// Every line of the strap's log so far, typed, in order (an unfinished last line is ignored).
-    public func heartRateLog() throws -> [HeartRateLogEntry] {
+    /// Every line of the strap's log so far, typed, in order (an unfinished last line is
+    /// ignored); with `strap`, only the lines of the strap at that address (`--straps`: every
+    /// strap logs to the one file, each line naming its strap).
+    public func heartRateLog(strap: String? = nil) throws -> [HeartRateLogEntry] {
         guard let text = try logText() else { return [] }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         lines.removeLast()
@@ -261,6 +266,7 @@ public final class BumblePeer: Sendable {
             let data = Data(line.utf8)
             do {
                 let raw = try decoder.decode(StrapLogLine.self, from: data)
+                if let strap, raw.strap != strap { continue }
                 entries.append(try raw.entry(decoder: decoder, data: data))
             } catch {
                 throw BumblePeerError.unreadableLog(path: logPath, reason: "bad line: \(line.prefix(100))")
@@ -269,14 +275,15 @@ public final class BumblePeer: Sendable {
         return entries
     }
 
-    /// The strap's values so far with their validity, in order (``sentHeartRateValues()`` has the same bytes).
-    public func sentHeartRateMeasurements() throws -> [SentHeartRateValue] {
-        try heartRateLog().compactMap { if case .sent(let value) = $0 { value } else { nil } }
+    /// The strap's values so far with their validity, in order (``sentHeartRateValues()`` has the
+    /// same bytes); with `strap`, only those of the strap at that address.
+    public func sentHeartRateMeasurements(strap: String? = nil) throws -> [SentHeartRateValue] {
+        try heartRateLog(strap: strap).compactMap { if case .sent(let value) = $0 { value } else { nil } }
     }
 
-    /// The strap's deliberate disconnects so far, in order.
-    public func strapDisconnects() throws -> [StrapDisconnect] {
-        try heartRateLog().compactMap { if case .disconnect(let event) = $0 { event } else { nil } }
+    /// The strap's deliberate disconnects so far, in order; with `strap`, only that strap's.
+    public func strapDisconnects(strap: String? = nil) throws -> [StrapDisconnect] {
+        try heartRateLog(strap: strap).compactMap { if case .disconnect(let event) = $0 { event } else { nil } }
     }
 
     /// The strap's pairing, encryption and address steps so far, in order.

@@ -178,17 +178,23 @@ extension BumblePeer {
 
     /// How `rawble-strap` notifies Heart Rate Measurements, as its options set it (ready line).
     public struct HeartRateSettings: Hashable, Sendable, Decodable {
+        /// Which strap: 0 for `rawble-strap`, NN for `rawble-strap-NN` of `--straps` (nil in a
+        /// script older than `--straps`).
+        public var strap: Int?
+        /// What the test script adds to every bpm (the strap's number; 0 with `realistic`).
+        public var bpmOffset: Int?
         /// `test` (the built-in 12-value script, repeated with bpm + 1 per round) or `realistic`.
         public var script: String
         /// Valid values per session (invalid ones come on top); 0 with `realistic` = endless.
         public var count: Int
         /// Seconds between notifications.
         public var interval: Double
-        /// Seed of the realistic script.
+        /// Seed of the realistic script (`--hr-seed` plus the strap's number).
         public var seed: Int
         /// The realistic script's artifacts (missed, extra, ectopic beats) per hour; 0 = none.
         public var artifacts: Double
-        /// Notifications per connection before the strap disconnects (nil: never).
+        /// Notifications per connection before the strap disconnects (nil: never, e.g. a strap
+        /// not in `--strap-drops`).
         public var disconnectAfter: Int?
         /// How many times it disconnects (0 = every `disconnectAfter`).
         public var disconnects: Int
@@ -218,6 +224,9 @@ extension BumblePeer {
     public struct SentHeartRateValue: Hashable, Sendable {
         /// Seconds since 1970, when it was handed to the strap's controller.
         public var time: Double
+        /// The identity address of the strap that sent it (`C0:B1:E0:00:01:02`; nil in a
+        /// script older than `--straps`).
+        public var strap: String?
         /// The value as sent.
         public var bytes: [UInt8]
         /// Its place in the whole sequence, counted across connections (nil in old-format lines).
@@ -234,6 +243,8 @@ extension BumblePeer {
     /// The strap dropping the link on purpose (`--hr-disconnect-after`): HCI Disconnect with `reason`.
     public struct StrapDisconnect: Hashable, Sendable, Decodable {
         public var time: Double
+        /// The identity address of the strap that dropped the link.
+        public var strap: String?
         /// Values sent in all before the disconnect (the next connection resumes there).
         public var after: Int
         /// Values sent on the connection it dropped.
@@ -241,8 +252,9 @@ extension BumblePeer {
         /// The HCI reason (0x13, remote user terminated connection).
         public var reason: UInt8
 
-        public init(time: Double, after: Int, onConnection: Int, reason: UInt8) {
+        public init(time: Double, after: Int, onConnection: Int, reason: UInt8, strap: String? = nil) {
             self.time = time
+            self.strap = strap
             self.after = after
             self.onConnection = onConnection
             self.reason = reason
@@ -352,6 +364,7 @@ extension BumblePeer {
     /// A strap log line with every field optional; `entry` types it by `kind`.
     struct StrapLogLine: Decodable {
         var kind: String?
+        var strap: String?
         var time: Double?
         var value: String?
         var position: Int?
@@ -370,7 +383,7 @@ extension BumblePeer {
             }
             switch kind {
             case nil:
-                return .sent(SentHeartRateValue(time: time, bytes: try bytes(), position: position,
+                return .sent(SentHeartRateValue(time: time, strap: strap, bytes: try bytes(), position: position,
                                                 index: invalid == nil ? index : nil, invalidReason: invalid))
             case "disconnect":
                 return .disconnect(try decoder.decode(StrapDisconnect.self, from: data))

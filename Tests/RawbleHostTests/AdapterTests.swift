@@ -281,6 +281,50 @@ struct AdapterConnectionTests {
         pump.cancel()
     }
 
+    /// Controllers have room for a few links only (two on a Marvell 88W8897, about five on CSR
+    /// dongles) and refuse the next with one of three statuses, in Command Status or in LE
+    /// Connection Complete: the caller gets one line naming it, the links held and the fix.
+    @Test("a controller out of room for one more link: one line with its status, the links held and the fix; the link held stays",
+          arguments: [(HCIStatus.connectionLimitExceeded, true), (.memoryCapacityExceeded, false),
+                      (.connectionRejectedDueToLimitedResources, true)])
+    func linkLimit(status: HCIStatus, inCommandStatus: Bool) async throws {
+        let other = DeviceAddress(BluetoothAddress(0xC1_22_33_44_55_77), type: .random)
+        // ScriptedController.peer connects; `other` is refused.
+        let controller = ScriptedController { command in
+            guard case .leCreateConnection(let create) = command, create.peer == other else { return ScriptedController.minimal(command) }
+            return inCommandStatus ? [ScriptedController.status(command.opcode, status)]
+                                   : [ScriptedController.status(command.opcode), ScriptedController.connectionComplete(status: status)]
+        }
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let held = try await adapter.connect(to: ScriptedController.peer)
+        let code = status == .memoryCapacityExceeded ? "0x07" : status == .connectionLimitExceeded ? "0x09" : "0x0D"
+        let reason = "the controller refused a 2nd link (\(status.name), \(code)) while this adapter holds 1: use another adapter for more devices"
+        let error = await #expect(throws: HostError.connectionRefused(other, reason: reason)) {
+            _ = try await adapter.connect(to: other)
+        }
+        #expect(error?.description == "connection to \(other) failed: \(reason)")
+        #expect(held.ending == nil)
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("a controller that refuses the first link for lack of room: the line says this adapter holds none")
+    func linkLimitWithoutLinks() async throws {
+        let controller = ScriptedController { command in
+            if case .leCreateConnection = command { return [ScriptedController.status(command.opcode, .connectionRejectedDueToLimitedResources)] }
+            return ScriptedController.minimal(command)
+        }
+        let pump = controller.run()
+        let adapter = try await Adapter.open(controller.transport, configuration: quietConfiguration())
+        let peer = ScriptedController.peer
+        await #expect(throws: HostError.connectionRefused(peer, reason: "the controller refused a link (Connection Rejected due to Limited Resources, 0x0D) while this adapter holds none: another host on the controller may hold its links; close them or use another adapter")) {
+            _ = try await adapter.connect(to: peer)
+        }
+        await adapter.close()
+        pump.cancel()
+    }
+
     @Test("the transport ending fails the connection's bearer and waiters with the transport error")
     func transportEndsWhileConnected() async throws {
         let controller = ScriptedController()

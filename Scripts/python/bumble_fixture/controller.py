@@ -109,11 +109,63 @@ class ReportedLegacyAdvertiser(LegacyAdvertiser):
                                                            data=self.advertising_data))
 
 
+# `--max-links K[:STATUS]`: the statuses a controller out of room for a link answers with.
+LINK_LIMIT_STATUSES = {
+    0x07: "Memory Capacity Exceeded",
+    0x09: "Connection Limit Exceeded",
+    0x0D: "Connection Rejected due to Limited Resources",
+}
+
+
+def parse_max_links(text):
+    """`K[:STATUS]` -> (K, STATUS): K links at most (1-64), STATUS (hex, default 0x0D) one of
+    LINK_LIMIT_STATUSES; ValueError saying what is wrong."""
+    count, _, status = text.partition(":")
+    try:
+        limit = int(count)
+    except ValueError:
+        raise ValueError("expected K or K:STATUS, e.g. 4 or 4:0x0D") from None
+    if not 1 <= limit <= 64:
+        raise ValueError("K must be between 1 and 64")
+    try:
+        code = int(status, 16) if status else 0x0D
+    except ValueError:
+        raise ValueError(f"STATUS {status} is not hex (e.g. 0x0D)") from None
+    if code not in LINK_LIMIT_STATUSES:
+        raise ValueError("STATUS must be one of " + ", ".join(
+            f"0x{c:02X} ({name})" for c, name in sorted(LINK_LIMIT_STATUSES.items())))
+    return limit, code
+
+
 class ScannerController(Controller):
     """Bumble's Controller, reporting each advertiser's real event type and scan response."""
 
     stock_reports = False
     extended_scan = False
+    # `--max-links`: how many links (either role) it holds at most, and the Command Status that
+    # refuses a Create Connection beyond them (None: Bumble's, no limit).
+    max_links = None
+    link_limit_status = 0x0D
+
+    def link_limit_reached(self, command):
+        """A real controller out of room for one more link (Marvell 88W8897 after two: Limited
+        Resources) refuses the Create Connection with Command Status; no attempt starts."""
+        if self.max_links is None or len(self.le_connections) < self.max_links:
+            return False
+        log.info("%s: refusing a link beyond %d with status 0x%02X", self.name, self.max_links,
+                 self.link_limit_status)
+        self._send_hci_command_status(self.link_limit_status, command.op_code)
+        return True
+
+    def on_hci_le_create_connection_command(self, command):
+        if self.link_limit_reached(command):
+            return None
+        return super().on_hci_le_create_connection_command(command)
+
+    def on_hci_le_extended_create_connection_command(self, command):
+        if self.link_limit_reached(command):
+            return None
+        return super().on_hci_le_extended_create_connection_command(command)
 
     def __init__(self, *arguments, **keywords):
         super().__init__(*arguments, **keywords)
@@ -304,6 +356,8 @@ async def serve_controller(args, link, index, public_address):
     scanner = ScannerController("host" if index == 0 else f"host{index + 1}", host_source=transport.source,
                                 host_sink=transport.sink, link=link, public_address=public_address)
     scanner.stock_reports = args.stock_reports
+    if args.max_links is not None:
+        scanner.max_links, scanner.link_limit_status = args.max_links
     if args.extended_controller:
         # Bumble's controller implements the extended advertising, scanning and connection
         # commands but does not list them: listed, the kernel and rawble use them as with a

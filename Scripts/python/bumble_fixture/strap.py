@@ -69,15 +69,17 @@ INVALID_VALUES = [
 
 
 class AppendLog:
-    """A JSON-lines file opened for each line (as the strap always did): a test may replace the file."""
+    """A JSON-lines file opened for each line (as the strap always did): a test may replace the file.
+    `fields` are added to every line (the strap's address, so several straps share one log)."""
 
-    def __init__(self, path):
+    def __init__(self, path, **fields):
         self.path = path
+        self.fields = fields
 
     def write(self, entry):
         if self.path:
             with open(self.path, "a") as f:
-                f.write(json.dumps(entry) + "\n")
+                f.write(json.dumps({**entry, **self.fields}) + "\n")
 
 
 class RealisticScript:
@@ -244,18 +246,33 @@ AUTHENTICATED_READ_CHARACTERISTIC = "72617762-6C65-5345-4300-000000000002"
 AUTHENTICATED_READ_VALUE = b"attested"
 
 
-class Strap:
-    """The Heart Rate strap's GATT server and notification script (see the module docstring)."""
+def extra_strap_irk(number):
+    """The IRK of strap `number` of `--straps` (1-20): "rawble-strap-iNN", distinct from the
+    standard strap's and from each other's."""
+    return b"rawble-strap-i%02d" % number
 
-    def __init__(self, device, args):
+
+class Strap:
+    """The Heart Rate strap's GATT server and notification script (see the module docstring).
+
+    `number` 0 is the standard strap (rawble-strap); 1-20 the straps of `--straps N`
+    (rawble-strap-NN), whose test script is the standard one with bpm + NN and whose realistic
+    script is seeded with `--hr-seed` + NN, so the straps' values differ.  Only the straps in
+    `--strap-drops` (all, without it) drop the link after `--hr-disconnect-after` values."""
+
+    def __init__(self, device, args, number=0, irk=STRAP_IRK):
         self.device, self.args = device, args
+        self.number = number
         self.task = None
-        self.log = AppendLog(args.log)
+        self.address = address_text(device.static_address)
+        self.log = AppendLog(args.log, strap=self.address)
+        drops = getattr(args, "strap_drops", None)
+        self.disconnect_after = (args.hr_disconnect_after if drops is None or number in drops else None)
         self.position = 0  # next entry of the sequence (kept across connections, see `resumes`)
         self.energy_base = None  # test script: last energy sent before a reset (None: no reset)
         self.last_energy = 0
         self.disconnects = 0
-        self.realistic = (RealisticScript(args.hr_seed, args.hr_artifacts)
+        self.realistic = (RealisticScript(args.hr_seed + number, args.hr_artifacts)
                           if args.hr_script == "realistic" else None)
         self.hrm = gatt.Characteristic(
             "2A37", gatt.Characteristic.Properties.NOTIFY, gatt.Characteristic.Permissions(0), b"",
@@ -283,7 +300,7 @@ class Strap:
         # Pairing (issue 24): Bumble's Security Manager set up from the --strap-* pairing options,
         # every step logged, bonds kept in memory for the process's life (a central that bonded
         # reconnects and encrypts without pairing again), the strap's fixed IRK.
-        self.security = Security(device, options_from(args, "strap"), self.log_security, STRAP_IRK)
+        self.security = Security(device, options_from(args, "strap"), self.log_security, irk)
         if args.strap_security_request:
             device.on("connection", self.on_connection)
         # --strap-encrypted-read (issue 11, raising security): one more service, last (the
@@ -381,8 +398,9 @@ class Strap:
             handles["encryptedRead"] = self.encrypted_read.handle
         if self.authenticated_read is not None:
             handles["authenticatedRead"] = self.authenticated_read.handle
-        return {"script": a.hr_script, "count": a.hr_count, "interval": a.hr_interval,
-                "seed": a.hr_seed, "artifacts": a.hr_artifacts, "disconnectAfter": a.hr_disconnect_after,
+        return {"strap": self.number, "script": a.hr_script, "count": a.hr_count, "interval": a.hr_interval,
+                "seed": a.hr_seed + self.number, "bpmOffset": self.number if a.hr_script == "test" else 0,
+                "artifacts": a.hr_artifacts, "disconnectAfter": self.disconnect_after,
                 "disconnects": a.hr_disconnects, "invalid": a.hr_invalid,
                 "refuseCCCD": a.hr_refuse_cccd, "silent": a.hr_silent, "handles": handles}
 
@@ -452,7 +470,7 @@ class Strap:
         shift = index // len(DEFAULT_SCRIPT)
         if energy is not None and self.energy_base is not None:
             energy = max(0, energy - self.energy_base) if energy != 0xFFFF else energy
-        return encode_hrm(min(bpm + shift, 0xFFFF), contact, energy, rr)
+        return encode_hrm(min(bpm + shift + self.number, 0xFFFF), contact, energy, rr)
 
     async def notify(self, connection):
         a = self.args
@@ -479,13 +497,13 @@ class Strap:
                 self.position += 1
                 on_this_connection += 1
                 more = total is None or self.position < total
-                if (more and a.hr_disconnect_after is not None and on_this_connection >= a.hr_disconnect_after
+                if (more and self.disconnect_after is not None and on_this_connection >= self.disconnect_after
                         and (a.hr_disconnects == 0 or self.disconnects < a.hr_disconnects)):
                     self.disconnects += 1
                     self.log.write({"kind": "disconnect", "time": time.time(), "after": self.position,
                                     "onConnection": on_this_connection,
                                     "reason": hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR})
-                    log.info("strap: disconnecting after %d notifications", self.position)
+                    log.info("strap %s: disconnecting after %d notifications", self.address, self.position)
                     await connection.disconnect(reason=hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR)
                     return
                 delay = start + on_this_connection * a.hr_interval - time.monotonic()

@@ -59,6 +59,10 @@ extension Adapter {
     /// address a scan last heard it from (`DiscoveredDevice.identity`).
     /// - Throws: ``HostError/connectionTimedOut(_:seconds:)`` when no connection completes
     ///   within `timeout` (the attempt is cancelled), ``HostError/connectionFailed(_:_:)``;
+    ///   ``HostError/connectionRefused(_:reason:)`` when the controller has no room for one more
+    ///   link (Memory Capacity Exceeded, Connection Limit Exceeded, Connection Rejected due to
+    ///   Limited Resources): its line names the status and the links this adapter holds, which
+    ///   stay up;
     ///   ``HostError/cancelled`` when the task is cancelled: the attempt is called off with LE
     ///   Create Connection Cancel (and a link that completed in the race is disconnected).
     public func connect(to address: DeviceAddress, timeout: Duration = .seconds(10)) async throws(HostError) -> Connection {
@@ -89,7 +93,7 @@ extension Adapter {
         } catch {
             // Cancelled while the command was on its way: the controller may have started
             // connecting, so the wait below (cancelled at once) calls the attempt off.
-            if error != .cancelled { pending.finish(.failure(error)) }
+            if error != .cancelled { pending.finish(.failure(refusal(error, connectingTo: peer))) }
         }
         let id = pending.id
         if !pending.isFinished {
@@ -137,6 +141,24 @@ extension Adapter {
         } catch {
             logger.notice("the link to \(peer) is not encrypted with its bond: \(error)")
         }
+    }
+
+    /// A Create Connection the controller refused: when it has no room for one more link,
+    /// ``HostError/connectionRefused(_:reason:)`` saying so (with the links held); else as it came.
+    private func refusal(_ error: HostError, connectingTo peer: DeviceAddress) -> HostError {
+        guard case .commandFailed(_, let status) = error, HCIStatus.linkLimitStatuses.contains(status) else { return error }
+        return connectionFailure(peer, status)
+    }
+
+    /// A connection attempt that ended with `status`: a controller out of room for one more link
+    /// (some report it in LE Connection Complete rather than Command Status) gets the line with
+    /// the links this adapter holds and what to do; any other status is
+    /// ``HostError/connectionFailed(_:_:)``.
+    private func connectionFailure(_ peer: DeviceAddress, _ status: HCIStatus) -> HostError {
+        guard HCIStatus.linkLimitStatuses.contains(status) else { return .connectionFailed(peer, status) }
+        let held = links.handles.count
+        logger.notice("the controller refused a link to \(peer) (\(status)) while this adapter holds \(held)")
+        return .connectionRefused(peer, reason: HostError.linkLimitReason(status, holding: held))
     }
 
     /// Waits until the current connection attempt ends (or the adapter fails);
@@ -213,7 +235,7 @@ extension Adapter {
                 // What a successful Create Connection Cancel reports.
                 pending.finish(.failure(pending.abandonmentError))
             } else {
-                pending.finish(.failure(.connectionFailed(pending.peer, complete.status)))
+                pending.finish(.failure(connectionFailure(pending.peer, complete.status)))
             }
             return
         }

@@ -29,7 +29,9 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
     case disconnected(HCIStatus)
     /// The controller lacks something the host needs.
     case unsupported(String)
-    /// The kernel refused or failed the connection (`reason`: the kernel's, in words).
+    /// The kernel refused or failed the connection (`reason`: the kernel's, in words), or the
+    /// controller has no room for one more link (`reason` names its status, the links this
+    /// adapter holds and what to do: another adapter).
     case connectionRefused(DeviceAddress, reason: String)
     /// The link ended for the reason the kernel gave (in words): links made through its sockets.
     case linkLost(String)
@@ -118,7 +120,39 @@ public enum HostError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension HCIStatus {
+    /// What a controller answers when it has no room for one more link (Core Vol 1 Part F):
+    /// Memory Capacity Exceeded, Connection Limit Exceeded, Connection Rejected due to Limited
+    /// Resources. Controllers differ in which, and in how many links they hold (two on a Marvell
+    /// 88W8897, about five on CSR dongles).
+    static let linkLimitStatuses: Set<HCIStatus> = [
+        .memoryCapacityExceeded, .connectionLimitExceeded, .connectionRejectedDueToLimitedResources,
+    ]
+}
+
 extension HostError {
+    /// Why the controller refused one more link, as the second half of one line: its status,
+    /// how many links this adapter holds, and what to do.
+    static func linkLimitReason(_ status: HCIStatus, holding links: Int) -> String {
+        let code = "0x" + (status.rawValue < 0x10 ? "0" : "") + String(status.rawValue, radix: 16, uppercase: true)
+        guard links > 0 else {
+            return "the controller refused a link (\(status.name), \(code)) while this adapter holds none: another host on the controller may hold its links; close them or use another adapter"
+        }
+        return "the controller refused a \(ordinal(links + 1)) link (\(status.name), \(code)) while this adapter holds \(links): use another adapter for more devices"
+    }
+
+    /// 1st, 2nd, 3rd, 4th … 11th, 12th, 13th … 21st.
+    static func ordinal(_ number: Int) -> String {
+        let suffix = switch (number % 10, number % 100) {
+        case (_, 11...13): "th"
+        case (1, _): "st"
+        case (2, _): "nd"
+        case (3, _): "rd"
+        default: "th"
+        }
+        return "\(number)\(suffix)"
+    }
+
     static func name(_ level: LinkSecurity) -> String {
         switch level {
         case .none: "not encrypted"

@@ -24,9 +24,15 @@ public struct HCIStatus: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let authenticationFailure = HCIStatus(0x05)
     /// The peer has no key for the link (LE: it rejected the LTK a central encrypted with).
     public static let pinOrKeyMissing = HCIStatus(0x06)
+    /// The controller has no memory left for what was asked (e.g. one more link).
     public static let memoryCapacityExceeded = HCIStatus(0x07)
     public static let connectionTimeout = HCIStatus(0x08)
+    /// The controller already holds as many links as it can.
+    public static let connectionLimitExceeded = HCIStatus(0x09)
     public static let commandDisallowed = HCIStatus(0x0C)
+    /// The controller refused a connection for lack of resources (the Marvell 88W8897 answers
+    /// it to a third LE Create Connection).
+    public static let connectionRejectedDueToLimitedResources = HCIStatus(0x0D)
     public static let invalidParameters = HCIStatus(0x12)
     public static let remoteUserTerminatedConnection = HCIStatus(0x13)
     public static let remoteDeviceTerminatedLowResources = HCIStatus(0x14)

@@ -1,0 +1,308 @@
+"""check_straps_peer: proves bumble-peer's several straps (`--straps N`, `--strap-drops`,
+`--max-links`; issue 41) do what bumble_peer.py's docstring says, with no rawble involved.
+
+Each case starts its own bumble_peer.py (`--port 0`, 127.0.0.1 only) and drives its served
+controller over TCP with an independent Bumble `Device` as the outside host (the place rawble's
+host takes in the real tests), which connects to the straps as a central, subscribes to each
+one's Heart Rate Measurement and keeps what each link delivers.
+
+Prints one line per case ("ok   NAME: what was seen (time)" or "FAIL NAME: why") and exits 0 only
+when every case passed (1 otherwise, 3 when Bumble is missing).  Every wait is bounded; every
+process it starts is stopped by its PID.  ~10 s on 2 cores:
+
+    Scripts/venv-python Scripts/python/check_straps_peer.py [-k SUBSTRING] [-v]
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+try:
+    from bumble import hci
+    from bumble.core import BaseBumbleError
+    from bumble.device import Device, Peer
+    from bumble.transport import open_transport
+except ImportError:
+    print("check_straps_peer: Bumble is not installed in this Python (run Scripts/bootstrap)", file=sys.stderr)
+    sys.exit(3)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEER_SCRIPT = os.path.join(HERE, "bumble_peer.py")
+HOST_ADDRESS = "C4:11:22:33:44:77"
+VERBOSE = False
+
+
+class Failed(Exception):
+    pass
+
+
+def expect(condition, why):
+    if not condition:
+        raise Failed(why)
+
+
+class PeerProcess:
+    def __init__(self, arguments):
+        self.arguments = arguments
+        self.directory = tempfile.mkdtemp(prefix="check-straps-")
+        self.log_path = os.path.join(self.directory, "straps.jsonl")
+        self.process = None
+        self.ready = None
+
+    async def __aenter__(self):
+        stderr = open(os.path.join(self.directory, "stderr.log"), "wb")
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable, PEER_SCRIPT, "--port", "0", "--lifetime", "60", "--log", self.log_path,
+            *self.arguments, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr)
+        stderr.close()
+        line = await asyncio.wait_for(self.process.stdout.readline(), 20)
+        if not line:
+            raise Failed(f"bumble-peer exited before its ready line: {self.stderr_tail()}")
+        self.ready = json.loads(line)
+        return self
+
+    async def __aexit__(self, *exc):
+        if self.process.returncode is None:
+            try:
+                os.kill(self.process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                await asyncio.wait_for(self.process.wait(), 5)
+            except asyncio.TimeoutError:
+                os.kill(self.process.pid, signal.SIGKILL)
+                await asyncio.wait_for(self.process.wait(), 5)
+        if not VERBOSE:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    @property
+    def port(self):
+        return int(self.ready["transport"].rsplit(":", 1)[1])
+
+    def straps(self):
+        return [d for d in self.ready["devices"] if d.get("heartRate") is not None]
+
+    def log(self):
+        if not os.path.exists(self.log_path):
+            return []
+        with open(self.log_path) as f:
+            return [json.loads(line) for line in f if line.endswith("\n") and line.strip()]
+
+    def sent(self, address):
+        """The values the strap at `address` logged, in order: (position, bytes)."""
+        return [(e["position"], bytes.fromhex(e["value"])) for e in self.log()
+                if "kind" not in e and e.get("strap") == address]
+
+    def stderr_tail(self):
+        try:
+            with open(os.path.join(self.directory, "stderr.log"), "rb") as f:
+                return f.read()[-600:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+
+class Host:
+    """A Bumble Device on the peer's served controller: connects to straps, keeps their values."""
+
+    def __init__(self):
+        self.transport = self.device = None
+        self.received = {}  # strap address -> [bytes], over every link to it
+        self.links = {}  # strap address -> its current Connection
+
+    async def __aenter__(self):
+        return self
+
+    async def open(self, port):
+        self.transport = await asyncio.wait_for(open_transport(f"tcp-client:127.0.0.1:{port}"), 10)
+        self.device = Device.with_hci("check-host", hci.Address(HOST_ADDRESS), self.transport.source,
+                                      self.transport.sink)
+        await asyncio.wait_for(self.device.power_on(), 10)
+        return self
+
+    async def __aexit__(self, *exc):
+        if self.transport is not None:
+            try:
+                await asyncio.wait_for(self.transport.close(), 5)
+            except Exception:
+                pass
+
+    async def connect(self, strap):
+        address = strap["address"]
+        connection = await asyncio.wait_for(self.device.connect(
+            hci.Address(address), own_address_type=hci.OwnAddressType.RANDOM, timeout=10), 15)
+        self.links[address] = connection
+        return connection
+
+    async def subscribe(self, strap):
+        handles = strap["heartRate"]["handles"]
+        address = strap["address"]
+        peer = Peer(self.links[address])
+        values = self.received.setdefault(address, [])
+        peer.gatt_client.notification_subscribers.setdefault(handles["measurement"], set()).add(
+            lambda value: values.append(bytes(value)))
+        await asyncio.wait_for(peer.write_value(handles["measurementCCCD"], b"\x01\x00", with_response=True), 5)
+
+    async def until(self, condition, within, what):
+        """Waits (bounded) for `condition()`; the loop turns between looks, events drive it."""
+        deadline = time.monotonic() + within
+        while not condition():
+            if time.monotonic() > deadline:
+                raise Failed(f"{what} not within {within} s")
+            await asyncio.sleep(0.02)
+
+
+def check_per_strap(peer, host, straps, count):
+    """Every strap logged `count` values, positions 0..count-1 once each, and the host got the
+    same bytes in the same order; the straps' values differ at each position."""
+    for strap in straps:
+        address = strap["address"]
+        sent = peer.sent(address)
+        expect([p for p, _ in sent] == list(range(count)),
+               f"{strap['name']}: positions {[p for p, _ in sent]}, expected 0..{count - 1}")
+        expect(host.received.get(address) == [v for _, v in sent],
+               f"{strap['name']}: received {len(host.received.get(address, []))} values, sent {len(sent)}, or different")
+    firsts = {peer.sent(s["address"])[0][1] for s in straps}
+    expect(len(firsts) == len(straps), "two straps sent the same first value")
+
+
+async def case_ready_line():
+    async with PeerProcess(["--straps", "3"]) as peer:
+        names = [d["name"] for d in peer.ready["devices"]]
+        expect(names[:4] == ["rawble-strap", "rawble-strap-01", "rawble-strap-02", "rawble-strap-03"], f"names {names}")
+        expect({"rawble-beacon", "rawble-thermo", "rawble-broken"} <= set(names), f"standard devices missing: {names}")
+        straps = peer.straps()
+        addresses = [s["address"] for s in straps]
+        expect(addresses == ["C0:B1:E0:00:00:01", "C0:B1:E0:00:01:01", "C0:B1:E0:00:01:02", "C0:B1:E0:00:01:03"],
+               f"addresses {addresses}")
+        expect([s["heartRate"]["strap"] for s in straps] == [0, 1, 2, 3], "strap numbers")
+        expect(len({s["pairing"]["irk"] for s in straps}) == 4, "the straps share an IRK")
+    async with PeerProcess(["--strap-only", "--straps", "20"]) as peer:
+        names = [d["name"] for d in peer.ready["devices"]]
+        expect(names == ["rawble-strap-%02d" % k for k in range(1, 21)], f"--strap-only --straps 20: {names}")
+        expect(peer.straps()[-1]["address"] == "C0:B1:E0:00:01:20", "strap 20's address")
+    return "--straps 3 beside the standard devices, --strap-only --straps 20 alone; addresses, numbers, IRKs"
+
+
+async def case_streaming():
+    count = 8
+    async with PeerProcess(["--strap-only", "--straps", "4", "--hr-count", str(count), "--hr-interval", "0.02"]) as peer, \
+            Host() as host:
+        await host.open(peer.port)
+        straps = peer.straps()
+        for strap in straps:
+            await host.connect(strap)
+        for strap in straps:
+            await host.subscribe(strap)
+        await host.until(lambda: all(len(host.received.get(s["address"], [])) >= count for s in straps), 10,
+                         f"{count} values from each of 4 straps")
+        check_per_strap(peer, host, straps, count)
+        bpm = [host.received[s["address"]][1][1] for s in straps]
+        expect(bpm == [64 + k for k in range(1, 5)], f"second value's bpm per strap {bpm}: expected 64 + NN")
+        return f"4 links, {count} values each, logged with their strap, bpm {bpm}"
+
+
+async def case_drops():
+    count, after = 10, 3
+    async with PeerProcess(["--strap-only", "--straps", "3", "--hr-count", str(count), "--hr-interval", "0.02",
+                            "--hr-disconnect-after", str(after), "--hr-disconnects", "2", "--strap-drops", "2"]) as peer, \
+            Host() as host:
+        await host.open(peer.port)
+        straps = peer.straps()
+        expect([s["heartRate"]["disconnectAfter"] for s in straps] == [None, after, None], "disconnectAfter per strap")
+        dropping = straps[1]
+        drops = asyncio.Queue()
+        for strap in straps:
+            connection = await host.connect(strap)
+            if strap is dropping:
+                connection.on("disconnection", lambda reason: drops.put_nowait(reason))
+            await host.subscribe(strap)
+        for _ in range(2):
+            reason = await asyncio.wait_for(drops.get(), 10)
+            expect(reason == hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR, f"drop reason {reason}")
+            connection = await host.connect(dropping)
+            connection.on("disconnection", lambda reason: drops.put_nowait(reason))
+            await host.subscribe(dropping)
+        await host.until(lambda: all(len(host.received.get(s["address"], [])) >= count for s in straps), 10,
+                         f"{count} values from each of 3 straps")
+        check_per_strap(peer, host, straps, count)
+        disconnects = [e for e in peer.log() if e.get("kind") == "disconnect"]
+        expect([(e["strap"], e["after"]) for e in disconnects] == [(dropping["address"], after), (dropping["address"], 2 * after)],
+               f"disconnects {disconnects}")
+        return f"strap 2 dropped after {after} and {2 * after} values and resumed; 1 and 3 never dropped"
+
+
+async def case_max_links():
+    results = []
+    for status in ("", ":0x07", ":0x09"):
+        async with PeerProcess(["--strap-only", "--straps", "3", "--max-links", "2" + status,
+                                "--hr-count", "0", "--hr-script", "realistic", "--hr-interval", "0.02"]) as peer, \
+                Host() as host:
+            await host.open(peer.port)
+            straps = peer.straps()
+            for strap in straps[:2]:
+                await host.connect(strap)
+            try:
+                await host.connect(straps[2])
+                raise Failed(f"--max-links 2{status}: a third link was made")
+            except hci.HCI_Error as error:
+                code = error.error_code
+            except BaseBumbleError as error:
+                raise Failed(f"--max-links 2{status}: third connect failed otherwise: {error!r}")
+            wanted = int(status[1:], 16) if status else 0x0D
+            expect(code == wanted, f"status 0x{code:02X}, expected 0x{wanted:02X}")
+            # The two links stay up and carry notifications.
+            for strap in straps[:2]:
+                await host.subscribe(strap)
+            await host.until(lambda: all(len(host.received.get(s["address"], [])) >= 3 for s in straps[:2]), 10,
+                             "values on the two links after the refusal")
+            results.append(f"0x{code:02X}")
+    return "the third Create Connection refused with " + ", ".join(results) + "; the two links kept streaming"
+
+
+CASES = [
+    ("ready line", case_ready_line),
+    ("several straps streaming, per-strap log", case_streaming),
+    ("drops of chosen straps, resumed", case_drops),
+    ("controller link limit", case_max_links),
+]
+
+
+async def main(selected):
+    failures = passed = 0
+    began = time.monotonic()
+    for name, case in CASES:
+        if selected and selected.lower() not in name.lower():
+            continue
+        started = time.monotonic()
+        try:
+            what = await asyncio.wait_for(case(), 60)
+            passed += 1
+            print(f"ok   {name}: {what} ({time.monotonic() - started:.1f} s)", flush=True)
+        except Failed as error:
+            failures += 1
+            print(f"FAIL {name}: {error}", flush=True)
+        except asyncio.TimeoutError:
+            failures += 1
+            print(f"FAIL {name}: did not finish within 60 s", flush=True)
+        except Exception as error:
+            failures += 1
+            print(f"FAIL {name}: {type(error).__name__}: {error}", flush=True)
+    print(f"{passed} passed, {failures} failed in {time.monotonic() - began:.1f} s", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="check bumble-peer's several straps without rawble")
+    parser.add_argument("-k", metavar="SUBSTRING", help="only the cases whose name contains SUBSTRING")
+    parser.add_argument("-v", action="store_true", help="Bumble's warnings on stderr; keep the peers' files")
+    arguments = parser.parse_args()
+    VERBOSE = arguments.v
+    import logging
+    logging.basicConfig(level=logging.WARNING if arguments.v else logging.CRITICAL)
+    sys.exit(asyncio.run(main(arguments.k)))
