@@ -116,3 +116,69 @@ struct HeartRateGroupTests {
         #expect(result.stderr.contains(message), "\(result.stderr)")
     }
 }
+
+/// `rawble hr --all` against Bumble's controller serving ten straps (the fixture's `--straps`):
+/// straps that drop and come back while the others stream, and a controller that refuses a
+/// fifth link.
+@Suite("rawble hr with ten straps on Bumble's controller")
+struct HeartRateTenStrapsTests {
+    @Test("hr --all --max 10 --count 12: all ten followed; two drop and reconnect while the others stream; per strap every value once, in order, as the strap sent it")
+    func tenStrapsWithDrops() async throws {
+        let peer = try await BumblePeer.start(arguments: [
+            "--strap-only", "--straps", "10", "--hr-interval", "0.05",
+            "--strap-drops", "2,5", "--hr-disconnect-after", "5", "--hr-disconnects", "1",
+        ])
+        defer { peer.stop() }
+        let result = try await CLI.run(["hr", "--all", "--max", "10", "--count", "12", "--json", "--timeout", "20",
+                                        "--transport", peer.transport])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = result.stdout.split(separator: "\n").compactMap { try? CLI.jsonObject(String($0)) }
+        let straps = peer.straps
+        #expect(straps.count == 10)
+        for strap in straps {
+            let address = strap.address
+            let own = events.filter { $0["address"] as? String == address }
+            let raws = own.filter { $0["event"] as? String == "measurement" }.compactMap { $0["raw"] as? String }
+            let sent = try peer.sentHeartRateMeasurements(strap: address).map { Hex.encode($0.bytes) }
+            #expect(raws.count == 12, "\(strap.name): \(raws.count) measurements")
+            #expect(raws == Array(sent.prefix(raws.count)), "\(strap.name): every value once, in order")
+            let dropped = own.filter { $0["event"] as? String == "disconnected" }.count
+            let shouldDrop = ["rawble-strap-02", "rawble-strap-05"].contains(strap.name)
+            #expect(dropped == (shouldDrop ? 1 : 0), "\(strap.name) disconnected \(dropped) times")
+            #expect(own.filter { $0["event"] as? String == "connected" }.count == (shouldDrop ? 2 : 1))
+        }
+    }
+
+    @Test("a controller that refuses a fifth link: one line naming its status, the links it holds and the fix; the four others stream to --count")
+    func controllerRefusesTheFifthLink() async throws {
+        let peer = try await BumblePeer.start(arguments: [
+            "--strap-only", "--straps", "5", "--hr-interval", "0.05", "--max-links", "4",
+        ])
+        defer { peer.stop() }
+        let names = (1...5).map { String(format: "rawble-strap-%02d", $0) }
+        // Five named straps; --count would never end for the refused one: Ctrl-C after the four
+        // reached it (the run is a live view, as a class's would be).
+        let result = try await onOwnThread {
+            try CLI.runBlocking(["hr"] + names + ["--count", "8", "--json", "--timeout", "20", "--transport", peer.transport],
+                                trigger: CLI.Trigger(
+                                    ready: { stdout, _ in
+                                        stdout.components(separatedBy: "\"event\":\"measurement\"").count > 32
+                                            && stdout.contains("\"event\":\"error\"")
+                                    },
+                                    readyLimit: .seconds(60), action: { kill($0, SIGINT) }),
+                                limit: .seconds(90))
+        }
+        #expect(result.reachedReady, "\(result.stdout)\n\(result.stderr)")
+        let events = result.stdout.split(separator: "\n").compactMap { try? CLI.jsonObject(String($0)) }
+        let errors = events.filter { $0["event"] as? String == "error" }
+        let message = try #require(errors.first?["message"] as? String, "\(result.stdout)")
+        #expect(message.contains("0x0D") && message.contains("4") && message.contains("another adapter"), "\(message)")
+        #expect(!message.contains("\n"))
+        var streamed = 0
+        for name in names {
+            let values = events.filter { $0["event"] as? String == "measurement" && $0["name"] as? String == name }
+            if values.count == 8 { streamed += 1 }
+        }
+        #expect(streamed == 4, "four straps reached --count: \(result.stdout)")
+    }
+}

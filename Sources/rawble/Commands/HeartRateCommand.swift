@@ -275,7 +275,7 @@ struct HeartRateSession: Sendable {
         member.updateRow { $0.state = .scanning }
         let looking = member.target(target)
         waits.begin(.advertising(looking.description, seenKind: "strap"))
-        let device = try await member.hub.next(looking, heardAfter: heardAfter)
+        let device = try await member.hub.next(looking, heardAfter: heardAfter, owner: ObjectIdentifier(member))
         member.matched(device)
         return device
     }

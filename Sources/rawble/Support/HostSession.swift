@@ -243,7 +243,8 @@ struct HostSession {
             CLIError(.timeout, error.description)
         case .transport(let transportError):
             CLIError(.transport, "\(spec): \(transportError)")
-        case .connectionFailed, .disconnected:
+        case .connectionFailed, .connectionRefused, .disconnected:
+            // The peer, or the controller out of room for one more link: not the transport.
             CLIError(.peerError, error.description)
         case .unsupported:
             CLIError(.unavailable, error.description)

@@ -21,6 +21,7 @@ actor StrapScanHub {
     private struct Waiter {
         var target: StrapTarget
         var heardAfter: ContinuousClock.Instant?
+        var owner: ObjectIdentifier
         var continuation: CheckedContinuation<DiscoveredDevice, any Error>
     }
 
@@ -31,8 +32,8 @@ actor StrapScanHub {
     private var heard: [BluetoothAddress: Heard] = [:]
     private var waiters: [UInt64: Waiter] = [:]
     private var nextWaiter: UInt64 = 0
-    /// Addresses a follower holds: no other follower is handed them.
-    private var claimed: Set<BluetoothAddress> = []
+    /// Addresses a follower holds, and which: no other follower is handed them.
+    private var claimed: [BluetoothAddress: ObjectIdentifier] = [:]
     /// Straps already announced to ``newStraps``.
     private var announced: Set<BluetoothAddress> = []
     private let announcements: AsyncStream<DiscoveredDevice>.Continuation
@@ -64,31 +65,29 @@ actor StrapScanHub {
     /// The strap `target` names, connectable, heard advertising after `heardAfter` (a strap's
     /// advertisement from before its link dropped says nothing of where it is now), not held
     /// by another follower. Waits, bounded only by the caller's cancellation, for the scan to
-    /// hear it; the address is then held for the caller until ``release(_:)``.
-    func next(_ target: StrapTarget, heardAfter: ContinuousClock.Instant?) async throws -> DiscoveredDevice {
+    /// hear it; the address is then held for `owner` (the follower) from then on.
+    func next(_ target: StrapTarget, heardAfter: ContinuousClock.Instant?, owner: ObjectIdentifier) async throws -> DiscoveredDevice {
         if let failure { throw failure.error }
-        if let found = heard.values.first(where: { matches(target, $0, after: heardAfter) }) {
-            claimed.insert(found.device.address.address)
+        if let found = heard.values.first(where: { matches(target, $0, after: heardAfter, for: owner) }) {
+            claimed[found.device.address.address] = owner
             return found.device
         }
         nextWaiter += 1
         let id = nextWaiter
+        // The controller reports each address once per scan (duplicates filtered): a strap
+        // heard before its link dropped is not reported again until the scan starts anew.
+        if heardAfter != nil { Task { await self.restartScan() } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 if Task.isCancelled {
                     continuation.resume(throwing: CancellationError())
                 } else {
-                    waiters[id] = Waiter(target: target, heardAfter: heardAfter, continuation: continuation)
+                    waiters[id] = Waiter(target: target, heardAfter: heardAfter, owner: owner, continuation: continuation)
                 }
             }
         } onCancel: {
             Task { await self.cancelWaiter(id) }
         }
-    }
-
-    /// The follower no longer holds `address` (it ended).
-    func release(_ address: BluetoothAddress) {
-        claimed.remove(address)
     }
 
     /// Runs `connect` with the scan stopped, and starts it again after (when no other
@@ -123,6 +122,16 @@ actor StrapScanHub {
     }
 
     private var shouldScan: Bool { pauses == 0 && !closed && !scanning }
+
+    /// Stops and starts the scan (when one runs and no connection is being made), so the
+    /// controller reports again the devices it heard before.
+    private func restartScan() async {
+        await enqueue { hub in
+            guard await hub.pauses == 0, await !hub.closed, await hub.scanning else { return }
+            await hub.stopScan()
+            do { try await hub.startScan() } catch { await hub.fail(error) }
+        }
+    }
 
     /// Runs `operation` after every one enqueued before it.
     private func enqueue(_ operation: @escaping @Sendable (StrapScanHub) async -> Void) async {
@@ -176,9 +185,9 @@ actor StrapScanHub {
         }
         heard[address] = Heard(device: device, at: now)
         let entry = Heard(device: device, at: now)
-        if let (id, _) = waiters.first(where: { matches($0.value.target, entry, after: $0.value.heardAfter) }),
+        if let (id, _) = waiters.first(where: { matches($0.value.target, entry, after: $0.value.heardAfter, for: $0.value.owner) }),
            let waiter = waiters.removeValue(forKey: id) {
-            claimed.insert(address)
+            claimed[address] = waiter.owner
             waiter.continuation.resume(returning: device)
             return
         }
@@ -189,9 +198,10 @@ actor StrapScanHub {
         onHeard(device)
     }
 
-    private func matches(_ target: StrapTarget, _ entry: Heard, after instant: ContinuousClock.Instant?) -> Bool {
-        (instant.map { entry.at > $0 } ?? true) && entry.device.isConnectable && !claimed.contains(entry.device.address.address)
-            && target.filter.matches(entry.device)
+    private func matches(_ target: StrapTarget, _ entry: Heard, after instant: ContinuousClock.Instant?,
+                         for owner: ObjectIdentifier) -> Bool {
+        (instant.map { entry.at > $0 } ?? true) && entry.device.isConnectable
+            && (claimed[entry.device.address.address] ?? owner) == owner && target.filter.matches(entry.device)
     }
 }
 
