@@ -22,9 +22,12 @@ struct StrapTableTests {
         }
         let lines = model.lines(now: 12.9, width: 200, height: 24)
         #expect(lines.count == 4)
-        #expect(lines[1] == "Polar H10 A        C0:B1:E0:00:01:01 72   Z2   42 ms  80 %    streaming              2 s ago")
-        #expect(lines[2].hasPrefix("C0:B1:E0:00:01:02                    –    –    –      –       scanning"))
+        #expect(lines[0] == "strap            address           bpm zone RMSSD  batt link           last")
+        #expect(lines[1] == "Polar H10 A      C0:B1:E0:00:01:01 72  Z2   42 ms  80 % streaming      2 s ago")
+        #expect(lines.allSatisfy { $0.count <= 80 }, "a row fits 80 columns")
+        #expect(lines[2].hasPrefix("C0:B1:E0:00:01:0                   –   –    –      –    scanning"))
         #expect(lines[3] == "2 straps, 1 streaming (Ctrl-C ends)")
+        #expect(model.lines(now: 12.9, width: 200, height: 24, ended: true).last == "2 straps: ended")
         // Three rows on a terminal with room for two: one row, then how many more.
         _ = model.add(name: "third")
         let short = model.lines(now: 12.9, width: 40, height: 4)

@@ -22,7 +22,7 @@ struct StrapTableModel: Sendable, Equatable {
             case .connecting: "connecting"
             case .connected: "connected"
             case .streaming: "streaming"
-            case .reconnecting(let seconds): "lost, again in \(seconds) s"
+            case .reconnecting(let seconds): "lost; \(seconds) s"
             case .failed(let why): "failed: \(why)"
             case .done: "done"
             }
@@ -56,9 +56,10 @@ struct StrapTableModel: Sendable, Equatable {
     }
 
     /// The table's lines at `now`: a header, a row per strap (cut to `width`; at most
-    /// `height - 2` rows, then how many more), and a last line with the count.
-    func lines(now: Double, width: Int, height: Int) -> [String] {
-        var lines = [Self.format(["strap", "address", "bpm", "zone", "RMSSD", "battery", "link", "last"], width: width)]
+    /// `height - 2` rows, then how many more), and a last line with the count (`ended`: the
+    /// run is over, the last drawing).
+    func lines(now: Double, width: Int, height: Int, ended: Bool = false) -> [String] {
+        var lines = [Self.format(["strap", "address", "bpm", "zone", "RMSSD", "batt", "link", "last"], width: width)]
         let room = max(1, height - 2)
         let shown = rows.count > room ? rows.prefix(room - 1) : rows[...]
         for row in shown {
@@ -73,12 +74,12 @@ struct StrapTableModel: Sendable, Equatable {
         }
         if shown.count < rows.count { lines.append("… and \(rows.count - shown.count) more (a taller terminal shows them)") }
         let streaming = rows.filter { $0.state == .streaming }.count
-        lines.append("\(rows.count) strap\(rows.count == 1 ? "" : "s"), \(streaming) streaming (Ctrl-C ends)")
+        lines.append("\(rows.count) strap\(rows.count == 1 ? "" : "s")" + (ended ? ": ended" : ", \(streaming) streaming (Ctrl-C ends)"))
         return lines.map { String($0.prefix(max(10, width))) }
     }
 
-    /// Column widths: name 18, address 17, then short columns; the line cut to `width`.
-    private static let widths = [18, 17, 4, 4, 6, 7, 22, 8]
+    /// Column widths: a row fits 80 columns; the line is cut to `width`.
+    private static let widths = [16, 17, 3, 4, 6, 4, 14, 8]
 
     static func format(_ fields: [String], width: Int) -> String {
         var line = ""
@@ -152,7 +153,7 @@ final class StrapTable: LiveView {
         state.withLock { state in
             guard !state.finished else { return }
             state.finished = true
-            Self.redraw(&state, now: now)
+            Self.redraw(&state, now: now, ended: true)
             Output.raw("\n")
         }
         StatusLine.resign(self)
@@ -186,9 +187,9 @@ final class StrapTable: LiveView {
     }
 
     /// Draws the table over the last one, in one write(2) so it never shows half drawn.
-    private static func redraw(_ state: inout State, now: Double) {
+    private static func redraw(_ state: inout State, now: Double, ended: Bool = false) {
         let (width, height) = Terminal.size(of: 1)
-        Output.raw(state.screen.replace(with: state.model.lines(now: now, width: width, height: max(4, height - 1))))
+        Output.raw(state.screen.replace(with: state.model.lines(now: now, width: width, height: max(4, height - 1), ended: ended)))
         state.dirty = false
     }
 }
