@@ -69,6 +69,29 @@ struct KernelBesideBluetoothdVMTests {
         #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))\n\(logs)")
     }
 
+    @Test("hr --all --max 5 on hci0 beside an idle bluetoothd: five straps followed at once over the kernel's L2CAP sockets, 8 measurements each, every event naming its strap; bluetoothd works afterwards (issue 41)")
+    func fiveStraps() async throws {
+        let (steps, result) = try await KernelPathVMTests.boot(#"""
+            step hr "$r" hr --all --max 5 --count 8 --timeout 20 --json
+            step daemon /run/rawble-vm/bluetoothd-check C0:B1:E0:00:01:01
+            step logs sh -c 'dmesg | grep -i bluetooth | tail -n 25; echo "-- bluetoothd.log"; tail -n 25 /run/rawble-vm/bluetoothd.log'
+            """#, peerArguments: ["--strap-only", "--straps", "5", "--hr-interval", "0.25", "--hr-count", "200"],
+            vmOptions: ["--bluetoothd", "idle"])
+        let logs = (steps["logs"]?.stdout ?? []).joined(separator: "\n")
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+        let hr = try #require(steps["hr"], "\(result.stdout)\n\(result.stderr)")
+        #expect(hr.status == 0, "\(hr.stderr)\n\(logs)")
+        let events = KernelPathVMTests.objects(hr.stdout)
+        for number in 1...5 {
+            let address = "C0:B1:E0:00:01:0\(number)"
+            let values = events.filter { $0["event"] as? String == "measurement" && $0["address"] as? String == address }
+            #expect(values.count == 8, "\(address): \(values.count) measurements\n\(hr.stderr)\n\(logs)")
+            #expect(values.allSatisfy { $0["name"] as? String == "rawble-strap-0\(number)" })
+        }
+        let daemon = try #require(steps["daemon"])
+        #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))\n\(logs)")
+    }
+
     /// Issue 39's sequence: after rawble's own connections, with the daemon idle, a client
     /// (a settings panel, `bluetoothctl scan on`) asks the daemon to discover. While it does,
     /// and after it has ended, rawble still lists the strap and `hr` connects to it.
