@@ -8,47 +8,59 @@ import Musl
 import RawbleHost
 import Synchronization
 
-/// The scan table on a terminal: drawn in place on stdout and redrawn as reports come in
-/// (RSSI and "seen" change, rows sorted by signal), with the device count on its last line.
-/// At most a few redraws a second, and once a second for the ages; lines printed meanwhile by
-/// others (`--trace`, `-v`) go above it (``LiveView``).
-final class LiveScanTable: LiveView {
+/// What a ``LiveTable`` draws: its lines at `now` (seconds since the table appeared) for a
+/// terminal of `width` × `height`; `ended`: the run is over (the last drawing).
+protocol LiveTableModel: Sendable {
+    func lines(now: Double, width: Int, height: Int, ended: Bool) -> [String]
+}
+
+/// A table on a terminal (the scan's devices, `hr`'s straps): drawn in place on stdout and
+/// redrawn as its model changes, at most five times a second, and once a second for the ages
+/// it shows; lines printed meanwhile by others (`--trace`, `-v`, a strap's error) go above it
+/// (``LiveView``).
+final class LiveTable<Model: LiveTableModel>: LiveView {
     private struct State {
-        var model = ScanTableModel()
+        var model: Model
         var screen = InPlaceLines()
         var dirty = false
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let started = ContinuousClock.now
     private let ticker = Mutex<Task<Void, Never>?>(nil)
+    /// The fewest lines it is drawn in, however short the terminal.
+    private let minimumHeight: Int
 
-    init() {
+    /// `drawAtOnce`: drawn before the first change (the scan's empty table says it scans).
+    init(_ model: Model, minimumHeight: Int, drawAtOnce: Bool) {
+        state = Mutex(State(model: model))
+        self.minimumHeight = minimumHeight
         StatusLine.makeActive(self)
-        draw()
+        if drawAtOnce { draw() }
         let task = Task { [weak self] in
             var tick = 0
             while !Task.isCancelled {
                 do { try await Task.sleep(for: .milliseconds(200)) } catch { return }
                 tick += 1
                 guard let self else { return }
-                // Every report marks the table; ages change once a second.
+                // Every change marks the table; ages change once a second.
                 if self.state.withLock({ $0.dirty }) || tick % 5 == 0 { self.draw() }
             }
         }
         ticker.withLock { $0 = task }
     }
 
-    func update(_ device: DiscoveredDevice) {
+    /// Changes the model (given the seconds since the table appeared); drawn at the next tick.
+    func change<T>(_ body: (inout Model, Double) -> T) -> T {
         let now = seconds()
-        state.withLock { state in
-            state.model.update(device, at: now)
+        return state.withLock { state in
             state.dirty = true
+            return body(&state.model, now)
         }
     }
 
-    /// The last draw, the result on its last line, then the cursor below the table.
+    /// The last draw, then the cursor below the table.
     func finish() {
         ticker.withLock { $0?.cancel() }
         let now = seconds()
@@ -57,7 +69,7 @@ final class LiveScanTable: LiveView {
         state.withLock { state in
             guard !state.finished else { return }
             state.finished = true
-            Self.redraw(&state, now: now, scanning: false)
+            redraw(&state, now: now, ended: true)
             Output.raw("\n")
         }
         StatusLine.resign(self)
@@ -67,9 +79,9 @@ final class LiveScanTable: LiveView {
         let now = seconds()
         state.withLock { state in
             guard !state.finished else { return Output.error(line) }
-            Self.erase(&state)
+            Output.raw(state.screen.erase())
             Output.error(line)
-            Self.redraw(&state, now: now, scanning: true)
+            redraw(&state, now: now, ended: false)
         }
     }
 
@@ -77,7 +89,7 @@ final class LiveScanTable: LiveView {
         let now = seconds()
         state.withLock { state in
             guard !state.finished else { return }
-            Self.redraw(&state, now: now, scanning: true)
+            redraw(&state, now: now, ended: false)
         }
     }
 
@@ -86,15 +98,31 @@ final class LiveScanTable: LiveView {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
-    private static func erase(_ state: inout State) {
-        Output.raw(state.screen.erase())
+    /// Draws the table over the last one, in one write(2) so it never shows half drawn.
+    private func redraw(_ state: inout State, now: Double, ended: Bool) {
+        let (width, height) = Terminal.size(of: 1)
+        Output.raw(state.screen.replace(with: state.model.lines(now: now, width: width, height: max(minimumHeight, height - 1), ended: ended)))
+        state.dirty = false
+    }
+}
+
+/// The scan table on a terminal: rows sorted by signal, RSSI and "seen" as reports come in,
+/// the device count on its last line.
+typealias LiveScanTable = LiveTable<ScanTableModel>
+
+extension LiveTable where Model == ScanTableModel {
+    convenience init() {
+        self.init(ScanTableModel(), minimumHeight: 3, drawAtOnce: true)
     }
 
-    /// Draws the table over the last one, in one write(2) so it never shows half drawn.
-    private static func redraw(_ state: inout State, now: Double, scanning: Bool) {
-        let (width, height) = Terminal.size(of: 1)
-        Output.raw(state.screen.replace(with: state.model.lines(now: now, scanning: scanning, width: width, height: max(3, height - 1))))
-        state.dirty = false
+    func update(_ device: DiscoveredDevice) {
+        change { model, now in model.update(device, at: now) }
+    }
+}
+
+extension ScanTableModel: LiveTableModel {
+    func lines(now: Double, width: Int, height: Int, ended: Bool) -> [String] {
+        lines(now: now, scanning: !ended, width: width, height: height)
     }
 }
 

@@ -5,7 +5,7 @@ import RawbleWire
 /// What the live scan table shows, sans I/O: the devices heard so far with when each was last
 /// heard, and the lines to draw for a terminal of a given size at a given moment. Times are
 /// seconds since the scan started, given by the caller, so tests draw it with no clock.
-struct ScanTableModel {
+struct ScanTableModel: Sendable {
     struct Row {
         var device: DiscoveredDevice
         var lastSeen: Double

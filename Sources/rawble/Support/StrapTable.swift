@@ -1,5 +1,3 @@
-import FoundationEssentials
-import Synchronization
 
 /// What `rawble hr` with several straps shows on a terminal: one row per strap, redrawn in
 /// place. The model alone, with times given to it, so it is tested with plain values.
@@ -93,103 +91,34 @@ struct StrapTableModel: Sendable, Equatable {
     }
 }
 
-/// ``StrapTableModel`` drawn on stdout, redrawn in place at most five times a second (and
-/// once a second for the ages); lines others print meanwhile go above it (``LiveView``).
-final class StrapTable: LiveView {
-    private struct State {
-        var model = StrapTableModel()
-        var screen = InPlaceLines()
-        var dirty = false
-        var finished = false
+/// `hr`'s straps on a terminal (``LiveTable``): a row each.
+typealias StrapTable = LiveTable<StrapTableModel>
+
+extension StrapTableModel: LiveTableModel {}
+
+extension LiveTable where Model == StrapTableModel {
+    convenience init() {
+        self.init(StrapTableModel(), minimumHeight: 4, drawAtOnce: false)
     }
 
-    private let state = Mutex(State())
-    private let started = ContinuousClock.now
-    private let ticker = Mutex<Task<Void, Never>?>(nil)
-
-    init() {
-        StatusLine.makeActive(self)
-        let task = Task { [weak self] in
-            var tick = 0
-            while !Task.isCancelled {
-                do { try await Task.sleep(for: .milliseconds(200)) } catch { return }
-                tick += 1
-                guard let self else { return }
-                if self.state.withLock({ $0.dirty }) || tick % 5 == 0 { self.draw() }
-            }
-        }
-        ticker.withLock { $0 = task }
-    }
-
+    /// A row for a new strap; its index.
     func add(name: String) -> Int {
-        state.withLock { state in
-            state.dirty = true
-            return state.model.add(name: name)
-        }
+        change { model, _ in model.add(name: name) }
     }
 
     func update(_ index: Int, _ change: (inout StrapTableModel.Row) -> Void) {
-        state.withLock { state in
-            state.model.update(index, change)
-            state.dirty = true
-        }
+        self.change { model, _ in model.update(index, change) }
     }
 
     /// A value from strap `index` now.
     func valueArrived(_ index: Int, _ change: (inout StrapTableModel.Row) -> Void) {
-        let now = seconds()
-        update(index) { row in
-            change(&row)
-            row.lastValue = now
-            row.values += 1
-            row.state = .streaming
+        self.change { model, now in
+            model.update(index) { row in
+                change(&row)
+                row.lastValue = now
+                row.values += 1
+                row.state = .streaming
+            }
         }
-    }
-
-    /// The last draw, then the cursor below the table.
-    func finish() {
-        ticker.withLock { $0?.cancel() }
-        let now = seconds()
-        state.withLock { state in
-            guard !state.finished else { return }
-            state.finished = true
-            Self.redraw(&state, now: now, ended: true)
-            Output.raw("\n")
-        }
-        StatusLine.resign(self)
-    }
-
-    func printError(_ line: String) {
-        let now = seconds()
-        state.withLock { state in
-            guard !state.finished else { return Output.error(line) }
-            Self.erase(&state)
-            Output.error(line)
-            Self.redraw(&state, now: now)
-        }
-    }
-
-    private func draw() {
-        let now = seconds()
-        state.withLock { state in
-            guard !state.finished else { return }
-            Self.redraw(&state, now: now)
-        }
-    }
-
-    private func seconds() -> Double {
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
-
-    private static func erase(_ state: inout State) {
-        Output.raw(state.screen.erase())
-    }
-
-    /// Draws the table over the last one, in one write(2) so it never shows half drawn.
-    private static func redraw(_ state: inout State, now: Double, ended: Bool = false) {
-        let (width, height) = Terminal.size(of: 1)
-        Output.raw(state.screen.replace(with: state.model.lines(now: now, width: width, height: max(4, height - 1), ended: ended)))
-        state.dirty = false
     }
 }
