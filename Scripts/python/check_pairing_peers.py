@@ -77,8 +77,7 @@ IO = {
 VERBOSE = False
 
 
-class Failed(Exception):
-    pass
+from checklib import Failed, run_cases
 
 
 def expect(condition, why):
@@ -960,24 +959,7 @@ CASES = [
 
 
 async def main(selected):
-    failures = 0
-    for name, case in CASES:
-        if selected and selected.lower() not in name.lower():
-            continue
-        started = time.monotonic()
-        try:
-            what = await asyncio.wait_for(case(), 60)
-            print(f"ok   {name}: {what} ({time.monotonic() - started:.1f} s)", flush=True)
-        except Failed as error:
-            failures += 1
-            print(f"FAIL {name}: {error}", flush=True)
-        except asyncio.TimeoutError:
-            failures += 1
-            print(f"FAIL {name}: did not finish within 60 s", flush=True)
-        except Exception as error:
-            failures += 1
-            print(f"FAIL {name}: {type(error).__name__}: {error}", flush=True)
-    return 1 if failures else 0
+    return await run_cases(CASES, selected, 60)
 
 
 if __name__ == "__main__":

@@ -38,8 +38,7 @@ HOST_ADDRESS = "C4:11:22:33:44:77"
 VERBOSE = False
 
 
-class Failed(Exception):
-    pass
+from checklib import Failed, run_cases
 
 
 def expect(condition, why):
@@ -274,27 +273,7 @@ CASES = [
 
 
 async def main(selected):
-    failures = passed = 0
-    began = time.monotonic()
-    for name, case in CASES:
-        if selected and selected.lower() not in name.lower():
-            continue
-        started = time.monotonic()
-        try:
-            what = await asyncio.wait_for(case(), 60)
-            passed += 1
-            print(f"ok   {name}: {what} ({time.monotonic() - started:.1f} s)", flush=True)
-        except Failed as error:
-            failures += 1
-            print(f"FAIL {name}: {error}", flush=True)
-        except asyncio.TimeoutError:
-            failures += 1
-            print(f"FAIL {name}: did not finish within 60 s", flush=True)
-        except Exception as error:
-            failures += 1
-            print(f"FAIL {name}: {type(error).__name__}: {error}", flush=True)
-    print(f"{passed} passed, {failures} failed in {time.monotonic() - began:.1f} s", flush=True)
-    return 1 if failures else 0
+    return await run_cases(CASES, selected, 60)
 
 
 if __name__ == "__main__":
