@@ -15,12 +15,10 @@ process it starts is stopped by its PID.  ~20 s on 2 cores:
     /work/venv-deb/bin/python Scripts/python/check_h10_peer.py [-k SUBSTRING] [-v] [--no-neurokit]
 """
 
-import argparse
 import asyncio
 import json
 import os
 import shutil
-import signal
 import struct
 import sys
 import tempfile
@@ -60,7 +58,7 @@ START_ACC = H("02 02 00 01 C8 00 01 01 10 00 02 01 08 00")
 VERBOSE = False
 
 
-from checklib import Failed, run_cases
+from checklib import Failed, command_line, run_cases, run_main, stop_process
 
 
 def expect(condition, why):
@@ -175,16 +173,7 @@ class PeerProcess:
     async def stop(self):
         if self.process is None:
             return
-        if self.process.returncode is None:
-            try:
-                os.kill(self.process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                await asyncio.wait_for(self.process.wait(), 5)
-            except asyncio.TimeoutError:
-                os.kill(self.process.pid, signal.SIGKILL)
-                await asyncio.wait_for(self.process.wait(), 5)
+        await stop_process(self.process)
         if not VERBOSE:
             shutil.rmtree(self.directory, ignore_errors=True)
 
@@ -630,13 +619,9 @@ async def main(selected):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="check bumble-peer's simulated Polar H10 without rawble")
-    parser.add_argument("-k", metavar="SUBSTRING", help="only the cases whose name contains SUBSTRING")
-    parser.add_argument("-v", action="store_true", help="Bumble's warnings on stderr; keep the peers' files")
+    parser = command_line("check bumble-peer's simulated Polar H10 without rawble", verbose_help="Bumble's warnings on stderr; keep the peers' files")
     parser.add_argument("--no-neurokit", action="store_true", help="skip NeuroKit2's ecg_peaks on the truth (~5 s)")
     arguments = parser.parse_args()
     VERBOSE = arguments.v
     NEUROKIT = not arguments.no_neurokit
-    import logging
-    logging.basicConfig(level=logging.WARNING if arguments.v else logging.CRITICAL)
-    sys.exit(asyncio.run(main(arguments.k)))
+    run_main(arguments, main)

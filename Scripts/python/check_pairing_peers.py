@@ -33,13 +33,11 @@ answers a legacy LTK request with the wrong key (bumble_fixture/pairing.py's doc
 the central must report that drop (encryption-failed, reason 0x3D).
 """
 
-import argparse
 import asyncio
 import json
 import os
 import secrets
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -77,7 +75,7 @@ IO = {
 VERBOSE = False
 
 
-from checklib import Failed, run_cases
+from checklib import Failed, command_line, run_cases, run_main, stop_process
 
 
 def expect(condition, why):
@@ -180,16 +178,7 @@ class PeerProcess:
     async def stop(self):
         if self.process is None:
             return
-        if self.process.returncode is None:
-            try:
-                os.kill(self.process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                await asyncio.wait_for(self.process.wait(), 5)
-            except asyncio.TimeoutError:
-                os.kill(self.process.pid, signal.SIGKILL)
-                await asyncio.wait_for(self.process.wait(), 5)
+        await stop_process(self.process)
         if self.reader is not None:
             try:
                 await asyncio.wait_for(self.reader, 2)
@@ -963,10 +952,6 @@ async def main(selected):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="check bumble-peer's pairing options without rawble")
-    parser.add_argument("-k", metavar="SUBSTRING", help="only the cases whose name contains SUBSTRING")
-    parser.add_argument("-v", action="store_true", help="Bumble's warnings on stderr")
+    parser = command_line("check bumble-peer's pairing options without rawble", verbose_help="Bumble's warnings on stderr")
     arguments = parser.parse_args()
-    import logging
-    logging.basicConfig(level=logging.WARNING if arguments.v else logging.CRITICAL)
-    sys.exit(asyncio.run(main(arguments.k)))
+    run_main(arguments, main)

@@ -13,12 +13,10 @@ process it starts is stopped by its PID.  ~10 s on 2 cores:
     Scripts/venv-python Scripts/python/check_straps_peer.py [-k SUBSTRING] [-v]
 """
 
-import argparse
 import asyncio
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -38,7 +36,7 @@ HOST_ADDRESS = "C4:11:22:33:44:77"
 VERBOSE = False
 
 
-from checklib import Failed, run_cases
+from checklib import Failed, command_line, run_cases, run_main, stop_process
 
 
 def expect(condition, why):
@@ -67,16 +65,7 @@ class PeerProcess:
         return self
 
     async def __aexit__(self, *exc):
-        if self.process.returncode is None:
-            try:
-                os.kill(self.process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                await asyncio.wait_for(self.process.wait(), 5)
-            except asyncio.TimeoutError:
-                os.kill(self.process.pid, signal.SIGKILL)
-                await asyncio.wait_for(self.process.wait(), 5)
+        await stop_process(self.process)
         if not VERBOSE:
             shutil.rmtree(self.directory, ignore_errors=True)
 
@@ -277,11 +266,7 @@ async def main(selected):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="check bumble-peer's several straps without rawble")
-    parser.add_argument("-k", metavar="SUBSTRING", help="only the cases whose name contains SUBSTRING")
-    parser.add_argument("-v", action="store_true", help="Bumble's warnings on stderr; keep the peers' files")
+    parser = command_line("check bumble-peer's several straps without rawble", verbose_help="Bumble's warnings on stderr; keep the peers' files")
     arguments = parser.parse_args()
     VERBOSE = arguments.v
-    import logging
-    logging.basicConfig(level=logging.WARNING if arguments.v else logging.CRITICAL)
-    sys.exit(asyncio.run(main(arguments.k)))
+    run_main(arguments, main)
