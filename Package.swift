@@ -66,7 +66,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
         // P-256 key agreement, AES-128 and AES-CMAC for the Security Manager (RawbleSMP).
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
-        // `swift package generate-documentation` (Scripts/docs); a command plugin only: nothing
+        // `swift package generate-documentation` (docs/api.md); a command plugin only: nothing
         // it holds is linked into rawble or built by `swift build`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
     ],
