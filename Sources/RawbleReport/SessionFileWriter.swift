@@ -64,7 +64,7 @@ public struct SessionFileWriter: Sendable {
     /// What a labelled line says when its strap was not given.
     private static let unnamed = StrapLabel(address: "", name: nil)
 
-    /// The line for `measurement`, newline included, as ``append(_:raw:time:to:)`` writes it.
+    /// The line for `measurement`, newline included, as ``append(_:raw:time:strap:to:)`` writes it.
     public mutating func line(for measurement: HeartRateMeasurement, raw: [UInt8], time unixMicroseconds: Int64,
                               strap: StrapLabel? = nil) -> String {
         var bytes: [UInt8] = []

@@ -237,7 +237,7 @@ public final class BumblePeer: Sendable {
     }
 
     /// The Heart Rate Measurement values the strap has sent so far, in order, from its log
-    /// (invalid ones included: ``sentHeartRateMeasurements()`` says which).
+    /// (invalid ones included: ``sentHeartRateMeasurements(strap:)`` says which).
     public func sentHeartRateValues() throws -> [[UInt8]] {
         guard let text = try logText() else { return [] }
         var values: [[UInt8]] = []
