@@ -103,6 +103,23 @@ struct HeartRateGroupTests {
         #expect(events.filter { $0["event"] as? String == "connected" }.count == 3)
     }
 
+    @Test("hr --all with no strap in range: after 2 s a status event says it waits for heart-rate straps to advertise (never a blank screen); Ctrl-C ends it, status 0")
+    func allWithNoStrapSaysWhatItWaitsFor() async throws {
+        let link = try VirtualLinkSockets(count: 2)
+        defer { link.stop() }
+        let central = try await onOwnThread {
+            try CLI.runBlocking(["hr", "--all", "--json", "--transport", link.transports[0]],
+                                trigger: CLI.Trigger(ready: { stdout, _ in stdout.contains("\"event\":\"status\"") },
+                                                     readyLimit: .seconds(30), action: { kill($0, SIGINT) }),
+                                limit: .seconds(60))
+        }
+        #expect(central.reachedReady, "\(central.stdout)\n\(central.stderr)")
+        #expect(central.status == 0, "\(central.stderr)")
+        let status = try #require(PeripheralCommandTests.events(central).first { $0["event"] as? String == "status" })
+        #expect(status["waitingFor"] as? String == "advertising")
+        #expect(status["message"] as? String == "waiting for heart-rate straps to advertise", "\(status)")
+    }
+
     @Test("bad group options: one line each, status 64", arguments: [
         (["hr", "--all", "ci-strap-a"], "--all follows every strap in range"),
         (["hr", "--max", "3"], "--max goes with --all"),

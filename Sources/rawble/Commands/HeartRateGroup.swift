@@ -191,7 +191,10 @@ extension HeartRate {
         let status = StatusLine(quiet: true)
         let gone = Mutex<HostError?>(nil)
         let work = Mutex<Task<Void, any Error>?>(nil)
-        let hub = StrapScanHub(central: host.central)
+        // With --all, until the first strap is found, what the run waits for and what it heard
+        // (never a blank screen): a status event, or a line above the table.
+        let lookingForAny = all ? WaitStatus(display: status, output: output) : nil
+        let hub = StrapScanHub(central: host.central) { device in lookingForAny?.saw(device) }
         let members = Mutex<[(member: GroupMember, live: LiveAnalysis?, waits: WaitStatus)]>([])
         let analysed = json ? hrvEvery > 0 : true
         let (zones, every, quiet, count, resetEnergy, reconnect) = (zones.zones, hrvEvery, output.quiet, count, resetEnergy, reconnect)
@@ -230,7 +233,9 @@ extension HeartRate {
                 }
                 if limit > 0 {
                     var followed = 0
+                    lookingForAny?.begin(.advertising("heart-rate straps"))
                     for await strap in hub.newStraps {
+                        lookingForAny?.stop()
                         let follower = session(.address(strap.address.address),
                                                StrapLabel(address: "\(strap.address.address)", name: strap.name))
                         group.addTask { try await follower.run() }
@@ -246,6 +251,7 @@ extension HeartRate {
         interrupt.onInterrupt { running.cancel() }
         let result = await running.result
         withExtendedLifetime(interrupt) {}
+        lookingForAny?.stop()
         await hub.close()
         table?.finish()
         for (member, live, waits) in members.withLock({ $0 }) {

@@ -98,7 +98,8 @@ extension StrapTableModel: LiveTableModel {}
 
 extension LiveTable where Model == StrapTableModel {
     convenience init() {
-        self.init(StrapTableModel(), minimumHeight: 4, drawAtOnce: false)
+        // Drawn at once: before any strap is found it says so ("0 straps").
+        self.init(StrapTableModel(), minimumHeight: 4, drawAtOnce: true)
     }
 
     /// A row for a new strap; its index.
