@@ -152,12 +152,21 @@ async def monitor(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--transport", required=True, help="tcp:HOST:PORT")
-    parser.add_argument("--count", type=int, default=0, help="stop after N valid measurements (0: never)")
-    parser.add_argument("--timeout", type=float, default=0, help="give up after S seconds (0: never)")
-    args = parser.parse_args()
+    parser = arguments(__doc__, "stop after N valid measurements (0: never)")
+    return run_bounded(monitor, parser.parse_args())
 
+
+def arguments(doc, count_help):
+    """The references' shared options: --transport, --count, --timeout."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--transport", required=True, help="tcp:HOST:PORT")
+    parser.add_argument("--count", type=int, default=0, help=count_help)
+    parser.add_argument("--timeout", type=float, default=0, help="give up after S seconds (0: never)")
+    return parser
+
+
+def run_bounded(monitor, args):
+    """Runs `monitor(args)` bounded by --timeout: 0, or 1 with an error line when it ran out."""
     async def bounded():
         try:
             await asyncio.wait_for(monitor(args), args.timeout or None)

@@ -13,7 +13,6 @@ decoder). Output: one JSON line per event, `rawble hr --json`'s, each naming its
 It exits 0 once N straps each sent C valid measurements (C = 0: never). Errors: {"error": why}, exit 1.
 """
 
-import argparse
 import asyncio
 import datetime
 import json
@@ -21,7 +20,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bumble_hr import HEART_RATE, MEASUREMENT, decode, emit  # noqa: E402  (the one-strap reference's decoder)
+from bumble_hr import HEART_RATE, MEASUREMENT, arguments, decode, emit, run_bounded  # noqa: E402  (the one-strap reference's)
 
 from bumble import hci  # noqa: E402
 from bumble.core import UUID, AdvertisingData  # noqa: E402
@@ -94,22 +93,9 @@ async def monitor(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--transport", required=True, help="tcp:HOST:PORT")
+    parser = arguments(__doc__, "stop once every strap sent N valid measurements")
     parser.add_argument("--straps", type=int, required=True, help="how many straps to follow")
-    parser.add_argument("--count", type=int, default=0, help="stop once every strap sent N valid measurements")
-    parser.add_argument("--timeout", type=float, default=0, help="give up after S seconds (0: never)")
-    args = parser.parse_args()
-
-    async def bounded():
-        try:
-            await asyncio.wait_for(monitor(args), args.timeout or None)
-            return 0
-        except asyncio.TimeoutError:
-            emit({"error": f"timed out after {args.timeout} s"})
-            return 1
-
-    return asyncio.run(bounded())
+    return run_bounded(monitor, parser.parse_args())
 
 
 if __name__ == "__main__":
