@@ -234,13 +234,10 @@ struct HeartRateSession: Sendable {
                 try Task.checkCancellation()
                 report(failed: error, repeated: lastFailure == error.description)
                 lastFailure = error.description
-                guard reconnect else {
-                    member?.updateRow { $0.state = .failed(error.message) }
-                    return
-                }
+                member?.updateRow { $0.state = .failed(error.message) }
+                guard reconnect else { return }
                 lost = .now
                 reconnecting = true
-                member?.updateRow { $0.state = .failed(error.message) }
                 try await pause.wait()
             } catch LinkEnd.lost(let reason, let ending, let transportFailed) {
                 // Ctrl-C closes the link under a running read: that is the end asked for, not a loss.
