@@ -443,10 +443,12 @@ let package = Package(
                 "RawbleBearer",
                 "RawbleHost",
                 "RawbleHostCore",
+                "RawbleKernel",
                 "RawbleKernelHost",
                 "RawbleTestSupport",
                 "RawbleWire",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .testTarget(

@@ -14,7 +14,9 @@ public protocol KernelLinkOpener: Sendable {
 
     /// Connects to `peer` through the kernel, giving up after `timeout`; the socket is served
     /// by `eventLoop` (the central's, so values arrive where the central's consumers run).
-    func openLink(to peer: DeviceAddress, timeout: Duration, on eventLoop: any EventLoop) async throws(HostError) -> Link
+    /// `holding`: how many links of this central are up, for the line when the controller has
+    /// no room for one more.
+    func openLink(to peer: DeviceAddress, timeout: Duration, holding: Int, on eventLoop: any EventLoop) async throws(HostError) -> Link
 }
 
 /// The central the Linux kernel plays, as rawble uses it on `hciN`: scanning by rawble's host
@@ -65,7 +67,8 @@ public final class KernelCentral<Opener: KernelLinkOpener>: Central {
     }
 
     public func connect(to peer: DeviceAddress, timeout: Duration) async throws(HostError) -> Link {
-        let link = try await opener.openLink(to: peer, timeout: timeout, on: scanner.eventLoop)
+        let held = links.withLock { links in links.filter { $0.ending == nil }.count }
+        let link = try await opener.openLink(to: peer, timeout: timeout, holding: held, on: scanner.eventLoop)
         links.withLock { links in
             links.removeAll { $0.ending != nil }
             links.append(link)

@@ -61,19 +61,33 @@ public struct KernelL2CAPOpener: KernelLinkOpener {
         self.adapter = adapter
     }
 
-    public func openLink(to peer: DeviceAddress, timeout: Duration, on eventLoop: any EventLoop) async throws(HostError) -> KernelLink {
+    public func openLink(to peer: DeviceAddress, timeout: Duration, holding: Int, on eventLoop: any EventLoop) async throws(HostError) -> KernelLink {
         if Task.isCancelled { throw .cancelled }
         do {
             let bearer = try await KernelATTBearer.connect(
                 to: peer.address, type: peer.type, local: local, timeout: timeout, on: eventLoop)
             return KernelLink(peer: peer, att: bearer)
         } catch {
-            throw Self.hostError(error, peer: peer, timeout: timeout)
+            throw Self.hostError(error, peer: peer, timeout: timeout, holding: holding)
         }
     }
 
-    static func hostError(_ error: KernelError, peer: DeviceAddress, timeout: Duration) -> HostError {
+    /// The host's error for a kernel connect that failed with `error` while `holding` links of
+    /// this adapter were up. The kernel turns the controller's refusal of one more link into an
+    /// errno (`bt_to_errno`): Memory Capacity Exceeded (0x07) is ENOMEM, Connection Limit
+    /// Exceeded (0x09) EMLINK, and Connection Rejected due to Limited Resources (0x0D) shares
+    /// ECONNREFUSED with 0x0E and 0x0F. Those get the same one line as on rawble's own host: the
+    /// links held and what to do. ECONNREFUSED on an adapter holding none keeps its plain meaning.
+    package static func hostError(_ error: KernelError, peer: DeviceAddress, timeout: Duration, holding: Int = 0) -> HostError {
         switch error {
+        case .connectFailed(_, .noMemory, _):
+            .connectionRefused(peer, reason: HostError.linkLimitReason(.memoryCapacityExceeded, holding: holding) + " (errno ENOMEM)")
+        case .connectFailed(_, .tooManyLinks, _):
+            .connectionRefused(peer, reason: HostError.linkLimitReason(.connectionLimitExceeded, holding: holding) + " (errno EMLINK)")
+        case .connectFailed(_, .connectionRefused, _) where holding > 0:
+            .connectionRefused(peer, reason: HostError.linkLimitReason(
+                "the kernel refused", what: "ECONNREFUSED: the controller's Connection Rejected due to Limited Resources, 0x0D, or 0x0E/0x0F",
+                holding: holding))
         case .connectTimeout:
             .connectionTimedOut(peer, seconds: timeout / .seconds(1))
         case .missingCapability, .adapterDownWithoutPermission:

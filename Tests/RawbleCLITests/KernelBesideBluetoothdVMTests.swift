@@ -69,25 +69,43 @@ struct KernelBesideBluetoothdVMTests {
         #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))\n\(logs)")
     }
 
-    @Test("hr --all --max 5 on hci0 beside an idle bluetoothd: five straps followed at once over the kernel's L2CAP sockets, 8 measurements each, every event naming its strap; bluetoothd works afterwards (issue 41)")
+    @Test("hr --all --max 5 on hci0 beside an idle bluetoothd: five straps followed at once over the kernel's L2CAP sockets, 8 measurements each, every event naming its strap; with a sixth strap and a controller that holds five links, the kernel's refusal of the sixth is one line with the links held and another adapter while the five stream; bluetoothd works afterwards (issue 41)")
     func fiveStraps() async throws {
+        // Six straps on the link, a controller that refuses a sixth link with Connection
+        // Rejected due to Limited Resources (0x0D, as Marvell's 88W8897 does after two): the
+        // kernel hands rawble ECONNREFUSED for it (bt_to_errno).
         let (steps, result) = try await KernelPathVMTests.boot(#"""
             step hr "$r" hr --all --max 5 --count 8 --timeout 20 --json
+            sleep 3
+            step full timeout -s INT 25 "$r" hr --all --max 6 --json --timeout 20
             step daemon /run/rawble-vm/bluetoothd-check C0:B1:E0:00:01:01
             step logs sh -c 'dmesg | grep -i bluetooth | tail -n 25; echo "-- bluetoothd.log"; tail -n 25 /run/rawble-vm/bluetoothd.log'
-            """#, peerArguments: ["--strap-only", "--straps", "5", "--hr-interval", "0.25", "--hr-count", "200"],
+            """#, peerArguments: ["--strap-only", "--straps", "6", "--max-links", "5", "--hr-interval", "0.25", "--hr-count", "400"],
             vmOptions: ["--bluetoothd", "idle"])
         let logs = (steps["logs"]?.stdout ?? []).joined(separator: "\n")
         #expect(result.status == 0, "vm-test: \(result.stderr)")
         let hr = try #require(steps["hr"], "\(result.stdout)\n\(result.stderr)")
         #expect(hr.status == 0, "\(hr.stderr)\n\(logs)")
         let events = KernelPathVMTests.objects(hr.stdout)
-        for number in 1...5 {
-            let address = "C0:B1:E0:00:01:0\(number)"
-            let values = events.filter { $0["event"] as? String == "measurement" && $0["address"] as? String == address }
+        let measurements = events.filter { $0["event"] as? String == "measurement" }
+        let followed = Set(measurements.compactMap { $0["address"] as? String })
+        #expect(followed.count == 5, "\(followed.sorted())\n\(hr.stderr)\n\(logs)")
+        for address in followed {
+            let values = measurements.filter { $0["address"] as? String == address }
             #expect(values.count == 8, "\(address): \(values.count) measurements\n\(hr.stderr)\n\(logs)")
-            #expect(values.allSatisfy { $0["name"] as? String == "rawble-strap-0\(number)" })
+            let number = String(address.suffix(2))
+            #expect(values.allSatisfy { $0["name"] as? String == "rawble-strap-\(number)" })
         }
+
+        let full = try #require(steps["full"], "\(result.stdout)\n\(result.stderr)")
+        let fullEvents = KernelPathVMTests.objects(full.stdout)
+        let streaming = Set(fullEvents.filter { $0["event"] as? String == "measurement" }.compactMap { $0["address"] as? String })
+        #expect(streaming.count == 5, "with room for five links, five straps stream: \(streaming.sorted())\n\(full.stderr)\n\(logs)")
+        let refusals = fullEvents.filter { $0["event"] as? String == "error" }.compactMap { $0["message"] as? String }
+        #expect(refusals.contains { $0.contains("6th link") && $0.contains("holds 5") && $0.contains("ECONNREFUSED")
+                    && $0.contains("another adapter") },
+                "the sixth strap's refusal names the links held and the fix: \(refusals)\n\(full.stderr)\n\(logs)")
+
         let daemon = try #require(steps["daemon"])
         #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))\n\(logs)")
     }

@@ -133,12 +133,18 @@ extension HCIStatus {
 extension HostError {
     /// Why the controller refused one more link, as the second half of one line: its status,
     /// how many links this adapter holds, and what to do.
-    static func linkLimitReason(_ status: HCIStatus, holding links: Int) -> String {
+    package static func linkLimitReason(_ status: HCIStatus, holding links: Int) -> String {
         let code = "0x" + (status.rawValue < 0x10 ? "0" : "") + String(status.rawValue, radix: 16, uppercase: true)
+        return linkLimitReason("the controller refused", what: "\(status.name), \(code)", holding: links)
+    }
+
+    /// The line's second half for a refusal `who` gave (`"the controller refused"`), `what`
+    /// naming it (a status, or the kernel's errno and the statuses it stands for).
+    package static func linkLimitReason(_ who: String, what: String, holding links: Int) -> String {
         guard links > 0 else {
-            return "the controller refused a link (\(status.name), \(code)) while this adapter holds none: another host on the controller may hold its links; close them or use another adapter"
+            return "\(who) a link (\(what)) while this adapter holds none: another host on the controller may hold its links; close them or use another adapter"
         }
-        return "the controller refused a \(ordinal(links + 1)) link (\(status.name), \(code)) while this adapter holds \(links): use another adapter for more devices"
+        return "\(who) a \(ordinal(links + 1)) link (\(what)) while this adapter holds \(links): use another adapter for more devices"
     }
 
     /// 1st, 2nd, 3rd, 4th … 11th, 12th, 13th … 21st.
