@@ -94,16 +94,24 @@ public final class KernelDiscovery: ScanControl {
     }
 
     public func stopScanning() async throws(HostError) {
-        let (socket, watcher, owned) = state.withLock { state in
+        let (socket, watcher) = state.withLock { state in
             defer {
                 state.wanted = false
-                state.ownsDiscovery = false
                 state.socket = nil
                 state.watcher = nil
             }
-            return (state.socket, state.watcher, state.ownsDiscovery)
+            return (state.socket, state.watcher)
         }
+        // A restart the watcher has asked for may be waiting for the kernel's answer: whether
+        // the discovery is rawble's own is known once it has it (stopping before would leave a
+        // discovery rawble started running). The watcher ends after it; no new one starts,
+        // the scan being no longer wanted.
         watcher?.cancel()
+        await watcher?.value
+        let owned = state.withLock { state in
+            defer { state.ownsDiscovery = false }
+            return state.ownsDiscovery
+        }
         guard let socket else { return }
         defer { Task { await socket.close() } }
         guard owned else { return }
@@ -183,8 +191,12 @@ public final class KernelDiscovery: ScanControl {
                 try? await self.clock.sleep(for: self.restartDelay)
                 guard !Task.isCancelled, self.state.withLock({ $0.wanted }) else { return }
                 self.logger.debug("hci\(index): the kernel's scan ended: asking for it again")
+                // Not cancelled with the watcher: a stop waits for the kernel's answer to this
+                // request (bounded by the command timeout) to know whether there is a discovery
+                // of rawble's own to end.
+                let restart = Task { () async throws(HostError) -> ScanControlOutcome in try await self.start(on: socket) }
                 do {
-                    _ = try await self.start(on: socket)
+                    _ = try await restart.value
                 } catch {
                     self.logger.warning("hci\(index): could not scan again: \(error)")
                 }

@@ -135,7 +135,6 @@ struct KernelDiscoveryTests {
         let own = try await kernel.nextCommand()
         #expect(own == .startDiscovery(index: 0, addressTypes: .le))
         kernel.complete(own)
-        try await Task.sleep(for: .milliseconds(50))
         async let stopped: Void = discovery.stopScanning()
         #expect(try await kernel.nextCommand() == .stopDiscovery(index: 0, addressTypes: .le))
         kernel.complete(.stopDiscovery(index: 0, addressTypes: .le))
