@@ -133,12 +133,14 @@ struct RawbleToRawbleTests {
         await genuine.close()
     }
 
-    /// Waits (bounded, yielding: nothing here waits on a clock) until each store holds one bond.
+    /// Waits (bounded) until each store holds one bond.
     private static func bothBonded(_ central: InMemoryBondStore, _ peripheral: InMemoryBondStore) async throws {
         try await within(seconds: 10) {
-            while await central.bonds().count != 1 { await Task.yield() }
-            while await peripheral.bonds().count != 1 { await Task.yield() }
+            try await central.waitForBonds()
+            try await peripheral.waitForBonds()
         }
+        #expect(await central.bonds().count == 1)
+        #expect(await peripheral.bonds().count == 1)
     }
 
     /// LE Long Term Key Request Replies the host sent.

@@ -351,9 +351,7 @@ struct AdapterPairingTests {
         let (controller, pump, adapter) = try await open(against: peer, configuration(pairing: legacyPairing, bonds: bonds))
         let connection = try await acceptCentral(adapter, controller)
         for packet in peer.startPairing() { controller.transport.inject(packet) }
-        try await within(seconds: 60) {
-            while await bonds.bonds().isEmpty { try await Task.sleep(for: .milliseconds(2)) }
-        }
+        try await within(seconds: 60) { try await bonds.waitForBonds() }
         let outcome = try #require(peer.outcome, "the peer completed (failure: \(String(describing: peer.failure)))")
         #expect(connection.security == .encrypted)
         let bond = try #require(await bonds.bonds().first)

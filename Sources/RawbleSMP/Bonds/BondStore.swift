@@ -27,6 +27,9 @@ extension BondStore {
 /// Bonds kept in memory, for one process's life (the host's default; tests).
 public actor InMemoryBondStore: BondStore {
     private var kept: [Bond]
+    /// Tasks in ``waitForBonds(count:)``: how many bonds each waits for.
+    private var waiters: [UInt64: (count: Int, continuation: CheckedContinuation<Void, any Error>)] = [:]
+    private var nextWaiter: UInt64 = 0
 
     public init(_ bonds: [Bond] = []) {
         kept = bonds
@@ -37,6 +40,35 @@ public actor InMemoryBondStore: BondStore {
     public func save(_ bond: Bond) {
         kept.removeAll { bond.supersedes($0) }
         kept.append(bond)
+        for (id, waiter) in waiters where kept.count >= waiter.count {
+            waiters[id] = nil
+            waiter.continuation.resume()
+        }
+    }
+
+    /// Returns once the store holds at least `count` bonds: how a test on a byte stream learns
+    /// that a pairing's bond was kept (the host saves it before it tells the pairing's waiters,
+    /// but a pairing the peer started has no waiter). Bound it with the caller's own timeout:
+    /// it throws `CancellationError` when the task is cancelled.
+    public func waitForBonds(count: Int = 1) async throws {
+        if kept.count >= count { return }
+        nextWaiter += 1
+        let id = nextWaiter
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters[id] = (count, continuation)
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(id) }
+        }
+    }
+
+    private func cancelWaiter(_ id: UInt64) {
+        waiters.removeValue(forKey: id)?.continuation.resume(throwing: CancellationError())
     }
 
     @discardableResult
