@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RawbleBearer
 import RawbleHost
 import RawbleHostCore
@@ -43,9 +44,14 @@ private final class RecordingAgent: PairingAgent {
 /// rawble's host on a Bumble controller served over H4 at `host`:`port`, pairing as
 /// `pairing` says, asking `agent`, keeping bonds in `bonds` (this file's and the attack suite's).
 func openAdapter(host: String, port: UInt16, pairing: PairingConfiguration, agent: (any PairingAgent)? = nil,
-                         bonds: any BondStore) async throws -> Adapter {
+                         bonds: any BondStore, log: RecordingLogHandler? = nil) async throws -> Adapter {
     var configuration = Adapter.Configuration()
-    configuration.logger.logLevel = .critical
+    if let log {
+        // The host's own account of the pairing, for a failure's message.
+        configuration.logger = Logger(label: "rawble.test") { _ in log }
+    } else {
+        configuration.logger.logLevel = .critical
+    }
     configuration.commandTimeout = .seconds(10)
     configuration.resetTimeout = .seconds(10)
     configuration.pairing = pairing

@@ -76,9 +76,17 @@ struct PairingAttackBumbleTests {
         async throws -> (error: HostError?, security: LinkSecurity, log: [BumblePeer.SecurityEvent]) {
         let peer = try await BumblePeer.start(arguments: ["--strap-only"] + BumblePeer.StrapSecurity(pairing: options).arguments)
         defer { peer.stop() }
-        let adapter = try await openAdapter(host: "127.0.0.1", port: try #require(peer.port), pairing: rawble, agent: agent, bonds: bonds)
+        let hostLog = RecordingLogHandler(level: .debug)
+        let adapter = try await openAdapter(host: "127.0.0.1", port: try #require(peer.port), pairing: rawble, agent: agent, bonds: bonds,
+                                            log: hostLog)
         let connection = try await adapter.connect(to: strap, timeout: .seconds(20))
         let error = await #expect(throws: HostError.self) { try await connection.pair(timeout: .seconds(40)) }
+        // A pairing that ends by its bound, not by the peer's or rawble's refusal: what the host
+        // and the strap saw (seen once under heavy load; the cause is not known yet).
+        if case .securityTimedOut? = error {
+            let strapLog = (try? peer.securityLog()).map { "\($0)" } ?? "(none)"
+            Issue.record("the pairing did not end within its bound; the host's log:\n\(hostLog.lines.suffix(60).joined(separator: "\n"))\nthe strap's log: \(strapLog)")
+        }
         let security = connection.security
         // What the strap received after rawble's failure (its Pairing Failed) is in its log once it arrived.
         _ = await eventually { ((try? peer.securityLog()) ?? []).contains { $0.receivedCode == SMPCode.pairingFailed } }
