@@ -332,7 +332,7 @@ struct AdapterPrivacyBumbleTests {
 
         // The period ends: a new address, set while nothing scans or connects.
         try await clock.advanceOnceArmed(by: .seconds(900))
-        try await within(seconds: 30) { while await adapter.ownAddressChanges < 1 { try await Task.sleep(for: .milliseconds(5)) } }
+        try await within(seconds: 30) { try await adapter.waitForOwnAddressChanges(1) }
         let second = await adapter.controller.ownAddress
         #expect(second != first && second.address.isResolvable(with: irk))
 

@@ -67,9 +67,7 @@ private func privateConfiguration(clock: ManualClock, every period: Duration = .
 /// Waits (bounded) until the adapter's own address has changed `count` times (its state
 /// changes when the controller has completed the command).
 private func waitForChanges(_ count: Int, _ adapter: Adapter) async throws {
-    try await within(seconds: 60) {
-        while await adapter.ownAddressChanges < count { try await Task.sleep(for: .milliseconds(1)) }
-    }
+    try await within(seconds: 60) { try await adapter.waitForOwnAddressChanges(count) }
 }
 
 private func isResolvablePrivate(_ address: BluetoothAddress) -> Bool {

@@ -26,12 +26,43 @@ struct OwnAddressRotation {
     var isDue = false
     /// How many times the address changed since the adapter opened.
     var changes = 0
+    /// Tasks in ``Adapter/waitForOwnAddressChanges(_:)``: the count each waits for.
+    var waiters: [UInt64: (count: Int, continuation: CheckedContinuation<Void, any Error>)] = [:]
 }
 
 extension Adapter {
     /// Changes of the own address so far (0 without a resolvable private address): for tests
     /// and diagnostics.
     public var ownAddressChanges: Int { ownAddressRotation?.changes ?? 0 }
+
+    /// Returns once the own address has changed `count` times since the adapter opened (at once
+    /// if it has): how a test learns the controller took the new address (the count moves when
+    /// LE Set Random Address is done). Bound it with the caller's own timeout: it throws
+    /// `CancellationError` when the task is cancelled, the adapter's error when it fails or
+    /// closes first, and at once without a resolvable private address
+    /// (``HostError/unsupported(_:)``).
+    public func waitForOwnAddressChanges(_ count: Int) async throws {
+        guard let rotation = ownAddressRotation else { throw HostError.unsupported("a changing own address (the adapter uses one address)") }
+        if rotation.changes >= count { return }
+        if let failure { throw failure }
+        nextSessionID += 1
+        let id = nextSessionID
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    ownAddressRotation?.waiters[id] = (count, continuation)
+                }
+            }
+        } onCancel: {
+            Task { await self.endOwnAddressWait(id) }
+        }
+    }
+
+    private func endOwnAddressWait(_ id: UInt64) {
+        ownAddressRotation?.waiters.removeValue(forKey: id)?.continuation.resume(throwing: CancellationError())
+    }
 
     /// Starts the timer that makes the own resolvable private address due for a change every
     /// period (when the configuration asks for one).
@@ -91,6 +122,12 @@ extension Adapter {
         }
         controller.ownAddress = DeviceAddress(address, type: .random)
         ownAddressRotation?.changes += 1
+        if let rotation = ownAddressRotation {
+            for (id, waiter) in rotation.waiters where rotation.changes >= waiter.count {
+                ownAddressRotation?.waiters[id] = nil
+                waiter.continuation.resume()
+            }
+        }
         logger.debug("own address now \(address) (resolvable private)")
         if pauses { await resumeAdvertising(after: generation) }
     }

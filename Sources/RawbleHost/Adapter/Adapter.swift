@@ -294,6 +294,8 @@ public actor Adapter {
         advertiser.generation += 1
         links.stop(error, bearerError: bearerError(for: error))
         incomingContinuation.finish()
+        for waiter in ownAddressRotation?.waiters.values ?? [:].values { waiter.continuation.resume(throwing: error) }
+        ownAddressRotation?.waiters.removeAll()
     }
 
     func bearerError(for error: HostError) -> BearerError {
