@@ -243,7 +243,7 @@ Scripts/python/check_pairing_peers.py proves the pairing options of the strap an
 against an independent Bumble host on a served controller (no rawble needed): run it after
 changing bumble_fixture/pairing.py, strap.py or bumble_central.py.  Scripts/python/check_h10_peer.py
 does the same for the simulated Polar H10 (--h10, bumble_fixture/polar.py), and
-Scripts/python/check_straps_peer.py for the several straps (--straps, --strap-drops, --max-links).  The first two run in
+Scripts/python/check_straps_peer.py for the several straps (--straps, --strap-drops, --max-links, --strap-hostile).  The first two run in
 the test suite too (Tests/RawbleCLITests/TestPeerSelfCheckTests.swift).
 
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,

@@ -395,12 +395,15 @@ class Strap:
         if connection.role != hci.Role.PERIPHERAL:
             return
 
+        start = self.position
+
         async def drop():
             await asyncio.sleep(HOSTILE_DROP_PERIOD)
             if connection.handle not in self.device.connections:
                 return
             self.disconnects += 1
             self.log.write({"kind": "disconnect", "time": time.time(), "after": self.position,
+                            "onConnection": self.position - start,
                             "reason": hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR, "hostile": "drops"})
             try:
                 await connection.disconnect(reason=hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR)

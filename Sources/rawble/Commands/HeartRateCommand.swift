@@ -324,7 +324,7 @@ struct HeartRateSession: Sendable {
                 }
             }
             let events = try await monitor.measurements()
-            waits.begin(.firstValue("measurement", from: device.name ?? "\(device.address.address)"))
+            waits.begin(.firstValue("measurement", from: device.name.map { GATTString.escaped($0) } ?? "\(device.address.address)"))
             var rate = ArrivalRate()
             // One buffer for the JSON lines of this connection, written with one write(2)
             // whenever no further value is already at hand (see Iterator.bufferedCount).
@@ -406,8 +406,11 @@ struct HeartRateSession: Sendable {
                 row.battery = info.batteryLevel
             }
         } else {
-            var parts = ["connected to \(info.name ?? peer.address.description) (\(peer.address))"]
-            if let manufacturer = info.manufacturer { parts.append(manufacturer + (info.model.map { " \($0)" } ?? "")) }
+            // The strap's own strings, one line each whatever they hold (a name of escape
+            // sequences, a newline that would forge a line of another strap's).
+            let text = { (string: String) in GATTString.escaped(string) }
+            var parts = ["connected to \(info.name.map(text) ?? peer.address.description) (\(peer.address))"]
+            if let manufacturer = info.manufacturer { parts.append(text(manufacturer) + (info.model.map { " \(text($0))" } ?? "")) }
             if let battery = info.batteryLevel { parts.append("battery \(battery) %") }
             if let location = info.bodySensorLocation { parts.append("sensor on the \(location)") }
             printText(parts.joined(separator: ", "))
@@ -618,7 +621,8 @@ final class SilenceWatch: Sendable {
                         controllerGone(error)
                         return
                     }
-                    status.printError("rawble: no measurement from \(device.name ?? device.address.address.description) for \(silent.components.seconds) s: is the strap worn and its contact moist? (still waiting)")
+                    let name = device.name.map { GATTString.escaped($0) } ?? device.address.address.description
+                    status.printError("rawble: no measurement from \(name) for \(silent.components.seconds) s: is the strap worn and its contact moist? (still waiting)")
                 } else if silent < limit {
                     warned = false
                 }
