@@ -20,4 +20,19 @@ struct TerminalSafeTextTests {
         let value = JSON.object([("name", .string("ev\u{9B}il\u{1B}[2J\u{7F}é"))])
         #expect(value.serialized() == #"{"name":"ev\u009bil\u001b[2J\u007fé"}"#)
     }
+
+    @Test("a value's hex in a line: whole up to 32 bytes, else the first 32, `…` and its length")
+    func hexPreview() {
+        #expect(HeartRateSession.hexPreview([0x10, 0x48]) == "1048")
+        #expect(HeartRateSession.hexPreview(Array(repeating: 0xAB, count: 32)) == String(repeating: "ab", count: 32))
+        let long = HeartRateSession.hexPreview([0x16] + Array(repeating: 0, count: 599))
+        #expect(long == "16" + String(repeating: "00", count: 31) + "… (600 bytes)")
+    }
+
+    @Test("a once flag: true for its first caller only")
+    func onceFlag() {
+        let flag = OnceFlag()
+        #expect(flag.first())
+        #expect(!flag.first() && !flag.first())
+    }
 }

@@ -180,6 +180,8 @@ struct HeartRateSession: Sendable {
     let live: LiveAnalysis?
     /// Each measurement's time, the same for the files and the live analysis.
     let clock = SessionClock()
+    /// In a group run, whether this strap already had its line for a value that does not decode.
+    let invalidShown = OnceFlag()
     /// Called when the strap went silent and the controller did not answer either: the run
     /// must end (the controller is gone or another host took it).
     let controllerGone: @Sendable (HostError) -> Void
@@ -506,12 +508,27 @@ struct HeartRateSession: Sendable {
         }
     }
 
+    /// A value that does not decode: an `invalid` event (each one), or a line on stderr; in a
+    /// group run only its first one (a broken or hostile strap sending nothing else must not
+    /// bury the other straps' lines), the rest in its JSON events alone.
     private func report(invalid raw: [UInt8], error: WireError) {
         if json {
             emit(.object([("event", "invalid"), Self.now, ("raw", .hex(raw)), ("error", .string(error.description))]))
-        } else {
-            printError("rawble: a measurement that does not decode (\(Hex.encode(raw))): \(error)")
+        } else if member == nil {
+            printError("rawble: a measurement that does not decode (\(Self.hexPreview(raw))): \(error)")
+        } else if invalidShown.first() {
+            printError("rawble: a measurement that does not decode (\(Self.hexPreview(raw))): \(error) (its further ones are not shown)")
         }
+    }
+
+    /// The most bytes of a value a line shows.
+    static let previewLimit = 32
+
+    /// `raw` in hex for a line: whole up to ``previewLimit`` bytes, else its start, `…` and its
+    /// length (a peer's PDU can be 64 KiB: one line still fits a terminal).
+    static func hexPreview(_ raw: [UInt8]) -> String {
+        guard raw.count > previewLimit else { return Hex.encode(raw) }
+        return Hex.encode(Array(raw.prefix(previewLimit))) + "… (\(raw.count) bytes)"
     }
 
     /// The link ended: a JSON event, or a line on stderr unless an error line follows (with
@@ -584,6 +601,13 @@ struct HeartRateSession: Sendable {
         let tenths = Int((value * 10).rounded())
         return "\(tenths / 10).\(tenths % 10)"
     }
+}
+
+/// Set once, read once: ``first()`` is true for its first caller only.
+final class OnceFlag: Sendable {
+    private let taken = Atomic<Bool>(false)
+
+    func first() -> Bool { !taken.exchange(true, ordering: .relaxed) }
 }
 
 /// Warns (once per silence) when a connected strap sends nothing for a while: usually a strap
