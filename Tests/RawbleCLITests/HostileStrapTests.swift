@@ -16,8 +16,9 @@ struct HostileStrapTests {
     /// Values each good strap sends (one every 50 ms).
     static let count = 20
 
-    /// The peak memory a run may reach: the run takes ~25 MiB (docs/performance.md); a queue
-    /// that grew with the flood would pass this.
+    /// The peak memory a run may reach, generous: beside a flood a run holds ~31 MiB, flat (by
+    /// hand: 18 000 flood values in 20 s, VmHWM 31.2 MiB after 1 s, 31.5 MiB after 20 s). In
+    /// the few seconds of a test only a gross growth passes it.
     static let peakLimitKiB = 160 * 1024
 
     @Test("hr --all: two good straps and one hostile (flood, garbage, hostile-gatt, drops): every good value once, in order; the hostile strap's trouble on its own lines; no control character from a peer in the output; status 0 at Ctrl-C; peak memory bounded",
