@@ -170,7 +170,8 @@ static address and its own Bumble host and controller:
                        no CCCD (a subscription cannot be made), Device Information's range
                        running over Battery's; its advertised name and GAP Device Name are
                        terminal escape sequences (HOSTILE_NAME: clear screen, window title, a C1
-                       CSI, CR LF).
+                       CSI, CR LF).  Its ready line's handles.measurementCCCD is where a CCCD
+                       would be: there is none.
                      drops: 2 s after each connection it drops the link (reason 0x13, logged as
                        {"kind": "disconnect", "hostile": "drops"}) and advertises again; its
                        values resume where they stopped.
