@@ -151,6 +151,31 @@ static address and its own Bumble host and controller:
                      straps listed (numbers 1-N, 0 = the standard strap) drop the link after N
                      values, K times, resuming where they stopped on the next subscription; the
                      others never drop (without --strap-drops every strap drops).
+                   --strap-hostile NUM:KIND (issue 41, bad input; repeatable): strap NUM misbehaves,
+                     the others stay as they are.  KIND:
+                     flood: once subscribed, the script's valid values, endless (--hr-count
+                       ignored), as fast as the link takes them; every 1000th logged as {"kind":
+                       "flood", "sent": n} (values are not logged one by one).
+                     garbage: once subscribed, one every --hr-interval s, endless, a cycle of
+                       invalid Heart Rate Measurement values (INVALID_VALUES), a notification of
+                       600 bytes past any MTU, truncated notifications (no handle, half a handle),
+                       an empty ATT PDU, notifications and an indication on handles that do not
+                       exist (0x0999, 0x0000), unsolicited responses (Read, Exchange MTU 65535,
+                       Error, Write), an Exchange MTU Request for 65535, an unknown opcode and an
+                       unknown command; then one valid value (logged as values are).  Each
+                       logged {"kind": "garbage", "what", "pdu": hex}; the cycle goes on across
+                       connections (strap.py's garbage_items).
+                     hostile-gatt: a database that lies: 200 empty services (0xFD00...) before the
+                       real ones, a Heart Rate Measurement whose declaration claims NOTIFY with
+                       no CCCD (a subscription cannot be made), Device Information's range
+                       running over Battery's; its advertised name and GAP Device Name are
+                       terminal escape sequences (HOSTILE_NAME: clear screen, window title, a C1
+                       CSI, CR LF).  Its ready line's handles.measurementCCCD is where a CCCD
+                       would be: there is none.
+                     drops: 2 s after each connection it drops the link (reason 0x13, logged as
+                       {"kind": "disconnect", "hostile": "drops"}) and advertises again; its
+                       values resume where they stopped.
+                     The ready line's heartRate has "hostile": KIND (null for the others).
                    --max-links K[:STATUS]: the served controller(s) the outside host drives refuse
                      an LE (Extended) Create Connection while they hold K links (either role) with
                      Command Status STATUS (hex; 0x0D Connection Rejected due to Limited Resources,
@@ -219,7 +244,7 @@ Scripts/python/check_pairing_peers.py proves the pairing options of the strap an
 against an independent Bumble host on a served controller (no rawble needed): run it after
 changing bumble_fixture/pairing.py, strap.py or bumble_central.py.  Scripts/python/check_h10_peer.py
 does the same for the simulated Polar H10 (--h10, bumble_fixture/polar.py), and
-Scripts/python/check_straps_peer.py for the several straps (--straps, --strap-drops, --max-links).  The first two run in
+Scripts/python/check_straps_peer.py for the several straps (--straps, --strap-drops, --max-links, --strap-hostile).  The first two run in
 the test suite too (Tests/RawbleCLITests/TestPeerSelfCheckTests.swift).
 
 When everything advertises it prints ONE JSON line on stdout ({"ready": true, "transport": ...,
@@ -287,7 +312,8 @@ from bumble_fixture.lab import LAB_SERVICE_128, Lab, describe_gatt
 from bumble_fixture.pairing import add_options as add_pairing_options
 from bumble_fixture.pairing import STRAP_IRK, options_from
 from bumble_fixture.strap import (AUTHENTICATED_READ_CHARACTERISTIC, AUTHENTICATED_READ_VALUE, DEFAULT_SCRIPT,
-                                  ENCRYPTED_READ_CHARACTERISTIC, ENCRYPTED_READ_VALUE, RealisticScript, Strap,
+                                  ENCRYPTED_READ_CHARACTERISTIC, ENCRYPTED_READ_VALUE, HOSTILE_KINDS,
+                                  HOSTILE_NAME, RealisticScript, Strap,
                                   encode_hrm, extra_strap_irk, realistic_summary)
 
 log = logging.getLogger("bumble-peer")
@@ -317,6 +343,8 @@ async def start_strap(link, args, keep, number, name, address, irk):
     """A heart-rate strap on the link, advertising (flags, 180D 180F, its complete name every
     50 ms): (its Strap, its Device, its ready line entry).  The standard strap (`number` 0) also
     takes the privacy options (--strap-privacy, --strap-rpa-period)."""
+    if (args.strap_hostile or {}).get(number) == "hostile-gatt":
+        name = HOSTILE_NAME
     strap_ad = ad(
         (AdvertisingData.FLAGS, bytes([0x06])),
         (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, struct.pack("<HH", 0x180D, 0x180F)),
@@ -588,6 +616,9 @@ def main(argv=None):
                          help="with --hr-disconnect-after: only these straps drop the link (comma-separated "
                               "numbers, 1-N for rawble-strap-NN, 0 for the standard strap); the others never "
                               "do (without it every strap drops)")
+    several.add_argument("--strap-hostile", metavar="NUM:KIND", action="append",
+                         help="strap NUM misbehaves (repeatable): " + ", ".join(HOSTILE_KINDS)
+                              + " (see the docstring)")
     several.add_argument("--max-links", metavar="K[:STATUS]",
                          help="the served controller(s) refuse an LE (Extended) Create Connection while they "
                               "hold K links, with Command Status STATUS (hex: 0x0D Connection Rejected due to "
@@ -682,6 +713,17 @@ def main(argv=None):
         if wrong:
             parser.error(f"--strap-drops: no strap {wrong[0]} (straps 1-{args.straps} with --straps {args.straps}"
                          + (", 0 the standard strap)" if standard else ")"))
+    if args.strap_hostile is not None:
+        hostile = {}
+        standard = serves_standard_strap(args)
+        for item in args.strap_hostile:
+            number, _, kind = item.partition(":")
+            if not number.isdigit() or kind not in HOSTILE_KINDS:
+                parser.error(f"--strap-hostile {item}: expected NUM:KIND, KIND one of {', '.join(HOSTILE_KINDS)}")
+            if not (1 <= int(number) <= args.straps or (int(number) == 0 and standard)):
+                parser.error(f"--strap-hostile {item}: no strap {number}")
+            hostile[int(number)] = kind
+        args.strap_hostile = hostile
     if args.max_links is not None:
         try:
             args.max_links = parse_max_links(args.max_links)

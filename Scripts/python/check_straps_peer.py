@@ -1,5 +1,5 @@
 """check_straps_peer: proves bumble-peer's several straps (`--straps N`, `--strap-drops`,
-`--max-links`; issue 41) do what bumble_peer.py's docstring says, with no rawble involved.
+`--max-links`, `--strap-hostile`; issue 41) do what bumble_peer.py's docstring says, with no rawble involved.
 
 Each case starts its own bumble_peer.py (`--port 0`, 127.0.0.1 only) and drives its served
 controller over TCP with an independent Bumble `Device` as the outside host (the place rawble's
@@ -8,7 +8,7 @@ one's Heart Rate Measurement and keeps what each link delivers.
 
 Prints one line per case ("ok   NAME: what was seen (time)" or "FAIL NAME: why") and exits 0 only
 when every case passed (1 otherwise, 3 when Bumble is missing).  Every wait is bounded; every
-process it starts is stopped by its PID.  ~10 s on 2 cores:
+process it starts is stopped by its PID.  ~20 s on 2 cores:
 
     Scripts/venv-python Scripts/python/check_straps_peer.py [-k SUBSTRING] [-v]
 """
@@ -23,7 +23,7 @@ import time
 
 try:
     from bumble import hci
-    from bumble.core import BaseBumbleError
+    from bumble.core import UUID, BaseBumbleError
     from bumble.device import Device, Peer
     from bumble.transport import open_transport
 except ImportError:
@@ -253,11 +253,84 @@ async def case_max_links():
     return "the third Create Connection refused with " + ", ".join(results) + "; the two links kept streaming"
 
 
+HOSTILE_NAME = "\x1b[2J\x1b]0;pwn\x07ev\u009bil\r\n"  # as bumble_peer.py's docstring gives it
+
+
+async def case_hostile():
+    """--strap-hostile: strap 1 floods, 2 sends garbage, 3 lies in its GATT database, 4 drops
+    every 2 s; strap 5 is a good one beside them."""
+    async with PeerProcess(["--strap-only", "--straps", "5", "--hr-interval", "0.01", "--hr-count", "20",
+                            "--strap-hostile", "1:flood", "--strap-hostile", "2:garbage",
+                            "--strap-hostile", "3:hostile-gatt", "--strap-hostile", "4:drops"]) as peer, \
+            Host() as host:
+        await host.open(peer.port)
+        straps = peer.straps()
+        expect([s["heartRate"]["hostile"] for s in straps] == ["flood", "garbage", "hostile-gatt", "drops", None],
+               "hostile per strap")
+        flood, garbage, lying, dropping, good = straps
+        # hostile-gatt: its name is escape sequences, advertised and read; the database lies.
+        expect(lying["name"] == HOSTILE_NAME and lying["advertisedName"] == HOSTILE_NAME, f"name {lying['name']!r}")
+        connection = await host.connect(lying)
+        peer_gatt = Peer(connection)
+        await asyncio.wait_for(peer_gatt.request_mtu(247), 5)  # the whole name in one Read By Type
+        services = await asyncio.wait_for(peer_gatt.discover_services(), 20)
+        expect(len(services) >= 200 + 3, f"{len(services)} services")
+        names = await asyncio.wait_for(peer_gatt.read_characteristics_by_uuid(UUID("2A00")), 5)
+        expect([bytes(n) for n in names] == [HOSTILE_NAME.encode()], f"Device Name {names}")
+        heart = next(s for s in services if s.uuid == UUID("180D"))
+        info = next(s for s in services if s.uuid == UUID("180A"))
+        battery = next(s for s in services if s.uuid == UUID("180F"))
+        expect(info.end_group_handle == battery.end_group_handle and battery.handle <= info.end_group_handle,
+               f"Device Information {info.handle:04X}-{info.end_group_handle:04X} over Battery "
+               f"{battery.handle:04X}-{battery.end_group_handle:04X}")
+        characteristics = await asyncio.wait_for(peer_gatt.discover_characteristics(service=heart), 5)
+        measurement = next(c for c in characteristics if c.uuid == UUID("2A37"))
+        expect(measurement.properties & 0x10, f"measurement properties 0x{int(measurement.properties):02X}: no NOTIFY")
+        descriptors = await asyncio.wait_for(peer_gatt.discover_descriptors(measurement), 5)
+        expect(not any(d.type == UUID("2902") for d in descriptors), f"a CCCD: {descriptors}")
+        await connection.disconnect()
+        # flood: values far faster than --hr-interval, valid, the script's (bpm + 1).
+        await host.connect(flood)
+        await host.subscribe(flood)
+        await host.until(lambda: len(host.received.get(flood["address"], [])) >= 1000, 10, "1000 values from the flood")
+        flooded = host.received[flood["address"]]
+        expect(flooded[:2] == [bytes([0x00, 63]), bytes([0x06, 65])], f"first flood values {flooded[:2]}")
+        await host.links[flood["address"]].disconnect()
+        # garbage: every item of the cycle logged, the host still gets the valid value after.
+        await host.connect(garbage)
+        await host.subscribe(garbage)
+        await host.until(lambda: len(host.received.get(garbage["address"], [])) >= 8, 10, "a whole garbage cycle")
+        kinds = {e["what"] for e in peer.log() if e.get("kind") == "garbage" and e["strap"] == garbage["address"]}
+        for expected in ("oversized-value", "truncated-no-handle", "wrong-handle", "unsolicited-mtu-response",
+                         "mtu-request-65535", "invalid-empty", "unknown-opcode"):
+            expect(expected in kinds, f"garbage never sent {expected}: {sorted(kinds)}")
+        expect(any(v == bytes([0x00, 64]) for v in host.received[garbage["address"]]),
+               "the valid value after the cycle not received")
+        await host.links[garbage["address"]].disconnect()
+        # drops: the strap drops the link about 2 s after each connection; a new one works.
+        dropped = asyncio.Queue()
+        for _ in range(2):
+            connection = await host.connect(dropping)
+            connection.on("disconnection", lambda reason: dropped.put_nowait(reason))
+            reason = await asyncio.wait_for(dropped.get(), 10)
+            expect(reason == hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR, f"drop reason {reason}")
+        drops = [e for e in peer.log() if e.get("kind") == "disconnect" and e["strap"] == dropping["address"]]
+        expect(len(drops) == 2 and all(e.get("hostile") == "drops" for e in drops), f"drops logged {drops}")
+        # The good strap beside them: its 20 values, as logged.
+        await host.connect(good)
+        await host.subscribe(good)
+        await host.until(lambda: len(host.received.get(good["address"], [])) >= 20, 10, "20 values from the good strap")
+        check_per_strap(peer, host, [good], 20)
+        return (f"flood {len(flooded)} values, garbage {len(kinds)} kinds, hostile-gatt {len(services)} services "
+                f"and no CCCD, drops twice; the good strap's 20 values as logged")
+
+
 CASES = [
     ("ready line", case_ready_line),
     ("several straps streaming, per-strap log", case_streaming),
     ("drops of chosen straps, resumed", case_drops),
     ("controller link limit", case_max_links),
+    ("hostile straps (--strap-hostile)", case_hostile),
 ]
 
 

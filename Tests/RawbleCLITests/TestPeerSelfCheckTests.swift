@@ -38,9 +38,9 @@ struct TestPeerSelfCheckTests {
         try await Self.expectEveryCasePassed("check_h10_peer.py", cases: 7, seconds: 240)
     }
 
-    @Test("the several straps (bumble-peer --straps, --strap-drops, --max-links) advertise, stream, drop and refuse as documented, to Bumble's own host")
+    @Test("the several straps (bumble-peer --straps, --strap-drops, --max-links, --strap-hostile) advertise, stream, drop, refuse and misbehave as documented, to Bumble's own host")
     func severalStraps() async throws {
-        try await Self.expectEveryCasePassed("check_straps_peer.py", cases: 4, seconds: 120)
+        try await Self.expectEveryCasePassed("check_straps_peer.py", cases: 5, seconds: 150)
     }
 
     @Test("the pairing peers (the strap's pairing options, bumble-peer --central) pair, refuse and fail as documented")

@@ -68,6 +68,46 @@ INVALID_VALUES = [
 ]
 
 
+# --strap-hostile NUM:KIND (issue 41, bad input): one strap of several misbehaves.
+HOSTILE_KINDS = ("flood", "garbage", "hostile-gatt", "drops")
+
+# hostile-gatt's name, advertised and as its GAP Device Name: terminal escape sequences (clear
+# the screen, set the window title), a C1 CSI, a carriage return and a newline; 20 UTF-8 bytes,
+# as much as fits beside the flags and the two service UUIDs in 31 bytes of advertising data.
+HOSTILE_NAME = "\x1b[2J\x1b]0;pwn\x07ev\u009bil\r\n"
+
+# hostile-gatt: empty services before the real ones (a database that takes many requests to walk).
+HOSTILE_FILLER_SERVICES = 200
+
+# drops: the link is dropped this many seconds after each connection.
+HOSTILE_DROP_PERIOD = 2.0
+
+
+def garbage_items(hrm_handle):
+    """garbage's cycle: (what, how, bytes); how "notify" sends the bytes as the Heart Rate
+    Measurement's value (Bumble's notification), "raw" as a whole ATT PDU on the ATT channel,
+    whatever it says.  Ends with one valid value (the link still carries good ones)."""
+    h = struct.pack("<H", hrm_handle)
+    items = [("invalid-" + why, "notify", value) for value, why in INVALID_VALUES]
+    items += [
+        ("oversized-value", "raw", b"\x1b" + h + b"\x16" + bytes(600)),  # past any MTU agreed
+        ("truncated-no-handle", "raw", b"\x1b"),
+        ("truncated-half-handle", "raw", b"\x1b" + h[:1]),
+        ("empty-pdu", "raw", b""),
+        ("wrong-handle", "raw", b"\x1b\x99\x09" + encode_hrm(70, "detected", None, [])),
+        ("handle-zero", "raw", b"\x1b\x00\x00" + encode_hrm(70, "detected", None, [])),
+        ("indication-wrong-handle", "raw", b"\x1d\x99\x09\x01"),
+        ("unsolicited-read-response", "raw", b"\x0bjunk"),
+        ("unsolicited-mtu-response", "raw", b"\x03\xff\xff"),
+        ("unsolicited-error-response", "raw", b"\x01\x0a\x01\x00\x0a"),
+        ("unsolicited-write-response", "raw", b"\x13"),
+        ("mtu-request-65535", "raw", b"\x02\xff\xff"),
+        ("unknown-opcode", "raw", b"\x7f\x00\x01"),
+        ("unknown-command", "raw", b"\xff\x01\x02"),
+    ]
+    return items
+
+
 class AppendLog:
     """A JSON-lines file opened for each line (as the strap always did): a test may replace the file.
     `fields` are added to every line (the strap's address, so several straps share one log)."""
@@ -268,14 +308,19 @@ class Strap:
         self.log = AppendLog(args.log, strap=self.address)
         drops = getattr(args, "strap_drops", None)
         self.disconnect_after = (args.hr_disconnect_after if drops is None or number in drops else None)
+        self.hostile = (getattr(args, "strap_hostile", None) or {}).get(number)
+        self.garbage_position = 0  # garbage: next item of the cycle (kept across connections)
         self.position = 0  # next entry of the sequence (kept across connections, see `resumes`)
         self.energy_base = None  # test script: last energy sent before a reset (None: no reset)
         self.last_energy = 0
         self.disconnects = 0
         self.realistic = (RealisticScript(args.hr_seed + number, args.hr_artifacts)
                           if args.hr_script == "realistic" else None)
+        # hostile-gatt: declared READ here so Bumble adds no CCCD; its declaration is made to
+        # claim NOTIFY below (a notifying characteristic with no CCCD).
         self.hrm = gatt.Characteristic(
-            "2A37", gatt.Characteristic.Properties.NOTIFY, gatt.Characteristic.Permissions(0), b"",
+            "2A37", gatt.Characteristic.Properties.READ if self.hostile == "hostile-gatt"
+            else gatt.Characteristic.Properties.NOTIFY, gatt.Characteristic.Permissions(0), b"",
             descriptors=[self.refusing_cccd()] if args.hr_refuse_cccd else [],
         )
         control_point = gatt.Characteristic(
@@ -292,11 +337,18 @@ class Strap:
 
         self.control_point = control_point
         self.body_sensor_location = readable("2A38", bytes([1]))
-        device.add_services([
+        if self.hostile == "hostile-gatt":
+            device.add_services([gatt.Service("%04X" % (0xFD00 + k), []) for k in range(HOSTILE_FILLER_SERVICES)])
+        services = [
             gatt.Service("180D", [self.hrm, self.body_sensor_location, control_point]),
             gatt.Service("180A", [readable("2A29", b"rawble-sim"), readable("2A24", b"HRM-1")]),
             gatt.Service("180F", [readable("2A19", bytes([87]))]),
-        ])
+        ]
+        device.add_services(services)
+        if self.hostile == "hostile-gatt":
+            self.lie(device.gatt_server, services)
+        if self.hostile == "drops":
+            device.on("connection", self.drop_later)
         # Pairing (issue 24): Bumble's Security Manager set up from the --strap-* pairing options,
         # every step logged, bonds kept in memory for the process's life (a central that bonded
         # reconnects and encrypts without pairing again), the strap's fixed IRK.
@@ -327,6 +379,38 @@ class Strap:
             device.add_service(gatt.Service(ENCRYPTED_READ_SERVICE, characteristics))
         self.rotation = None
         device.on("characteristic_subscription", self.on_subscription)
+
+    def lie(self, server, services):
+        """hostile-gatt's lies, made in Bumble's database after it was built: the Heart Rate
+        Measurement's declaration claims NOTIFY with no CCCD after its value, and Device
+        Information's range runs over Battery's (overlapping services)."""
+        declaration = next(a for a in server.attributes if isinstance(a, gatt.CharacteristicDeclaration)
+                           and a.characteristic is self.hrm)
+        declaration.value = (struct.pack("<BH", gatt.Characteristic.Properties.NOTIFY, self.hrm.handle)
+                             + self.hrm.uuid.to_pdu_bytes())
+        services[1].end_group_handle = services[2].end_group_handle
+
+    def drop_later(self, connection):
+        """drops: HOSTILE_DROP_PERIOD s after each connection the strap drops it (reason 0x13)."""
+        if connection.role != hci.Role.PERIPHERAL:
+            return
+
+        start = self.position
+
+        async def drop():
+            await asyncio.sleep(HOSTILE_DROP_PERIOD)
+            if connection.handle not in self.device.connections:
+                return
+            self.disconnects += 1
+            self.log.write({"kind": "disconnect", "time": time.time(), "after": self.position,
+                            "onConnection": self.position - start,
+                            "reason": hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR, "hostile": "drops"})
+            try:
+                await connection.disconnect(reason=hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR)
+            except Exception as error:  # already gone
+                log.info("strap %s: drop skipped: %s", self.address, error)
+
+        asyncio.ensure_future(drop())
 
     def log_security(self, kind, **fields):
         self.log.write({"kind": kind, "time": time.time(), **fields})
@@ -386,7 +470,8 @@ class Strap:
     @property
     def resumes(self):
         """Whether a new subscription continues the sequence (else it starts again at 0)."""
-        return self.args.hr_disconnect_after is not None or self.realistic is not None
+        return (self.args.hr_disconnect_after is not None or self.realistic is not None
+                or self.hostile is not None)
 
     def settings(self):
         """The strap's heart-rate options, for the ready line."""
@@ -402,7 +487,8 @@ class Strap:
                 "seed": a.hr_seed + self.number, "bpmOffset": self.number if a.hr_script == "test" else 0,
                 "artifacts": a.hr_artifacts, "disconnectAfter": self.disconnect_after,
                 "disconnects": a.hr_disconnects, "invalid": a.hr_invalid,
-                "refuseCCCD": a.hr_refuse_cccd, "silent": a.hr_silent, "handles": handles}
+                "refuseCCCD": a.hr_refuse_cccd, "silent": a.hr_silent, "hostile": self.hostile,
+                "handles": handles}
 
     def refusing_cccd(self):
         def write(connection, value):
@@ -437,7 +523,48 @@ class Strap:
         if notify_enabled and not self.args.hr_silent:
             if not self.resumes:
                 self.position = 0
-            self.task = asyncio.create_task(self.notify(connection))
+            work = {"flood": self.flood, "garbage": self.garbage}.get(self.hostile, self.notify)
+            self.task = asyncio.create_task(work(connection))
+
+    async def flood(self, connection):
+        """flood: the script's valid values, endless, as fast as the link takes them (one turn
+        of the event loop between two); logged every 1000th ({"kind": "flood", "sent": n})."""
+        try:
+            while True:
+                await self.device.notify_subscriber(connection, self.hrm, self.valid_value(self.position))
+                self.position += 1
+                if self.position % 1000 == 0:
+                    self.log.write({"kind": "flood", "time": time.time(), "sent": self.position})
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the link went away
+            log.info("flood stopped: %s", error)
+
+    async def garbage(self, connection):
+        """garbage: garbage_items' cycle, one every --hr-interval s, endless, each logged
+        ({"kind": "garbage", "what", "pdu"}; the valid value as any value is)."""
+        items = garbage_items(self.hrm.handle)
+        try:
+            while True:
+                what, how, data = items[self.garbage_position % len(items)]
+                self.garbage_position += 1
+                if how == "notify":
+                    await self.device.notify_subscriber(connection, self.hrm, data)
+                else:
+                    connection.send_l2cap_pdu(att.ATT_CID, data)
+                self.log.write({"kind": "garbage", "time": time.time(), "what": what, "pdu": data.hex()})
+                if self.garbage_position % len(items) == 0:
+                    value = self.valid_value(self.position)
+                    await self.device.notify_subscriber(connection, self.hrm, value)
+                    self.log.write({"time": time.time(), "value": value.hex(), "position": self.position,
+                                    "index": self.position})
+                    self.position += 1
+                await asyncio.sleep(self.args.hr_interval)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the link went away
+            log.info("garbage stopped: %s", error)
 
     def length(self):
         """Entries in the whole sequence (valid ones plus interleaved invalid ones); None = endless."""

@@ -180,6 +180,8 @@ struct HeartRateSession: Sendable {
     let live: LiveAnalysis?
     /// Each measurement's time, the same for the files and the live analysis.
     let clock = SessionClock()
+    /// In a group run, whether this strap already had its line for a value that does not decode.
+    let invalidShown = OnceFlag()
     /// Called when the strap went silent and the controller did not answer either: the run
     /// must end (the controller is gone or another host took it).
     let controllerGone: @Sendable (HostError) -> Void
@@ -324,7 +326,7 @@ struct HeartRateSession: Sendable {
                 }
             }
             let events = try await monitor.measurements()
-            waits.begin(.firstValue("measurement", from: device.name ?? "\(device.address.address)"))
+            waits.begin(.firstValue("measurement", from: device.name.map { GATTString.escaped($0) } ?? "\(device.address.address)"))
             var rate = ArrivalRate()
             // One buffer for the JSON lines of this connection, written with one write(2)
             // whenever no further value is already at hand (see Iterator.bufferedCount).
@@ -406,8 +408,11 @@ struct HeartRateSession: Sendable {
                 row.battery = info.batteryLevel
             }
         } else {
-            var parts = ["connected to \(info.name ?? peer.address.description) (\(peer.address))"]
-            if let manufacturer = info.manufacturer { parts.append(manufacturer + (info.model.map { " \($0)" } ?? "")) }
+            // The strap's own strings, one line each whatever they hold (a name of escape
+            // sequences, a newline that would forge a line of another strap's).
+            let text = { (string: String) in GATTString.escaped(string) }
+            var parts = ["connected to \(info.name.map(text) ?? peer.address.description) (\(peer.address))"]
+            if let manufacturer = info.manufacturer { parts.append(text(manufacturer) + (info.model.map { " \(text($0))" } ?? "")) }
             if let battery = info.batteryLevel { parts.append("battery \(battery) %") }
             if let location = info.bodySensorLocation { parts.append("sensor on the \(location)") }
             printText(parts.joined(separator: ", "))
@@ -503,12 +508,27 @@ struct HeartRateSession: Sendable {
         }
     }
 
+    /// A value that does not decode: an `invalid` event (each one), or a line on stderr; in a
+    /// group run only its first one (a broken or hostile strap sending nothing else must not
+    /// bury the other straps' lines), the rest in its JSON events alone.
     private func report(invalid raw: [UInt8], error: WireError) {
         if json {
             emit(.object([("event", "invalid"), Self.now, ("raw", .hex(raw)), ("error", .string(error.description))]))
-        } else {
-            printError("rawble: a measurement that does not decode (\(Hex.encode(raw))): \(error)")
+        } else if member == nil {
+            printError("rawble: a measurement that does not decode (\(Self.hexPreview(raw))): \(error)")
+        } else if invalidShown.first() {
+            printError("rawble: a measurement that does not decode (\(Self.hexPreview(raw))): \(error) (its further ones are not shown)")
         }
+    }
+
+    /// The most bytes of a value a line shows.
+    static let previewLimit = 32
+
+    /// `raw` in hex for a line: whole up to ``previewLimit`` bytes, else its start, `…` and its
+    /// length (a peer's PDU can be 64 KiB: one line still fits a terminal).
+    static func hexPreview(_ raw: [UInt8]) -> String {
+        guard raw.count > previewLimit else { return Hex.encode(raw) }
+        return Hex.encode(Array(raw.prefix(previewLimit))) + "… (\(raw.count) bytes)"
     }
 
     /// The link ended: a JSON event, or a line on stderr unless an error line follows (with
@@ -583,6 +603,13 @@ struct HeartRateSession: Sendable {
     }
 }
 
+/// Set once, read once: ``first()`` is true for its first caller only.
+final class OnceFlag: Sendable {
+    private let taken = Atomic<Bool>(false)
+
+    func first() -> Bool { !taken.exchange(true, ordering: .relaxed) }
+}
+
 /// Warns (once per silence) when a connected strap sends nothing for a while: usually a strap
 /// not worn (no skin contact), which many straps answer by going quiet.
 final class SilenceWatch: Sendable {
@@ -618,7 +645,8 @@ final class SilenceWatch: Sendable {
                         controllerGone(error)
                         return
                     }
-                    status.printError("rawble: no measurement from \(device.name ?? device.address.address.description) for \(silent.components.seconds) s: is the strap worn and its contact moist? (still waiting)")
+                    let name = device.name.map { GATTString.escaped($0) } ?? device.address.address.description
+                    status.printError("rawble: no measurement from \(name) for \(silent.components.seconds) s: is the strap worn and its contact moist? (still waiting)")
                 } else if silent < limit {
                     warned = false
                 }

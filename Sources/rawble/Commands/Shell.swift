@@ -512,7 +512,7 @@ final class ShellSession: Sendable {
                     } else {
                         let rssi = device.rssi.map { "\($0) dBm" } ?? "? dBm"
                         let services = device.advertisingData.serviceUUIDs.map { $0.name ?? $0.description }
-                        console.print("\(address) (\(device.address.type))  \(rssi)  \(device.name ?? "(no name)")"
+                        console.print("\(address) (\(device.address.type))  \(rssi)  \(device.name.map { GATTString.escaped($0) } ?? "(no name)")"
                                       + (services.isEmpty ? "" : "  [\(services.joined(separator: ", "))]")
                                       + (device.isConnectable ? "" : "  not connectable"))
                     }

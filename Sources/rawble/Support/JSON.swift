@@ -67,7 +67,9 @@ enum JSON: Equatable, Sendable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case let c where c.value < 0x20:
+            // C0, and DEL and C1 too (JSON allows them raw, but a terminal showing `--json`
+            // would act on a peer's U+009B, the one-character CSI).
+            case let c where c.value < 0x20 || (0x7F...0x9F).contains(c.value):
                 let h = String(c.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
             default: out.unicodeScalars.append(scalar)

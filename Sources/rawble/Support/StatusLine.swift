@@ -1,4 +1,5 @@
 import FoundationEssentials
+import RawbleWire
 import Synchronization
 
 /// A view redrawn in place on the terminal (the status line, the live scan table): lines that
@@ -66,6 +67,8 @@ final class StatusLine: LiveView {
     /// before now); with `counting` false, as it is (a live view that shows its own time).
     func show(_ text: String, counting: Bool = true, startedAgo: Duration = .zero) {
         guard enabled else { return }
+        // A wait names a peer as it names itself: one line, no control character of its own.
+        let text = GATTString.escaped(text)
         state.withLock {
             $0.text = text
             $0.counting = counting

@@ -40,7 +40,8 @@ struct Wait: Sendable, Equatable {
 
     /// `heard`: whether the scan before it heard the peer (`false`: the connection is tried blind).
     static func connection(to address: BluetoothAddress, name: String? = nil, heard: Bool? = nil) -> Wait {
-        let who = name.map { "\($0) (\(address))" } ?? "\(address)"
+        // The peer's name as it advertised it: one line, whatever it holds.
+        let who = name.map { "\(GATTString.escaped($0)) (\(address))" } ?? "\(address)"
         return Wait(kind: .connection, target: "\(address)",
                     text: "connecting to \(who)" + (heard == false ? " (not heard advertising)" : ""))
     }
@@ -94,7 +95,8 @@ struct SeenDevices: CustomStringConvertible, Sendable, Equatable {
 
     /// `rawble-strap (C0:B1:E0:00:00:01), C0:B1:E0:00:00:02`.
     var description: String {
-        devices.map { device in device.name.map { "\($0) (\(device.address))" } ?? "\(device.address)" }.joined(separator: ", ")
+        devices.map { device in device.name.map { "\(GATTString.escaped($0)) (\(device.address))" } ?? "\(device.address)" }
+            .joined(separator: ", ")
     }
 
     /// `[{address, name}]`.
