@@ -29,7 +29,7 @@ struct OutputOptions: ParsableArguments {
 struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "hciN (kernel), user:hciN (HCI user channel), tcp:HOST:PORT, unix:PATH, serial:PATH[:BAUD].",
-        discussion: "Defaults to $RAWBLE_TRANSPORT, else the first kernel adapter that is up. \(TransportList.severalTakenBy)",
+        discussion: "Defaults to $RAWBLE_TRANSPORT, else the first kernel adapter that is up. Several adapters, comma-separated (hci0,hci1), go only with hr following several straps (hr A B, hr --all).",
         valueName: "transport"), transform: { try TransportList($0) })
     var transport: TransportList?
 
