@@ -52,10 +52,39 @@ struct HeartRateAdaptersTests {
         #expect(used == Set(adapters), "links on both adapters: \(used)")
     }
 
-    @Test("adapters out of room (the first full after one link, the second after three): a strap the first refuses goes through the second, its event saying the first is full; four followed; the fifth's line says both are full, and it never streams")
-    func fullAdapters() async throws {
+    // The first adapter, full after one link, is tried again while the second holds at most one
+    // (the least loaded first, ties to the first given): the strap it refuses goes through the
+    // second, which has room for all the others (four).
+    @Test("an adapter that refuses a link (full after one): the strap goes through the other adapter, its event naming the full one; all four straps stream to --count")
+    func fullAdapterMovesTheStrap() async throws {
         let peer = try await BumblePeer.start(arguments: [
-            "--ports", "2", "--strap-only", "--straps", "5", "--hr-interval", "0.05", "--max-links", "1,3",
+            "--ports", "2", "--strap-only", "--straps", "4", "--hr-interval", "0.05", "--max-links", "1,4",
+        ])
+        defer { peer.stop() }
+        let adapters = peer.transports
+        try #require(adapters.count == 2)
+        let result = try await CLI.run(["hr", "--all", "--max", "4", "--count", "8", "--json", "--timeout", "20",
+                                        "--transport", adapters.joined(separator: ",")])
+        #expect(result.status == 0, "\(result.stderr)")
+        let events = Self.events(result)
+        #expect(Self.measurementsPerStrap(result.stdout).values.sorted() == [8, 8, 8, 8], "\(result.stdout)")
+        var onAdapter: [String: Int] = [:]
+        for event in events where event["event"] as? String == "connected" {
+            onAdapter[event["adapter"] as? String ?? "none", default: 0] += 1
+        }
+        #expect(onAdapter == [adapters[0]: 1, adapters[1]: 3], "\(onAdapter)")
+        let moved = try #require(events.first { $0["event"] as? String == "adapterFull" }, "\(result.stdout)")
+        #expect(moved["full"] as? String == adapters[0])
+        #expect(moved["adapter"] as? String == adapters[1])
+        #expect(moved["links"] as? Int == 1)
+        #expect((moved["message"] as? String)?.contains("0x0D") == true, "\(moved)")
+        #expect(!events.contains { $0["event"] as? String == "error" }, "\(result.stdout)")
+    }
+
+    @Test("both adapters full (two links each): four straps followed, two on each; the fifth's line says both are full and how many links each holds, and it never streams")
+    func bothAdaptersFull() async throws {
+        let peer = try await BumblePeer.start(arguments: [
+            "--ports", "2", "--strap-only", "--straps", "5", "--hr-interval", "0.05", "--max-links", "2",
         ])
         defer { peer.stop() }
         let adapters = peer.transports
@@ -74,25 +103,18 @@ struct HeartRateAdaptersTests {
                                 limit: .seconds(90))
         }
         #expect(result.reachedReady, "\(result.stdout)\n\(result.stderr)")
-        let events = Self.events(result)
-        var streamed: [String: Int] = [:]
-        for strap in peer.straps {
-            let own = events.filter { $0["address"] as? String == strap.address }
-            guard own.filter({ $0["event"] as? String == "measurement" }).count >= 8 else { continue }
-            let adapter = try #require(own.first { $0["event"] as? String == "connected" }?["adapter"] as? String)
-            streamed[adapter, default: 0] += 1
-        }
-        #expect(streamed == [adapters[0]: 1, adapters[1]: 3], "four straps streamed, as many as each adapter holds: \(streamed)")
-        #expect(Self.measurementsPerStrap(result.stdout).count == 4, "the fifth never streamed")
         #expect(result.status == 0, "Ctrl-C ends a live view: \(result.stderr)")
-        let moved = try #require(events.first { $0["event"] as? String == "adapterFull" }, "\(result.stdout)")
-        #expect(moved["full"] as? String == adapters[0])
-        #expect(moved["adapter"] as? String == adapters[1])
-        #expect((moved["message"] as? String)?.contains("0x0D") == true, "\(moved)")
+        let events = Self.events(result)
+        #expect(Self.measurementsPerStrap(result.stdout).count == 4, "the fifth never streamed")
+        var onAdapter: [String: Int] = [:]
+        for event in events where event["event"] as? String == "connected" {
+            onAdapter[event["adapter"] as? String ?? "none", default: 0] += 1
+        }
+        #expect(onAdapter == [adapters[0]: 2, adapters[1]: 2], "\(onAdapter)")
         let refused = try #require(events.first { ($0["message"] as? String)?.contains("no adapter has room") == true })
         #expect(refused["event"] as? String == "error")
         let message = try #require(refused["message"] as? String)
-        #expect(message.contains("\(adapters[0]) is full (holds 1 link)") && message.contains("\(adapters[1]) is full (holds 3 links)"),
+        #expect(message.contains("\(adapters[0]) is full (holds 2 links)") && message.contains("\(adapters[1]) is full (holds 2 links)"),
                 "\(message)")
         #expect(!message.contains("\n"))
     }

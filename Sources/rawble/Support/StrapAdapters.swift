@@ -208,7 +208,9 @@ final class StrapAdapters: Sendable {
                     spread.refused(index)
                     return spread.adapters[index].links
                 }
-                refusals.append((member.name, held, refusal.reason))
+                // The cause alone: its fix ("use another adapter") is what happens next.
+                let cause = refusal.reason.firstRange(of: ": ").map { String(refusal.reason[..<$0.lowerBound]) } ?? refusal.reason
+                refusals.append((member.name, held, cause))
             } catch let error as CLIError where error.status == .transport && failOver(index, error) {
                 // Its controller went while connecting: the others are tried.
                 spread.withLock { $0.abandoned(index) }

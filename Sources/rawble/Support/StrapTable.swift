@@ -60,14 +60,14 @@ struct StrapTableModel: Sendable, Equatable {
     /// run is over, the last drawing).
     func lines(now: Double, width: Int, height: Int, ended: Bool = false) -> [String] {
         // Several adapters (`--transport A,B`): a column after the address says which one each
-        // strap is on.
+        // strap is on ("via").
         let adapters = rows.contains { !$0.adapter.isEmpty }
         func format(_ fields: [String], adapter: String) -> String {
             var fields = fields
-            if adapters { fields.insert(adapter.count > 8 ? "…" + adapter.suffix(7) : adapter, at: 2) }
+            if adapters { fields.insert(adapter.count > 5 ? "…" + adapter.suffix(4) : adapter, at: 2) }
             return Self.format(fields, width: width, widths: adapters ? Self.widthsWithAdapter : Self.widths)
         }
-        var lines = [format(["strap", "address", "bpm", "zone", "RMSSD", "batt", "link", "last"], adapter: "adapter")]
+        var lines = [format(["strap", "address", "bpm", "zone", "RMSSD", "batt", "link", "last"], adapter: "via")]
         let room = max(1, height - 2)
         let shown = rows.count > room ? rows.prefix(room - 1) : rows[...]
         for row in shown {
@@ -88,8 +88,9 @@ struct StrapTableModel: Sendable, Equatable {
 
     /// Column widths: a row fits 80 columns; the line is cut to `width`.
     private static let widths = [16, 17, 3, 4, 6, 4, 14, 8]
-    /// With the adapter column (its end shows: `hci1`, `…:9001`).
-    private static let widthsWithAdapter = [16, 17, 8, 3, 4, 6, 4, 14, 8]
+    /// With the adapter column, still within 80 columns (a long transport shows its end:
+    /// `hci1`, `…9001`).
+    private static let widthsWithAdapter = [15, 17, 5, 3, 4, 6, 4, 10, 8]
 
     static func format(_ fields: [String], width: Int, widths: [Int] = widths) -> String {
         var line = ""
