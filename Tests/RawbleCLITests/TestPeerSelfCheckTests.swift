@@ -40,7 +40,7 @@ struct TestPeerSelfCheckTests {
 
     @Test("the several straps (bumble-peer --straps, --strap-drops, --max-links) advertise, stream, drop and refuse as documented, to Bumble's own host")
     func severalStraps() async throws {
-        try await Self.expectEveryCasePassed("check_straps_peer.py", cases: 4, seconds: 120)
+        try await Self.expectEveryCasePassed("check_straps_peer.py", cases: 5, seconds: 120)
     }
 
     @Test("the pairing peers (the strap's pairing options, bumble-peer --central) pair, refuse and fail as documented")
