@@ -181,7 +181,10 @@ static address and its own Bumble host and controller:
                      Command Status STATUS (hex; 0x0D Connection Rejected due to Limited Resources,
                      the default, as the Marvell 88W8897 does after two; 0x07 Memory Capacity
                      Exceeded; 0x09 Connection Limit Exceeded): no attempt starts, the links it
-                     holds are untouched.
+                     holds are untouched.  Each served controller counts its own links; with
+                     --ports N a comma-separated list gives each its own limit, in port order
+                     (`--max-links 1,3`: the first full after one link, the second after three; the
+                     last limit applies to the controllers after it).
   rawble-beacon  non-connectable: manufacturer data (company 0x0059), TX power, shortened name.
   rawble-thermo  connectable: 128-bit service UUID, service data 0x181A, appearance; its
                  complete name only in its SCAN RESPONSE (sent to active scans).
@@ -619,11 +622,12 @@ def main(argv=None):
     several.add_argument("--strap-hostile", metavar="NUM:KIND", action="append",
                          help="strap NUM misbehaves (repeatable): " + ", ".join(HOSTILE_KINDS)
                               + " (see the docstring)")
-    several.add_argument("--max-links", metavar="K[:STATUS]",
+    several.add_argument("--max-links", metavar="K[:STATUS][,K[:STATUS]...]",
                          help="the served controller(s) refuse an LE (Extended) Create Connection while they "
-                              "hold K links, with Command Status STATUS (hex: 0x0D Connection Rejected due to "
-                              "Limited Resources, the default; 0x07 Memory Capacity Exceeded; 0x09 Connection "
-                              "Limit Exceeded), as real controllers do")
+                              "hold K links (each its own), with Command Status STATUS (hex: 0x0D Connection "
+                              "Rejected due to Limited Resources, the default; 0x07 Memory Capacity Exceeded; "
+                              "0x09 Connection Limit Exceeded), as real controllers do; with --ports N a list "
+                              "gives each served controller its own, in port order")
     parser.add_argument("--ignore-stdin", action="store_true",
                         help="keep running at stdin EOF (stop with a signal or --lifetime)")
     parser.add_argument("--announce", action="store_true",
@@ -729,6 +733,8 @@ def main(argv=None):
             args.max_links = parse_max_links(args.max_links)
         except ValueError as error:
             parser.error(f"--max-links {args.max_links}: {error}")
+        if len(args.max_links) > args.ports:
+            parser.error(f"--max-links: {len(args.max_links)} limits for {args.ports} port(s)")
     if args.hr_disconnects < 0 or args.hr_count < 0 or args.hr_interval < 0:
         parser.error("--hr-disconnects, --hr-count and --hr-interval cannot be negative")
     if not 0 <= args.hr_artifacts < float("inf"):

@@ -33,6 +33,8 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEER_SCRIPT = os.path.join(HERE, "bumble_peer.py")
 HOST_ADDRESS = "C4:11:22:33:44:77"
+# A second host's, on another served controller of the same link (--ports 2).
+SECOND_HOST_ADDRESS = "C4:11:22:33:44:78"
 VERBOSE = False
 
 
@@ -98,7 +100,8 @@ class PeerProcess:
 class Host:
     """A Bumble Device on the peer's served controller: connects to straps, keeps their values."""
 
-    def __init__(self):
+    def __init__(self, address=HOST_ADDRESS):
+        self.address = address
         self.transport = self.device = None
         self.received = {}  # strap address -> [bytes], over every link to it
         self.links = {}  # strap address -> its current Connection
@@ -108,7 +111,7 @@ class Host:
 
     async def open(self, port):
         self.transport = await asyncio.wait_for(open_transport(f"tcp-client:127.0.0.1:{port}"), 10)
-        self.device = Device.with_hci("check-host", hci.Address(HOST_ADDRESS), self.transport.source,
+        self.device = Device.with_hci("check-host", hci.Address(self.address), self.transport.source,
                                       self.transport.sink)
         await asyncio.wait_for(self.device.power_on(), 10)
         return self
@@ -325,12 +328,37 @@ async def case_hostile():
                 f"and no CCCD, drops twice; the good strap's 20 values as logged")
 
 
+async def case_max_links_per_port():
+    """--ports 2 --max-links 1,2: each served controller counts its own links, with its own limit."""
+    async with PeerProcess(["--ports", "2", "--strap-only", "--straps", "3", "--max-links", "1,2",
+                            "--hr-count", "0", "--hr-script", "realistic", "--hr-interval", "0.02"]) as peer, \
+            Host() as first, Host(SECOND_HOST_ADDRESS) as second:
+        ports = [int(transport.rsplit(":", 1)[1]) for transport in peer.ready["transports"]]
+        expect(len(ports) == 2, f"two served controllers: {peer.ready['transports']}")
+        await first.open(ports[0])
+        await second.open(ports[1])
+        straps = peer.straps()
+        await first.connect(straps[0])
+        try:
+            await first.connect(straps[1])
+            raise Failed("--max-links 1,2: the first controller made a second link")
+        except hci.HCI_Error as error:
+            expect(error.error_code == 0x0D, f"status 0x{error.error_code:02X}, expected 0x0D")
+        # The second counts only its own links: two, though the link layer holds three.
+        await second.connect(straps[1])
+        await second.connect(straps[2])
+    return "the first controller refused its second link (0x0D); the second made two beside it"
+
+
 CASES = [
     ("ready line", case_ready_line),
     ("several straps streaming, per-strap log", case_streaming),
     ("drops of chosen straps, resumed", case_drops),
     ("controller link limit", case_max_links),
     ("hostile straps (--strap-hostile)", case_hostile),
+
+
+    ("a link limit per served controller", case_max_links_per_port),
 ]
 
 

@@ -33,6 +33,11 @@ import Testing
         #expect(try Self.policy(["read", peer, "2A37"]) == CapabilityPolicy(use: .connect, channel: .raw))
         #expect(try Self.policy(["pair", peer]) == CapabilityPolicy(use: .connect, channel: .raw))
         #expect(try Self.policy(["peripheral", "hr"]) == CapabilityPolicy(use: .serve, channel: .raw))
+        // Several adapters (hr with several straps): what the most demanding of them needs,
+        // every one opened before the capabilities drop.
+        #expect(try Self.policy(["hr", "--all", "--transport", "tcp:127.0.0.1:9001,tcp:127.0.0.1:9002"]) == CapabilityPolicy(use: .connect, channel: .h4))
+        #expect(try Self.policy(["hr", "--all", "--transport", "tcp:127.0.0.1:9001,user:hci1"]) == CapabilityPolicy(use: .connect, channel: .user))
+        #expect(try Self.policy(["hr", "--all", "--transport", "user:hci1,hci0"]) == CapabilityPolicy(use: .connect, channel: .raw))
         // RAWBLE_TRANSPORT counts as --transport does; one that does not parse keeps nothing.
         #expect(try Self.policy(["scan"], environment: ["RAWBLE_TRANSPORT": "tcp:127.0.0.1:9000"]) == CapabilityPolicy(use: .scan, channel: .h4))
         #expect(try Self.policy(["scan"], environment: ["RAWBLE_TRANSPORT": "bogus"]) == CapabilityPolicy(use: .scan, channel: .h4))

@@ -35,6 +35,20 @@ struct StrapTableTests {
         #expect(short.allSatisfy { $0.count <= 40 })
     }
 
+    @Test("several adapters (--transport A,B): an adapter column (via) after the address, a long transport shown by its end, rows still within 80 columns")
+    func adapterColumn() {
+        var model = StrapTableModel()
+        let a = model.add(name: "Polar H10 A")
+        let b = model.add(name: "Polar H10 B")
+        model.update(a) { $0.address = "C0:B1:E0:00:01:01"; $0.adapter = "hci1"; $0.state = .streaming; $0.bpm = 72 }
+        model.update(b) { $0.address = "C0:B1:E0:00:01:02"; $0.adapter = "tcp:127.0.0.1:9002"; $0.state = .connecting }
+        let lines = model.lines(now: 1, width: 200, height: 24)
+        #expect(lines[0] == "strap           address           via   bpm zone RMSSD  batt link       last")
+        #expect(lines[1].hasPrefix("Polar H10 A     C0:B1:E0:00:01:01 hci1  72  –"), "\(lines[1])")
+        #expect(lines[2].hasPrefix("Polar H10 B     C0:B1:E0:00:01:02 …9002 –"), "\(lines[2])")
+        #expect(lines.allSatisfy { $0.count <= 80 }, "a row still fits 80 columns")
+    }
+
     @Test("per-strap file names: {name} (else the address, dashed) and {address}, with no path separators, leading dots or control characters from a strap's name")
     func fileNames() {
         #expect(GroupFiles.path("s-{name}.csv", for: StrapLabel(address: "C0:B1:E0:00:01:01", name: "Polar H10 A")) == "s-Polar-H10-A.csv")

@@ -40,7 +40,7 @@ struct TestPeerSelfCheckTests {
 
     @Test("the several straps (bumble-peer --straps, --strap-drops, --max-links, --strap-hostile) advertise, stream, drop, refuse and misbehave as documented, to Bumble's own host")
     func severalStraps() async throws {
-        try await Self.expectEveryCasePassed("check_straps_peer.py", cases: 5, seconds: 150)
+        try await Self.expectEveryCasePassed("check_straps_peer.py", cases: 6, seconds: 180)
     }
 
     @Test("the pairing peers (the strap's pairing options, bumble-peer --central) pair, refuse and fail as documented")

@@ -55,6 +55,14 @@ final class VirtualLinkSockets: @unchecked Sendable {
         }
     }
 
+    /// Ends the connection of the host `controller` serves now, as an unplugged adapter's
+    /// transport ends: the host reads its end, the controller is reset (its links end).
+    func dropHost(of controller: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        if current[controller] >= 0 { shutdown(current[controller], Int32(SHUT_RDWR)) }
+    }
+
     /// Serves one host after the other on `controller` until ``stop()``.
     private func serve(_ listener: Int32, _ controller: VirtualController) {
         while true {

@@ -118,8 +118,14 @@ LINK_LIMIT_STATUSES = {
 
 
 def parse_max_links(text):
-    """`K[:STATUS]` -> (K, STATUS): K links at most (1-64), STATUS (hex, default 0x0D) one of
-    LINK_LIMIT_STATUSES; ValueError saying what is wrong."""
+    """`K[:STATUS][,K[:STATUS]...]` -> [(K, STATUS), ...], one per served controller in port
+    order (the last applies to the controllers after it): K links at most (1-64), STATUS (hex,
+    default 0x0D) one of LINK_LIMIT_STATUSES; ValueError saying what is wrong."""
+    return [parse_link_limit(part) for part in text.split(",")]
+
+
+def parse_link_limit(text):
+    """`K[:STATUS]` -> (K, STATUS), see parse_max_links."""
     count, _, status = text.partition(":")
     try:
         limit = int(count)
@@ -357,7 +363,8 @@ async def serve_controller(args, link, index, public_address):
                                 host_sink=transport.sink, link=link, public_address=public_address)
     scanner.stock_reports = args.stock_reports
     if args.max_links is not None:
-        scanner.max_links, scanner.link_limit_status = args.max_links
+        # Its own limit: one adapter of a host that drives several can be full, the other not.
+        scanner.max_links, scanner.link_limit_status = args.max_links[min(index, len(args.max_links) - 1)]
     if args.extended_controller:
         # Bumble's controller implements the extended advertising, scanning and connection
         # commands but does not list them: listed, the kernel and rawble use them as with a

@@ -24,13 +24,18 @@ struct HeartRate: AsyncParsableCommand {
               rawble hr C0:B1:E0:00:00:01 --security encrypted  (pair, or use the bond)
               rawble hr "Polar H10 A1" "Polar H10 B2" --csv team.csv  (several)
               rawble hr --all --max 10 --csv 'session-{name}.csv'  (all in range)
+              rawble hr --all --max 20 --transport hci0,hci1  (over two adapters)
 
             With several straps (or --all) a terminal shows one row per strap, redrawn in
             place; every JSON event names its strap (address, name); --csv and --jsonl
             write one file with a strap column, or a file per strap when the path holds
             {name} or {address}; --count applies to each strap. A strap that fails
             (a GATT error, a controller that refuses one more link) is tried again after
-            a pause while the others go on.
+            a pause while the others go on. --transport A,B spreads the straps over
+            several adapters: each strap connects through the least loaded one that hears
+            it, and through another when one is full (a line says which); rows and
+            events (from connected on) name each strap's adapter; if one adapter goes,
+            its straps move to the others.
 
             On rawble's own host (user:hciN, serial:, tcp:, unix:) a strap bonded before
             (rawble pair) is encrypted with its bond on every connection and
@@ -70,6 +75,9 @@ struct HeartRate: AsyncParsableCommand {
         }
         if device.count > Self.maxStraps { throw ValidationError("at most \(Self.maxStraps) straps at once") }
         if device.contains(where: \.isEmpty) { throw ValidationError("a device named is empty") }
+        if let transport = connection.transport, transport.adapters.count > 1, !isGroup {
+            throw ValidationError("several adapters (--transport \(transport)) go with several straps: name them (hr A B) or give --all")
+        }
         if !isGroup, [csv, jsonl].contains(where: { $0.map(GroupFiles.isTemplate) == true }) {
             throw ValidationError("{name} and {address} in a file name go with several straps (or --all)")
         }
@@ -190,6 +198,9 @@ struct HeartRateSession: Sendable {
     var member: GroupMember? = nil
     /// In a group run: the files (shared, or one per strap), opened once the strap is found.
     var groupFiles: GroupFiles? = nil
+    /// In a group run: the adapters it looks and connects through (one, or several with
+    /// `--transport A,B`).
+    var adapters: StrapAdapters? = nil
 
     /// Why one connection ended.
     private enum LinkEnd: Error {
@@ -222,8 +233,11 @@ struct HeartRateSession: Sendable {
         var lastFailure: String?
         while true {
             let device = try await findStrap(reconnecting: reconnecting, heardAfter: lost)
+            // The adapter of a run with several that the link went through.
+            var adapter: Int?
             do {
-                try await follow(device, reconnecting: reconnecting, received: &received, energyReset: &energyReset)
+                try await follow(device, heardAfter: lost, reconnecting: reconnecting, received: &received,
+                                 energyReset: &energyReset, adapter: &adapter)
                 member?.updateRow { $0.state = .done }
                 return
             } catch LinkEnd.done {
@@ -246,10 +260,15 @@ struct HeartRateSession: Sendable {
                 try Task.checkCancellation()
                 // The controller gone, or no reconnection: the error line alone says it on
                 // stderr (a JSON event still says it on stdout).
-                let fatal: CLIError? = switch ending {
-                case .transport?, .closed?: ending.map(host.cliError)
-                default: transportFailed ? CLIError(.transport, "\(host.transport): \(reason)") : nil
+                let linkHost = adapter.flatMap { adapters?.members[$0].host } ?? host
+                let ended: CLIError? = switch ending {
+                case .transport?, .closed?: ending.map(linkHost.cliError)
+                default: transportFailed ? CLIError(.transport, "\(linkHost.transport): \(reason)") : nil
                 }
+                // With several adapters, the one that went is left and the strap reconnects
+                // through another.
+                let movesOn = ended.map { error in adapter.map { adapters?.failOver($0, error) ?? false } ?? false } ?? false
+                let fatal = movesOn ? nil : ended
                 report(disconnected: reason, onStderr: fatal == nil && reconnect, retryIn: pause.duration)
                 if let fatal { throw fatal }
                 guard reconnect else {
@@ -270,24 +289,42 @@ struct HeartRateSession: Sendable {
     /// shared scan to hear it (after `heardAfter`: the link was lost then).
     private func findStrap(reconnecting: Bool, heardAfter: ContinuousClock.Instant?) async throws -> DiscoveredDevice {
         progress(.scanning, reconnecting: reconnecting)
-        guard let member else { return try await StrapFinder(host: host, waits: waits, target: target).find() }
+        guard let member, let adapters else { return try await StrapFinder(host: host, waits: waits, target: target).find() }
         member.updateRow { $0.state = .scanning }
         let looking = member.target(target)
         waits.begin(.advertising(looking.description, seenKind: "strap"))
-        let device = try await member.hub.next(looking, heardAfter: heardAfter, owner: ObjectIdentifier(member))
+        let device = try await adapters.next(looking, heardAfter: heardAfter, owner: ObjectIdentifier(member))
         member.matched(device)
         return device
     }
 
-    /// Connects to `device` and shows its measurements until `count` or the link ends.
-    private func follow(_ device: DiscoveredDevice, reconnecting: Bool, received: inout Int,
-                        energyReset: inout Bool) async throws {
+    /// Connects to `device` (found after `heardAfter`) and shows its measurements until `count`
+    /// or the link ends; in a run with several adapters, `adapter` is the one it went through.
+    private func follow(_ device: DiscoveredDevice, heardAfter: ContinuousClock.Instant?, reconnecting: Bool,
+                        received: inout Int, energyReset: inout Bool, adapter: inout Int?) async throws {
         progress(.connecting(device), reconnecting: reconnecting)
         member?.updateRow { $0.state = .connecting }
         let connection: any CentralLink
-        if let member {
-            connection = try await member.hub.whileConnecting { [host, timeout] in
-                try await host.connectStrap(device, timeout: timeout) { LinkEnd.lost($0) }
+        // The host the link is on, and what it does when its controller goes.
+        var host = host
+        var controllerGone = controllerGone
+        var placement: StrapAdapters.Placement?
+        defer { if let placement { adapters?.release(placement) } }
+        if let member, let adapters {
+            let placed = try await adapters.connect(device, heardAfter: heardAfter, owner: ObjectIdentifier(member),
+                                                    timeout: timeout) { LinkEnd.lost($0) }
+            placement = placed
+            connection = placed.link
+            adapter = placed.index
+            host = adapters.members[placed.index].host
+            if adapters.several {
+                let name = adapters.members[placed.index].name
+                member.placed(on: name)
+                for refusal in placed.refusedBy { report(full: refusal, connectedThrough: name) }
+                let index = placed.index
+                controllerGone = { [controllerGone] error in
+                    if !adapters.failOver(index, error) { controllerGone(error) }
+                }
             }
         } else {
             connection = try await host.connectStrap(device, timeout: timeout) { LinkEnd.lost($0) }
@@ -505,6 +542,17 @@ struct HeartRateSession: Sendable {
                           ("message", .string(error.description))]))
         } else if !repeated {
             printError("rawble: \(error.description) (trying again)")
+        }
+    }
+
+    /// With several adapters: `refusal`'s adapter refused the link (full), and it went through
+    /// `adapter`: an `adapterFull` event, or a line on stderr.
+    private func report(full refusal: (name: String, links: Int, reason: String), connectedThrough adapter: String) {
+        if json {
+            emit(.object([("event", "adapterFull"), Self.now, ("full", .string(refusal.name)), ("links", JSON(refusal.links)),
+                          ("message", .string(refusal.reason))]))
+        } else {
+            printError("rawble: \(refusal.name) is full (\(refusal.reason)): connected through \(adapter)")
         }
     }
 

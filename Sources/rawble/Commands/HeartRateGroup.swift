@@ -9,6 +9,8 @@ import Synchronization
 /// it (the shared scan), names it in every event and line, and where it shows (its table row
 /// on a terminal, else lines that start with its name).
 final class GroupMember: Sendable {
+    /// The shared scan (with several adapters, `hr` looks through ``StrapAdapters`` instead:
+    /// this is the first adapter's).
     let hub: StrapScanHub
     let table: StrapTable?
     let row: Int?
@@ -18,6 +20,8 @@ final class GroupMember: Sendable {
     private let found = Mutex<BluetoothAddress?>(nil)
     /// What the row and lines call it before it was found (the target as typed).
     let placeholder: String
+    /// The adapter its link goes through, in a run with several (``StrapAdapters``).
+    private let adapter = Mutex<String?>(nil)
 
     init(hub: StrapScanHub, table: StrapTable?, target: StrapTarget, label: StrapLabel? = nil) {
         self.hub = hub
@@ -63,10 +67,18 @@ final class GroupMember: Sendable {
         if let label { updateRow { $0.name = label.description } }
     }
 
-    /// The label's fields for a JSON event (`address`, `name`), none before it was found.
+    /// Its link goes through the adapter `name` (a run with several): its row and events say so.
+    func placed(on name: String) {
+        adapter.withLock { $0 = name }
+        updateRow { $0.adapter = name }
+    }
+
+    /// The label's fields for a JSON event (`address`, `name`, and `adapter` in a run with
+    /// several), none before it was found.
     var eventFields: [(String, JSON)] {
         guard let label else { return [] }
-        return [("address", .string(label.address)), ("name", JSON(label.name))]
+        let on = adapter.withLock { $0 }.map { [("adapter", JSON.string($0))] } ?? []
+        return [("address", .string(label.address)), ("name", JSON(label.name))] + on
     }
 
     func updateRow(_ change: (inout StrapTableModel.Row) -> Void) {
@@ -177,13 +189,16 @@ final class GroupFiles: Sendable {
 
 extension HeartRate {
     /// `rawble hr A B C` or `hr --all`: a ``HeartRateSession`` per strap, all on one host and
-    /// one shared scan (``StrapScanHub``), each with its own link, reconnection and analysis;
-    /// the run ends when every strap reached `--count`, at Ctrl-C, or when the controller goes.
+    /// one shared scan (``StrapScanHub``) per adapter (`--transport A,B`: several, the straps
+    /// spread over them, ``StrapAdapters``), each with its own link, reconnection and analysis;
+    /// the run ends when every strap reached `--count`, at Ctrl-C, or when the controller goes
+    /// (with several, the last of them).
     func runGroup() async throws {
         let files = try GroupFiles(csv: csv, jsonl: jsonl)
         // Made first: a Ctrl-C while the controller opens is kept for the run's task.
         let interrupt = InterruptWatcher()
-        let host = try await HostSession.open(connection, output: output, pairing: security.settings)
+        let hosts = try await openAdapters()
+        let host = hosts[0]
         let json = output.json
         let table = !json && !output.quiet && Output.stdoutIsTerminal ? StrapTable() : nil
         // The table's rows, or lines that start with a strap's name, say what each strap waits
@@ -194,7 +209,12 @@ extension HeartRate {
         // With --all, until the first strap is found, what the run waits for and what it heard
         // (never a blank screen): a status event, or a line above the table.
         let lookingForAny = all ? WaitStatus(display: status, output: output) : nil
-        let hub = StrapScanHub(central: host.central) { device in lookingForAny?.saw(device) }
+        let adapters = StrapAdapters(hosts.map { host in
+            StrapAdapters.Member(name: "\(host.transport)", host: host,
+                                 hub: StrapScanHub(central: host.central) { device in lookingForAny?.saw(device) })
+        }, report: { line in
+            if let table { table.printError(line) } else { Output.error(line) }
+        })
         let members = Mutex<[(member: GroupMember, live: LiveAnalysis?, waits: WaitStatus)]>([])
         let analysed = json ? hrvEvery > 0 : true
         let (zones, every, quiet, count, resetEnergy, reconnect) = (zones.zones, hrvEvery, output.quiet, count, resetEnergy, reconnect)
@@ -205,7 +225,7 @@ extension HeartRate {
             work.withLock { $0?.cancel() }
         }
         let session: @Sendable (StrapTarget, StrapLabel?) -> HeartRateSession = { target, label in
-            let member = GroupMember(hub: hub, table: table, target: target, label: label)
+            let member = GroupMember(hub: adapters.members[0].hub, table: table, target: target, label: label)
             let waits = WaitStatus(display: GroupWaitDisplay(member: member), json: json, quiet: quiet, clock: ContinuousClock(),
                                    eventFields: { member.eventFields })
             let live = analysed ? LiveAnalysis(zones: zones, every: every, sparkline: false) : nil
@@ -216,15 +236,18 @@ extension HeartRate {
                 live: live, controllerGone: controllerGone)
             session.member = member
             session.groupFiles = files
+            session.adapters = adapters
             return session
         }
         let named = device.map(StrapTarget.init)
         let limit = all ? max ?? 20 : 0
         let running = Task(executorPreference: host.central.taskExecutor) {
-            do {
-                try await hub.start()
-            } catch let error as HostError {
-                throw host.cliError(error)
+            for adapter in adapters.members {
+                do {
+                    try await adapter.hub.start()
+                } catch let error as HostError {
+                    throw adapter.host.cliError(error)
+                }
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for target in named {
@@ -234,7 +257,7 @@ extension HeartRate {
                 if limit > 0 {
                     var followed = 0
                     lookingForAny?.begin(.advertising("heart-rate straps"))
-                    for await strap in hub.newStraps {
+                    for await strap in adapters.newStraps {
                         lookingForAny?.stop()
                         let follower = session(.address(strap.address.address),
                                                StrapLabel(address: "\(strap.address.address)", name: strap.name))
@@ -252,16 +275,18 @@ extension HeartRate {
         let result = await running.result
         withExtendedLifetime(interrupt) {}
         lookingForAny?.stop()
-        await hub.close()
+        for adapter in adapters.members { await adapter.hub.close() }
         table?.finish()
         for (member, live, waits) in members.withLock({ $0 }) {
             waits.stop()
             if let line = live?.summaryLine(), !json { Output.line("\(member.name): \(line)") }
         }
-        await host.close()
+        for host in hosts { await host.close() }
         if let error = gone.withLock({ $0 }), !interrupt.fired {
-            if let removed = host.removedAdapterError(error) { throw removed }
-            throw CLIError(.transport, "the controller at \(host.transport) stopped answering while a strap was silent (\(error))",
+            if let removed = hosts.lazy.compactMap({ $0.removedAdapterError(error) }).first { throw removed }
+            let controllers = hosts.count == 1 ? "the controller at \(host.transport)"
+                : "the controllers at \(TransportList(adapters: hosts.map(\.transport)))"
+            throw CLIError(.transport, "\(controllers) stopped answering while a strap was silent (\(error))",
                            fix: "is another program using it? A controller serves one host at a time: stop the other one and run hr again")
         }
         do {
@@ -269,5 +294,24 @@ extension HeartRate {
         } catch is CancellationError {
             if count != nil { throw CLIError.interrupted }
         }
+    }
+
+    /// The adapters `--transport` names (one, or several: `hci0,hci1`), each opened as a
+    /// ``HostSession`` with an identity of its own; the ones already opened are closed when one
+    /// cannot be. The capabilities the opening needed go once the last is open.
+    private func openAdapters() async throws -> [HostSession] {
+        let transports = try connection.resolvedTransports(environment: environment())
+        let identities = transports.count > 1 ? OwnIdentities() : nil
+        var hosts: [HostSession] = []
+        do {
+            for transport in transports {
+                hosts.append(try await HostSession.open(connection, output: output, pairing: security.settings, adapter: transport,
+                                                        identities: identities, lastOpened: hosts.count == transports.count - 1))
+            }
+        } catch {
+            for host in hosts { await host.close() }
+            throw error
+        }
+        return hosts
     }
 }

@@ -32,13 +32,17 @@ extension CapabilityPolicy {
             self.init(use: .offline, channel: .h4)
             return
         }
+        // Several adapters (`hr --transport hci0,user:hci1`): what the most demanding needs,
+        // all of them opened before the capabilities drop.
+        let transports = (try? command.connection.resolvedTransports(environment: environment)) ?? []
         let channel: Channel
-        switch try? command.connection.resolvedTransport(environment: environment) {
-        case .kernel?:
+        if transports.contains(where: { if case .kernel = $0 { true } else { false } }) {
             let monitored = command.connection.btsnoop != nil || command.connection.trace
             channel = monitored ? .rawWithMonitor : .raw
-        case .userChannel?: channel = .user
-        case .tcp?, .unix?, .serial?, nil: channel = .h4
+        } else if transports.contains(where: { if case .userChannel = $0 { true } else { false } }) {
+            channel = .user
+        } else {
+            channel = .h4
         }
         self.init(use: type(of: command).capabilityUse, channel: channel)
     }

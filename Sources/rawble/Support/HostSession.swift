@@ -39,10 +39,16 @@ struct HostSession {
     /// identity, the bond store and the terminal's agent; `nil` leaves the host's defaults
     /// (Just Works, bonds for this run only). On `hciN` options other than the defaults are
     /// refused in one line: the kernel pairs there.
+    ///
+    /// Several adapters in one run (`hr --transport A,B`) open one session each: `adapter` names
+    /// it (else the connection options' one transport), `identities` keeps any two of rawble's
+    /// own hosts from presenting one address, and only the last one opened (`lastOpened`) lets
+    /// the capabilities the opening needed go.
     static func open(_ connection: ConnectionOptions, output: OutputOptions,
-                     pairing: PairingSettings? = nil) async throws -> HostSession {
+                     pairing: PairingSettings? = nil, adapter: TransportAddress? = nil,
+                     identities: OwnIdentities? = nil, lastOpened: Bool = true) async throws -> HostSession {
         Logs.setUp(output)
-        let address = try connection.resolvedTransport(environment: environment())
+        let address = try adapter ?? connection.resolvedTransport(environment: environment())
         var configuration = Adapter.Configuration()
         configuration.logger = Logger(label: "rawble.host")
         let passkeys = PasskeyJournal()
@@ -52,7 +58,8 @@ struct HostSession {
                 if pairing.privateAddress { throw PairingSettings.kernelPrivacyRefusal(address) }
                 if pairing.isCustom { throw PairingSettings.kernelRefusal(address, what: "pairing") }
             } else {
-                configurePairing(&configuration, pairing, transport: address, refusal: identityRefusal, passkeys: passkeys)
+                configurePairing(&configuration, pairing, transport: address, refusal: identityRefusal, passkeys: passkeys,
+                                 identities: identities)
             }
         }
         // Started before the transport opens, so its times count from the session's start.
@@ -89,7 +96,7 @@ struct HostSession {
         if monitor != nil { taps = [] }
         do {
             let central = try await opening.openCentral(configuration: configuration, observing: taps)
-            Privileges.reached(.opened)
+            if lastOpened { Privileges.reached(.opened) }
             return HostSession(central: central, transport: address, capture: capture, monitor: monitor, passkeys: passkeys)
         } catch {
             await monitor?.close()
@@ -104,7 +111,8 @@ struct HostSession {
     /// controller's public address (``IdentityOwner``); a refused identity file is kept in
     /// `refusal`, the line and status the command ends with.
     private static func configurePairing(_ configuration: inout Adapter.Configuration, _ settings: PairingSettings,
-                                         transport: TransportAddress, refusal: IdentityRefusal, passkeys: PasskeyJournal) {
+                                         transport: TransportAddress, refusal: IdentityRefusal, passkeys: PasskeyJournal,
+                                         identities: OwnIdentities?) {
         let env = environment()
         let logger = configuration.logger
         configuration.pairing = settings.configuration(identity: nil)
@@ -114,7 +122,8 @@ struct HostSession {
             let loaded: LocalIdentity.Loaded
             do {
                 let owner = IdentityOwner(publicAddress: controller.publicAddress, transport: transport)
-                loaded = try LocalIdentity.load(for: owner, transport: transport, environment: env)
+                loaded = try identities?.claim(for: owner, transport: transport, environment: env)
+                    ?? LocalIdentity.load(for: owner, transport: transport, environment: env)
             } catch let error as CLIError {
                 refusal.keep(error)
                 throw error
@@ -259,6 +268,37 @@ struct HostSession {
         default:
             CLIError(.transport, error.description)
         }
+    }
+}
+
+/// The own addresses of the adapters one run opened (`hr --transport A,B`): no two of them
+/// present the same one, which peers would take for one device (and the adapters could not
+/// tell their links apart). An adapter whose kept identity another of the run already has (two
+/// controllers with one public address, as clones of one dongle report) takes the identity
+/// kept for its transport instead, else one for this run only.
+final class OwnIdentities: Sendable {
+    private let taken = Mutex<Set<BluetoothAddress>>([])
+
+    /// The identity of `owner`, reached through `transport`, that no other adapter of the run has.
+    func claim(for owner: IdentityOwner, transport: TransportAddress,
+               environment: [String: String]) throws -> LocalIdentity.Loaded {
+        var loaded = try LocalIdentity.load(for: owner, transport: transport, environment: environment)
+        if take(loaded.identity.address) { return loaded }
+        let byTransport = IdentityOwner(publicAddress: nil, transport: transport)
+        if byTransport != owner {
+            loaded = try LocalIdentity.load(for: byTransport, transport: transport, environment: environment)
+            if take(loaded.identity.address) {
+                loaded.notKept = "\(owner) is another adapter's too in this run: \(transport) uses the identity kept for \(byTransport)"
+                return loaded
+            }
+        }
+        var fresh = LocalIdentity.generate()
+        while !take(fresh.address) { fresh = LocalIdentity.generate() }
+        return LocalIdentity.Loaded(identity: fresh, notKept: "\(transport) has another adapter's identity in this run: its own lasts for this run only")
+    }
+
+    private func take(_ address: BluetoothAddress) -> Bool {
+        taken.withLock { $0.insert(address).inserted }
     }
 }
 

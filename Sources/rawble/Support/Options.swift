@@ -29,9 +29,9 @@ struct OutputOptions: ParsableArguments {
 struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "hciN (kernel), user:hciN (HCI user channel), tcp:HOST:PORT, unix:PATH, serial:PATH[:BAUD].",
-        discussion: "Defaults to $RAWBLE_TRANSPORT, else the first kernel adapter that is up.",
-        valueName: "transport"), transform: { try TransportAddress($0) })
-    var transport: TransportAddress?
+        discussion: "Defaults to $RAWBLE_TRANSPORT, else the first kernel adapter that is up. Several adapters, comma-separated (hci0,hci1), go only with hr following several straps (hr A B, hr --all).",
+        valueName: "transport"), transform: { try TransportList($0) })
+    var transport: TransportList?
 
     @Option(name: .long, help: ArgumentHelp("Write every HCI packet of the session to a btsnoop file (mode 0600; keys zeroed).", valueName: "file"))
     var btsnoop: String?
@@ -64,19 +64,66 @@ struct ConnectionOptions: ParsableArguments {
         if includeKeys, btsnoop == nil, !trace {
             throw ValidationError("--include-keys keeps the keys in --btsnoop and --trace: give one of them, or leave it out")
         }
+        // One capture and one trace would mix the adapters' packets with nothing saying whose.
+        if let transport, transport.adapters.count > 1, btsnoop != nil || trace {
+            throw ValidationError("--btsnoop and --trace record one adapter: with several (--transport \(transport)) leave them out")
+        }
     }
 
     /// The transport to use: `--transport`, else `RAWBLE_TRANSPORT`, else the default adapter.
+    /// A list of several is a usage error here: the commands that take several ask for
+    /// ``resolvedTransports(environment:)``.
     func resolvedTransport(environment: [String: String]) throws -> TransportAddress {
-        if let transport { return transport }
+        let transports = try resolvedTransports(environment: environment)
+        guard transports.count == 1, let transport = transports.first else {
+            throw CLIError(.usage, "--transport \(TransportList(adapters: transports)) names several adapters, and this command uses one",
+                           fix: "give one; \(TransportList.severalTakenBy)")
+        }
+        return transport
+    }
+
+    /// The transports to use: `--transport A,B`, else `RAWBLE_TRANSPORT` (also a list), else
+    /// the default adapter; one at least, never the same twice.
+    func resolvedTransports(environment: [String: String]) throws -> [TransportAddress] {
+        if let transport { return transport.adapters }
         if let value = environment["RAWBLE_TRANSPORT"], !value.isEmpty {
-            guard let address = try? TransportAddress(value) else {
+            guard let list = try? TransportList(value) else {
                 throw CLIError(.usage, "RAWBLE_TRANSPORT=\(value) is not a transport", fix: "use \(TransportAddress.accepted)")
             }
-            return address
+            return list.adapters
         }
-        return .kernel(adapter: nil)
+        return [.kernel(adapter: nil)]
     }
+}
+
+/// `--transport`: one transport, or a comma-separated list of several adapters
+/// (`hci0,hci1`, `tcp:127.0.0.1:9001,tcp:127.0.0.1:9002`) for the commands that spread their
+/// links over several (``severalTakenBy``). A text whose parts are not all transports is one
+/// transport (a `unix:` path may hold a comma).
+struct TransportList: Hashable, Sendable, CustomStringConvertible {
+    var adapters: [TransportAddress]
+
+    /// Which commands take several adapters, for help and usage lines.
+    static let severalTakenBy = "several adapters (a comma-separated list, e.g. hci0,hci1) go only with hr following several straps (hr A B, hr --all)"
+
+    init(adapters: [TransportAddress]) {
+        self.adapters = adapters
+    }
+
+    init(_ text: String) throws {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count > 1, let several = try? parts.map({ try TransportAddress($0) }) else {
+            adapters = [try TransportAddress(text)]
+            return
+        }
+        var seen: Set<TransportAddress> = []
+        for adapter in several where !seen.insert(adapter).inserted {
+            throw ValidationError("--transport \(text) names \(adapter) twice: give each adapter once")
+        }
+        adapters = several
+    }
+
+    var description: String { adapters.map(\.description).joined(separator: ",") }
 }
 
 /// A peer address on the command line: `AA:BB:CC:DD:EE:FF`.

@@ -9,12 +9,15 @@ import RawbleHostCore
 
 extension HostSession {
     /// Connects to `device`: an attempt that timed out is a lost link (`lost` makes the error
-    /// that has the command scan again), any other failure the CLI error for it.
-    func connectStrap(_ device: DiscoveredDevice, timeout: Duration, lost: (String) -> any Error) async throws -> any CentralLink {
+    /// that has the command scan again), a controller out of room for one more link `refused`'s
+    /// error when given (another adapter may have room), any other failure the CLI error for it.
+    func connectStrap(_ device: DiscoveredDevice, timeout: Duration, lost: (String) -> any Error,
+                      refused: ((String) -> any Error)? = nil) async throws -> any CentralLink {
         do {
             return try await central.connect(to: device.address, timeout: timeout)
         } catch {
             if case .connectionTimedOut = error { throw lost(error.description) }
+            if case .connectionRefused(_, let reason) = error, let refused { throw refused(reason) }
             throw cliError(error)
         }
     }

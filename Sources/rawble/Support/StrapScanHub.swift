@@ -90,6 +90,15 @@ actor StrapScanHub {
         }
     }
 
+    /// Whether the scan heard `address` connectable after `instant`, not held by another
+    /// follower; if so it is held for `owner` from now on (a strap found on another adapter of
+    /// the run connects through this one, ``StrapAdapters``).
+    func claimIfHeard(_ address: BluetoothAddress, after instant: ContinuousClock.Instant?, for owner: ObjectIdentifier) -> Bool {
+        guard failure == nil, let entry = heard[address], matches(.address(address), entry, after: instant, for: owner) else { return false }
+        claimed[address] = owner
+        return true
+    }
+
     /// Runs `connect` with the scan stopped, and starts it again after (when no other
     /// connection is being made).
     func whileConnecting<T: Sendable>(_ connect: @Sendable () async throws -> T) async throws -> T {

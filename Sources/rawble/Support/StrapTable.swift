@@ -35,6 +35,8 @@ struct StrapTableModel: Sendable, Equatable {
         var rmssd: Double?
         var battery: Int?
         var state: LinkState = .scanning
+        /// The adapter its link goes through, in a run with several (a column then shows it).
+        var adapter = ""
         /// When its last value came (seconds on the table's clock).
         var lastValue: Double?
         var values = 0
@@ -57,18 +59,26 @@ struct StrapTableModel: Sendable, Equatable {
     /// `height - 2` rows, then how many more), and a last line with the count (`ended`: the
     /// run is over, the last drawing).
     func lines(now: Double, width: Int, height: Int, ended: Bool = false) -> [String] {
-        var lines = [Self.format(["strap", "address", "bpm", "zone", "RMSSD", "batt", "link", "last"], width: width)]
+        // Several adapters (`--transport A,B`): a column after the address says which one each
+        // strap is on ("via").
+        let adapters = rows.contains { !$0.adapter.isEmpty }
+        func format(_ fields: [String], adapter: String) -> String {
+            var fields = fields
+            if adapters { fields.insert(adapter.count > 5 ? "…" + adapter.suffix(4) : adapter, at: 2) }
+            return Self.format(fields, width: width, widths: adapters ? Self.widthsWithAdapter : Self.widths)
+        }
+        var lines = [format(["strap", "address", "bpm", "zone", "RMSSD", "batt", "link", "last"], adapter: "via")]
         let room = max(1, height - 2)
         let shown = rows.count > room ? rows.prefix(room - 1) : rows[...]
         for row in shown {
             let age = row.lastValue.map { "\(Int((now - $0).rounded(.down))) s ago" } ?? "–"
-            lines.append(Self.format([
+            lines.append(format([
                 row.name, row.address, row.bpm.map(String.init) ?? "–",
                 row.zone.map { $0 == 0 ? "rest" : "Z\($0)" } ?? "–",
                 row.rmssd.map { "\(Int($0.rounded())) ms" } ?? "–",
                 row.battery.map { "\($0) %" } ?? "–",
                 row.state.text, age,
-            ], width: width))
+            ], adapter: row.adapter))
         }
         if shown.count < rows.count { lines.append("… and \(rows.count - shown.count) more (a taller terminal shows them)") }
         let streaming = rows.filter { $0.state == .streaming }.count
@@ -78,8 +88,11 @@ struct StrapTableModel: Sendable, Equatable {
 
     /// Column widths: a row fits 80 columns; the line is cut to `width`.
     private static let widths = [16, 17, 3, 4, 6, 4, 14, 8]
+    /// With the adapter column, still within 80 columns (a long transport shows its end:
+    /// `hci1`, `…9001`).
+    private static let widthsWithAdapter = [15, 17, 5, 3, 4, 6, 4, 10, 8]
 
-    static func format(_ fields: [String], width: Int) -> String {
+    static func format(_ fields: [String], width: Int, widths: [Int] = widths) -> String {
         var line = ""
         for (index, field) in fields.enumerated() {
             let room = widths[min(index, widths.count - 1)]
