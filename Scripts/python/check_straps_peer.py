@@ -356,8 +356,6 @@ CASES = [
     ("drops of chosen straps, resumed", case_drops),
     ("controller link limit", case_max_links),
     ("hostile straps (--strap-hostile)", case_hostile),
-
-
     ("a link limit per served controller", case_max_links_per_port),
 ]
 
