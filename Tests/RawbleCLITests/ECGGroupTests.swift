@@ -88,10 +88,23 @@ struct ECGGroupTests {
         let json = try await CLI.run(["report", csv, "--json"])
         let object = try CLI.jsonObject(json.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
         let reported = try #require(object["straps"] as? [[String: Any]])
-        #expect(reported.map { $0["address"] as? String } == Self.addresses.map { Optional($0) }, "\(reported)")
+        // In the order each first appears in the file.
+        #expect(reported.compactMap { $0["address"] as? String }.sorted() == Self.addresses, "\(reported)")
         for strap in reported {
             let address = try #require(strap["address"] as? String)
             #expect(strap["ecgSamples"] as? Int == received[address]?.count, "\(strap)")
         }
+    }
+
+    @Test("bad group options: one line each, status 64", arguments: [
+        (["ecg", "--all", "Polar H10 5EED0001"], "--all follows every strap in range"),
+        (["ecg", "--max", "3"], "--max goes with --all"),
+        (["ecg", "--all", "--duration", "5"], "--count or --duration with --all needs --max"),
+        (["ecg", "--csv", "e-{address}.csv"], "{name} and {address} in a file name go with several straps"),
+    ])
+    func badOptions(arguments: [String], message: String) async throws {
+        let result = try await CLI.run(arguments + ["--transport", "unix:/nonexistent"])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
     }
 }

@@ -113,7 +113,8 @@ struct StrapTableModel: Sendable, Equatable {
     private static func widths(_ columns: Columns) -> [Int] {
         switch columns {
         case .heartRate: [16, 17, 3, 4, 6, 4, 14, 8]
-        case .ecg: [16, 17, 3, 5, 9, 14, 8]
+        // An H10's name, "Polar H10 " and its 8-digit ID, whole: the ID tells the rows apart.
+        case .ecg: [18, 17, 3, 5, 7, 14, 8]
         }
     }
 
