@@ -96,6 +96,26 @@ struct ECGGroupTests {
         }
     }
 
+    @Test("ecg A B C --count 650 --json: the H10s named, by name; one that stops its streams is connected again after a pause and resumes after a gap, its own samples whole, while the others stream on unbroken")
+    func namedH10sWithOneThatStops() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--no-standard", "--h10s", "3", "--h10-stop-after", "3", "--h10-stops", "2"])
+        defer { peer.stop() }
+        let result = try await CLI.run(["ecg"] + Self.names + ["--count", "650", "--json", "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let events = try result.stdoutLines.map(CLI.jsonObject)
+        let sent = try Self.sent(peer)
+        for (index, address) in Self.addresses.enumerated() {
+            let own = events.filter { $0["address"] as? String == address }
+            let kinds = own.compactMap { $0["event"] as? String }
+            let samples = own.filter { $0["event"] as? String == "ecg" }.flatMap { $0["uV"] as? [Int] ?? [] }
+            #expect(samples.count == 650, "\(Self.names[index]): \(samples.count) samples")
+            #expect(samples == Array((sent[address] ?? []).prefix(samples.count)), "\(Self.names[index]): not the samples it sent")
+            let stops = index == 1
+            #expect(kinds.filter { $0 == "connected" }.count == (stops ? 2 : 1), "\(Self.names[index]): \(Set(kinds))")
+            #expect(kinds.contains("gap") == stops && kinds.contains("stopped") == stops, "\(Self.names[index]): \(Set(kinds))")
+        }
+    }
+
     @Test("bad group options: one line each, status 64", arguments: [
         (["ecg", "--all", "Polar H10 5EED0001"], "--all follows every strap in range"),
         (["ecg", "--max", "3"], "--max goes with --all"),
