@@ -418,7 +418,9 @@ public struct ECGSessionReader: Sendable, SessionLineReader {
 /// One H10 of a file of several: its address, its name (from the first line that has one) and
 /// its own recording (the file's problems are the file's).
 public struct ECGStrapRecording: Hashable, Sendable {
+    /// The strap's address, `XX:XX:XX:XX:XX:XX`: what keys it in the file.
     public var address: String
+    /// The name its lines give, if any.
     public var name: String?
     /// Its runs of ECG, measurements, gaps and counts.
     public var recording: ECGRecording { assembly.recording }
