@@ -2,6 +2,12 @@
 ECG at 130 Hz and acceleration, as /work/shared/notes/polar-pmd.md (issue 26) describes the
 protocol.  Written from that note's facts only (no code from Polar's SDK or elsewhere).
 
+Several at once (`--h10s N`, issue 41): each `PolarH10` has a `number` (0 for --h10's, NN for
+"Polar H10 5EED00NN"), its own seed (--h10-seed + NN: its own RR series, ECG and acceleration),
+its own device clock and link; H10 NN's log lines carry "h10": NN and "address", its ECG frames'
+lines also their "samples" (µV); --h10-stop-after applies to those --h10-stops lists (all
+without it); only --h10's writes --h10-truth.
+
 GATT (handles in the ready line's "h10" entry):
   180D Heart Rate: 2A37 Measurement (notify): once a second, flags 0x16 (u8 rate, contact
        detected, RR present; 0x06 in a second without a beat), the rate, the RR intervals (1/1024 s) of the beats whose R-peak fell
