@@ -63,6 +63,9 @@ extension ECG {
             try result.get()
         } catch is CancellationError {
             if count != nil || duration != nil { throw CLIError.interrupted }
+        } catch let error as HostError {
+            // The shared scan's failure (the controller gone): one line naming it.
+            throw host.cliError(error)
         }
     }
 
