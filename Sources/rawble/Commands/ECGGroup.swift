@@ -42,7 +42,8 @@ extension ECG {
             return session
         }
         let running = Task(executorPreference: host.central.taskExecutor) {
-            try await StrapGroupRun(hub: hub, host: host, named: device.map(StrapTarget.init), limit: all ? max ?? 20 : 0,
+            try await hub.start(on: host)
+            try await StrapGroupRun(named: device.map(StrapTarget.init), limit: all ? max ?? 20 : 0, newStraps: hub.newStraps,
                                     lookingForAny: lookingForAny, kind: "Polar H10s") { target, label in
                 let session = follower(target, label)
                 return { try await session.run() }

@@ -223,7 +223,8 @@ extension HeartRate {
             return session
         }
         let running = Task(executorPreference: host.central.taskExecutor) {
-            try await StrapGroupRun(hub: hub, host: host, named: device.map(StrapTarget.init), limit: all ? max ?? 20 : 0,
+            try await hub.start(on: host)
+            try await StrapGroupRun(named: device.map(StrapTarget.init), limit: all ? max ?? 20 : 0, newStraps: hub.newStraps,
                                     lookingForAny: lookingForAny, kind: "heart-rate straps") { target, label in
                 let follower = session(target, label)
                 return { try await follower.run() }

@@ -3,13 +3,14 @@ import RawbleHostCore
 import RawbleReport
 
 /// The followers of a group run (`hr`, `ecg`), one task each: the straps named, and with
-/// `--all` (`limit` > 0) each new one the shared scan announces, up to `limit`. Ends when every
-/// follower ended (or the first that throws what ends the run).
+/// `--all` (`limit` > 0) each new one the shared scan announces (`newStraps`), up to `limit`.
+/// Ends when every follower ended (or the first that throws what ends the run). The caller
+/// starts the scan(s) first.
 struct StrapGroupRun {
-    let hub: StrapScanHub
-    let host: HostSession
     let named: [StrapTarget]
     let limit: Int
+    /// What the scan announces, each new strap once (``StrapScanHub/newStraps``).
+    let newStraps: AsyncStream<DiscoveredDevice>
     /// With `--all`: says what the run waits for until the first strap is found.
     let lookingForAny: WaitStatus?
     /// What `--all` looks for, as the wait says it ("heart-rate straps").
@@ -18,11 +19,6 @@ struct StrapGroupRun {
     let follower: @Sendable (StrapTarget, StrapLabel?) -> @Sendable () async throws -> Void
 
     func run() async throws {
-        do {
-            try await hub.start()
-        } catch let error as HostError {
-            throw host.cliError(error)
-        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for target in named {
                 let work = follower(target, nil)
@@ -31,7 +27,7 @@ struct StrapGroupRun {
             if limit > 0 {
                 var followed = 0
                 lookingForAny?.begin(.advertising(kind))
-                for await strap in hub.newStraps {
+                for await strap in newStraps {
                     lookingForAny?.stop()
                     let work = follower(.address(strap.address.address), StrapLabel(address: "\(strap.address.address)", name: strap.name))
                     group.addTask { try await work() }
@@ -41,6 +37,17 @@ struct StrapGroupRun {
                 try Task.checkCancellation()
             }
             try await group.waitForAll()
+        }
+    }
+}
+
+extension StrapScanHub {
+    /// Starts the shared scan; the host's failure as its one line.
+    func start(on host: HostSession) async throws {
+        do {
+            try await start()
+        } catch let error as HostError {
+            throw host.cliError(error)
         }
     }
 }
