@@ -223,6 +223,14 @@ static address and its own Bumble host and controller:
                  Options: --h10-id, --h10-seed, --h10-duration, --h10-truth, --h10-log,
                  --h10-acc-delta, --h10-stop-after, --h10-max-mtu.  Checked by
                  Scripts/python/check_h10_peer.py.
+  Polar H10 5EED00NN  (`--h10s N`, 1-10; issue 41, several H10s at once) N more simulated
+                 H10s, with or without --h10's: name "Polar H10 5EED00NN", random static address
+                 C0:B1:E0:00:02:NN (NN the number's decimal digits), each with every H10 option
+                 and its own signal (ECG, RR, acceleration seeded --h10-seed + NN; --h10-truth is
+                 --h10's alone).  Every log line of H10 NN carries "h10": NN and "address"; an
+                 ECG frame's line also its "samples" (µV).  --h10-stops LIST (with
+                 --h10-stop-after): only the H10s listed (1-N, 0 = --h10's) stop their streams;
+                 the others stream on.
   rawble-broken  a valid shortened-name AD structure, then one whose length runs past the end.
   --extra N      N more connectable advertisers "rawble-adv-0001"... (scale benchmark).
   --strap-only   of the standard four, only the strap (Scripts/sim-strap uses it, with
@@ -334,6 +342,17 @@ def serves_standard_strap(args):
 def extra_strap_name(number):
     """The name of strap `number` of `--straps` (1-20): rawble-strap-01 ... rawble-strap-20."""
     return "rawble-strap-%02d" % number
+
+
+def extra_h10_id(number):
+    """The 8 hex digits of H10 `number` of `--h10s` (1-10): 5EED0001 ... 5EED0010."""
+    return "5EED00%02d" % number
+
+
+def extra_h10_address(number):
+    """The random static address of H10 `number` of `--h10s`: C0:B1:E0:00:02:NN, NN the
+    number's decimal digits (the fifth H10 is C0:B1:E0:00:02:05)."""
+    return static_address(0x200 + int("%d" % number, 16))
 
 
 def extra_strap_address(number):
@@ -468,31 +487,34 @@ async def run(args, finish, holder):
                                           "size": max(4, args.stream_size)}))
         devices.append(lab_device)
 
-    if args.h10:
+    if args.h10 or args.h10s:
         # Imported only here: it needs numpy, and other runs keep their start-up time.
         from bumble_fixture.polar import PMD_SERVICE, PolarH10
-        h10_name = f"Polar H10 {args.h10_id}"
-        h10_ad = ad(
-            (AdvertisingData.FLAGS, bytes([0x06])),
-            (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, struct.pack("<H", 0x180D)),
-            (AdvertisingData.COMPLETE_LOCAL_NAME, h10_name.encode()),
-        )
-        h10_rsp = ad((AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(PMD_SERVICE))))
-        h10_device = make_device(link, h10_name, static_address(6))
-        h10 = PolarH10(h10_device, args, h10_name)
-        keep.append(h10)
-        await h10_device.power_on()
-        h10.reset_clock()  # the device clock starts at power-on
-        await h10_device.start_advertising(
-            advertising_type=AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE,
-            advertising_data=h10_ad, scan_response_data=h10_rsp,
-            advertising_interval_min=20, advertising_interval_max=20, auto_restart=True,
-        )
-        described.append(describe(h10_device, True, True, name=h10_name, advertisedName=h10_name,
-                                  completeName=True, flags=6, services=["180D", PMD_SERVICE],
-                                  advertisingData=h10_ad.hex(), scanResponseData=h10_rsp.hex(),
-                                  gatt=describe_gatt(h10_device.gatt_server), h10=h10.settings()))
-        devices.append(h10_device)
+        h10s = ([(0, args.h10_id, static_address(6))] if args.h10 else []) + [
+            (number, extra_h10_id(number), extra_h10_address(number)) for number in range(1, args.h10s + 1)]
+        for number, h10_id, address in h10s:
+            h10_name = f"Polar H10 {h10_id}"
+            h10_ad = ad(
+                (AdvertisingData.FLAGS, bytes([0x06])),
+                (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, struct.pack("<H", 0x180D)),
+                (AdvertisingData.COMPLETE_LOCAL_NAME, h10_name.encode()),
+            )
+            h10_rsp = ad((AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, bytes(UUID(PMD_SERVICE))))
+            h10_device = make_device(link, h10_name, address)
+            h10 = PolarH10(h10_device, args, h10_name, number=number, address=address)
+            keep.append(h10)
+            await h10_device.power_on()
+            h10.reset_clock()  # the device clock starts at power-on
+            await h10_device.start_advertising(
+                advertising_type=AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE,
+                advertising_data=h10_ad, scan_response_data=h10_rsp,
+                advertising_interval_min=20, advertising_interval_max=20, auto_restart=True,
+            )
+            described.append(describe(h10_device, True, True, name=h10_name, advertisedName=h10_name,
+                                      completeName=True, flags=6, services=["180D", PMD_SERVICE],
+                                      advertisingData=h10_ad.hex(), scanResponseData=h10_rsp.hex(),
+                                      gatt=describe_gatt(h10_device.gatt_server), h10=h10.settings()))
+            devices.append(h10_device)
 
     # Extra advertisers: interval grows with their number so the link carries ~1000 PDUs/s.
     extra_interval = max(100, args.extra)
@@ -654,6 +676,13 @@ def main(argv=None):
     h10 = parser.add_argument_group("Polar H10 (--h10; see bumble_fixture/polar.py)")
     h10.add_argument("--h10", action="store_true",
                      help="also run a simulated Polar H10: Heart Rate with RR, PMD ECG and ACC streams")
+    h10.add_argument("--h10s", type=int, default=0, metavar="N",
+                     help="N more simulated H10s (1-10; issue 41, several at once): \"Polar H10 5EED00NN\" at "
+                          "C0:B1:E0:00:02:NN (NN = 01 ... 10), seeded --h10-seed + NN, each with the H10 options "
+                          "and \"h10\": NN, \"address\" in its log lines (with or without --h10)")
+    h10.add_argument("--h10-stops", metavar="LIST",
+                     help="with --h10-stop-after: only these H10s stop their streams (comma-separated numbers, "
+                          "1-N of --h10s, 0 for --h10's); the others never do (without it every H10 stops)")
     h10.add_argument("--h10-id", metavar="HEX8",
                      help="H10: the 8 hex digits of its name, \"Polar H10 HEX8\" (default 0A3B5C7D)")
     h10.add_argument("--h10-seed", type=int, metavar="N",
@@ -676,10 +705,22 @@ def main(argv=None):
     if args.background:
         parser.error("--background is Scripts/bumble-peer's option: run the peer through Scripts/bumble-peer")
     h10_options = ("h10_id", "h10_seed", "h10_duration", "h10_truth", "h10_log", "h10_acc_delta",
-                   "h10_stop_after", "h10_max_mtu")
+                   "h10_stop_after", "h10_max_mtu", "h10_stops")
     h10_given = [name for name in h10_options if getattr(args, name) not in (None, False)]
-    if h10_given and not args.h10:
-        parser.error(f"--{h10_given[0].replace('_', '-')} needs --h10")
+    if not 0 <= args.h10s <= 10:
+        parser.error("--h10s must be between 0 and 10")
+    if h10_given and not (args.h10 or args.h10s):
+        parser.error(f"--{h10_given[0].replace('_', '-')} needs --h10 or --h10s")
+    if args.h10_stops is not None:
+        if args.h10_stop_after is None:
+            parser.error("--h10-stops needs --h10-stop-after SECONDS")
+        try:
+            args.h10_stops = {int(part) for part in args.h10_stops.split(",") if part.strip()}
+        except ValueError:
+            parser.error(f"--h10-stops {args.h10_stops}: expected H10 numbers, e.g. 2,3")
+        wrong = sorted(n for n in args.h10_stops if not (1 <= n <= args.h10s or (n == 0 and args.h10)))
+        if wrong:
+            parser.error(f"--h10-stops: no H10 {wrong[0]}")
     for name, default in (("h10_id", "0A3B5C7D"), ("h10_seed", 1), ("h10_duration", 300.0), ("h10_max_mtu", 232)):
         if getattr(args, name) is None:
             setattr(args, name, default)

@@ -601,6 +601,49 @@ async def case_acc_delta_and_device_stop():
                 f"{len(ecg)} ECG frames x {(300 - 13) // 3}; device stop 01 00 02 after {elapsed:.2f} s, then silence")
 
 
+async def case_several_h10s():
+    """--h10s 2 beside --h10's: each its own name, address, seed and ECG; its log lines carry its
+    address and its frames' samples; --h10-stops names which stop."""
+    peer = PeerProcess(["--h10s", "2", "--h10-stop-after", "30", "--h10-stops", "1"])
+    host = Host()
+    try:
+        await peer.start()
+        devices = peer.ready["devices"]
+        names = [d["name"] for d in devices]
+        expect(names == ["Polar H10 0A3B5C7D", "Polar H10 5EED0001", "Polar H10 5EED0002"], f"names {names}")
+        addresses = [d["address"] for d in devices]
+        expect(addresses[1:] == ["C0:B1:E0:00:02:01", "C0:B1:E0:00:02:02"] and len(set(addresses)) == 3,
+               f"addresses {addresses}")
+        expect([d["h10"]["seed"] for d in devices] == [1, 2, 3], f"seeds {[d['h10']['seed'] for d in devices]}")
+        expect([d["h10"]["stopAfter"] for d in devices] == [None, 30, None], "only H10 1 stops")
+        last = devices[2]
+        handles = last["h10"]["handles"]
+        await host.open(peer.port, last["address"])
+        host.listen(handles)
+        await host.write(handles["controlPointCCCD"], H("02 00"))
+        await host.mtu(232)
+        await host.write(handles["dataCCCD"], H("01 00"))
+        reply = await host.exchange(handles["controlPoint"], START_ECG)
+        expect(reply == H("F0 02 00 00 00 00"), f"start ECG {reply.hex(' ')}")
+        deadline = time.monotonic() + 4
+        while len(host.data) < 3 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        received = [v for d in [d for _, d in host.data if d[0] == 0] for v in decode_ecg(decode_frame(d)[3])]
+        logged = [e for e in peer.log() if e.get("kind") == "h10-frame"]
+        expect(logged and all(e.get("address") == last["address"] and e.get("h10") == 2 for e in logged),
+               "frame lines without H10 2's address")
+        sent = [v for e in logged for v in e["samples"]]
+        expect(len(received) >= 146 and received == sent[:len(received)], f"{len(received)} samples received vs logged")
+        # Its own signal: not the --h10 H10's (seed 1, the truth file) at the same sample indices.
+        first = sample_index(decode_frame([d for _, d in host.data if d[0] == 0][0])[1], 130) - 72
+        truth = peer.truth()["ecgMicrovolts"]
+        expect(received != [truth[(first + i) % len(truth)] for i in range(len(received))], "H10 2 sends H10 0's ECG")
+        return f"3 H10s, seeds 1-3; H10 2 at {last['address']}: {len(received)} samples = its logged frames' samples"
+    finally:
+        await host.close()
+        await peer.stop()
+
+
 CASES = [
     ("worked examples and delta encoder", case_worked_examples),
     ("advertising, GATT, control point read", case_advertising_and_gatt),
@@ -609,6 +652,7 @@ CASES = [
     ("truth file", case_truth_file),
     ("ACC raw frames", case_acc_raw),
     ("ACC delta frames, MTU cap, device stop", case_acc_delta_and_device_stop),
+    ("several H10s (--h10s)", case_several_h10s),
 ]
 
 NEUROKIT = True

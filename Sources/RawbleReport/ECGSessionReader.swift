@@ -237,6 +237,11 @@ public struct ECGRecording: Hashable, Sendable {
     public var strapMeasurements: [ECGStrapMeasurement] = []
     /// The gaps between runs, in order.
     public var gaps: [ECGGap] = []
+    /// The H10s of a file of several (`rawble ecg A B`, `--all`), in the order they first
+    /// appear, each with its own recording (its runs, gaps and counts: a strap's sample is
+    /// compared with that strap's sample before it, not another's). Empty for a file of one;
+    /// the file's ``summary`` then counts every strap's lines.
+    public var straps: [ECGStrapRecording] = []
     /// What the read found and left out.
     public var summary = ECGSessionSummary()
 
@@ -265,17 +270,23 @@ public struct ECGSessionReader: Sendable, SessionLineReader {
     /// without a `gap` line.
     public let runBreak: UInt64
     /// Everything gathered so far (``finish(each:)`` returns it complete).
-    public private(set) var session = ECGRecording()
+    public var session: ECGRecording {
+        var whole = assembly.recording
+        whole.straps = roster.straps
+        return whole
+    }
 
     var lineState: SessionLineState
     var failure: ECGSessionError?
     var counts: ECGSessionSummary {
-        get { session.summary }
-        set { session.summary = newValue }
+        get { assembly.recording.summary }
+        set { assembly.recording.summary = newValue }
     }
     private var columns: ECGColumns?
-    private var segment = 0
-    private var gapPending = false
+    /// The runs of a file of one strap (its lines name none).
+    private var assembly: ECGAssembly
+    /// The straps of a file of several, each with its own runs.
+    private var roster = StrapRoster<ECGStrapRecording>()
     private var fields: [Range<Int>] = []
 
     /// A reader.
@@ -295,6 +306,7 @@ public struct ECGSessionReader: Sendable, SessionLineReader {
         } else {
             self.runBreak = UInt64(max(0, nanoseconds.partialValue &+ attoseconds / 1_000_000_000))
         }
+        assembly = ECGAssembly(runBreak: self.runBreak)
     }
 
     /// Reads one line (without its newline; a trailing `\r` is ignored): its record, or `nil`
@@ -307,7 +319,7 @@ public struct ECGSessionReader: Sendable, SessionLineReader {
         let parsed: ECGLineFields
         if let columns {
             guard let fromCSV = columns.parse(text, fields: &fields) else {
-                session.summary.repeatedHeaderCount += 1
+                assembly.recording.summary.repeatedHeaderCount += 1
                 return nil
             }
             parsed = fromCSV
@@ -325,7 +337,8 @@ public struct ECGSessionReader: Sendable, SessionLineReader {
             broken(problem, line: number)
             return nil
         case .success(let record):
-            return accept(record)
+            guard let address = parsed.strap.map({ String(decoding: $0, as: UTF8.self) }) else { return accept(record) }
+            return accept(record, of: address, name: parsed.strapName.flatMap(StrapRoster<ECGStrapRecording>.name))
         }
     }
 
@@ -353,7 +366,7 @@ public struct ECGSessionReader: Sendable, SessionLineReader {
     public mutating func finish(each: (ECGSessionRecord) -> Void = { _ in }) throws(ECGSessionError) -> ECGRecording {
         try finishLines(each: each)
         guard lineState.sawContent else { throw .empty }
-        guard session.summary.ecgSampleCount > 0 else { throw .noECG(session.summary) }
+        guard counts.ecgSampleCount > 0 else { throw .noECG(counts) }
         return session
     }
 
@@ -377,60 +390,142 @@ public struct ECGSessionReader: Sendable, SessionLineReader {
         .unrecognizedFormat(firstLine: firstLine)
     }
 
+    /// A line of a file of one strap: into its runs.
     private mutating func accept(_ record: ECGSessionRecord) -> ECGSessionRecord? {
-        let time: Int64
+        if let problem = assembly.accept(record) {
+            outOfOrder(problem, line: record.line)
+            return nil
+        }
+        return record
+    }
+
+    /// A line of one strap of several: into that strap's runs, and counted in the file's summary.
+    private mutating func accept(_ record: ECGSessionRecord, of address: String, name: String?) -> ECGSessionRecord? {
+        guard let index = roster.index(of: address, adding: { ECGStrapRecording(address: address, name: name, runBreak: runBreak) }) else {
+            broken(.tooManyStraps(limit: StrapRoster<ECGStrapRecording>.limit), line: record.line)
+            return nil
+        }
+        if roster[index].name == nil { roster[index].name = name }
+        if let problem = roster[index].assembly.accept(record) {
+            outOfOrder(problem, line: record.line)
+            return nil
+        }
+        assembly.recording.summary.count(record)
+        return record
+    }
+}
+
+/// One H10 of a file of several: its address, its name (from the first line that has one) and
+/// its own recording (the file's problems are the file's).
+public struct ECGStrapRecording: Hashable, Sendable {
+    /// The strap's address, `XX:XX:XX:XX:XX:XX`: what keys it in the file.
+    public var address: String
+    /// The name its lines give, if any.
+    public var name: String?
+    /// Its runs of ECG, measurements, gaps and counts.
+    public var recording: ECGRecording { assembly.recording }
+    var assembly: ECGAssembly
+
+    init(address: String, name: String?, runBreak: UInt64) {
+        self.address = address
+        self.name = name
+        assembly = ECGAssembly(runBreak: runBreak)
+    }
+}
+
+/// One strap's ECG as its lines come: samples joined into runs (split at a `gap` line or a jump
+/// on the device's clock), its measurements numbered by segment, its counts.
+struct ECGAssembly: Hashable, Sendable {
+    let runBreak: UInt64
+    var recording = ECGRecording()
+    private var segment = 0
+    private var gapPending = false
+
+    init(runBreak: UInt64) {
+        self.runBreak = runBreak
+    }
+
+    /// Takes `record` into the recording; the problem when it is out of order (left out).
+    mutating func accept(_ record: ECGSessionRecord) -> SessionLineProblem? {
         switch record {
         case .ecg(let sample):
-            time = sample.time
-            if let previous = session.runs.last?.deviceTimes.last, !gapPending {
-                guard sample.deviceTime > previous else {
-                    outOfOrder(.deviceTimeNotIncreasing(previous: previous), line: sample.line)
-                    return nil
-                }
+            if let previous = recording.runs.last?.deviceTimes.last, !gapPending {
+                guard sample.deviceTime > previous else { return .deviceTimeNotIncreasing(previous: previous) }
                 if sample.deviceTime - previous > runBreak {
                     startRun(with: sample, marked: false)
                 } else {
                     // In place: a copy of the run would copy its arrays at every sample.
-                    let last = session.runs.count - 1
-                    session.runs[last].deviceTimes.append(sample.deviceTime)
-                    session.runs[last].microvolts.append(sample.microvolts)
+                    let last = recording.runs.count - 1
+                    recording.runs[last].deviceTimes.append(sample.deviceTime)
+                    recording.runs[last].microvolts.append(sample.microvolts)
                 }
             } else {
                 startRun(with: sample, marked: gapPending)
             }
             gapPending = false
-            session.summary.ecgSampleCount += 1
-        case .acceleration(let at, _, _, _, _, _):
-            time = at
-            session.summary.accelerationCount += 1
+        case .acceleration:
+            break
         case .heartRate(let measurement):
-            time = measurement.time
             var measurement = measurement
             measurement.segment = segment
-            session.strapMeasurements.append(measurement)
-            session.summary.heartRateCount += 1
-            session.summary.strapRRIntervalCount += measurement.rrIntervals.count
-        case .gap(let at, _):
-            time = at
-            session.summary.gapLineCount += 1
+            recording.strapMeasurements.append(measurement)
+        case .gap:
             segment += 1
-            if !session.runs.isEmpty { gapPending = true }
+            if !recording.runs.isEmpty { gapPending = true }
         }
-        session.summary.firstTime = session.summary.firstTime ?? time
-        session.summary.lastTime = max(session.summary.lastTime ?? time, time)
-        return record
+        recording.summary.count(record)
+        return nil
     }
 
     /// Starts a new run with `sample`; after a first run, records the gap before it.
     private mutating func startRun(with sample: ECGSessionSample, marked: Bool) {
-        if let previous = session.runs.last, let last = previous.deviceTimes.last, let first = previous.deviceTimes.first {
+        if let previous = recording.runs.last, let last = previous.deviceTimes.last, let first = previous.deviceTimes.first {
             let end = previous.startTime &+ Int64(clamping: (last &- first) / 1000)
-            session.gaps.append(ECGGap(start: end, end: sample.time, marked: marked))
+            recording.gaps.append(ECGGap(start: end, end: sample.time, marked: marked))
         }
         var run = ECGRun(startTime: sample.time)
         run.deviceTimes.append(sample.deviceTime)
         run.microvolts.append(sample.microvolts)
-        session.runs.append(run)
+        recording.runs.append(run)
+    }
+}
+
+extension ECGSessionRecord {
+    /// The host time the line gives.
+    var time: Int64 {
+        switch self {
+        case .ecg(let sample): sample.time
+        case .acceleration(let time, _, _, _, _, _): time
+        case .heartRate(let measurement): measurement.time
+        case .gap(let time, _): time
+        }
+    }
+
+    /// The line's number in the file.
+    var line: Int {
+        switch self {
+        case .ecg(let sample): sample.line
+        case .acceleration(_, _, _, _, _, let line): line
+        case .heartRate(let measurement): measurement.line
+        case .gap(_, let line): line
+        }
+    }
+}
+
+extension ECGSessionSummary {
+    /// Counts one record taken (its kind, its RR intervals, the times it spans).
+    mutating func count(_ record: ECGSessionRecord) {
+        switch record {
+        case .ecg: ecgSampleCount += 1
+        case .acceleration: accelerationCount += 1
+        case .heartRate(let measurement):
+            heartRateCount += 1
+            strapRRIntervalCount += measurement.rrIntervals.count
+        case .gap: gapLineCount += 1
+        }
+        let time = record.time
+        firstTime = firstTime ?? time
+        lastTime = max(lastTime ?? time, time)
     }
 }
 
@@ -447,6 +542,9 @@ struct ECGColumns: Sendable {
     var y: Int?
     var z: Int?
     var raw: Int?
+    /// A file of several H10s: the strap's address and name.
+    var strap: Int?
+    var strapName: Int?
     var count: Int
 
     init?(header: ArraySlice<UInt8>) {
@@ -465,6 +563,8 @@ struct ECGColumns: Sendable {
             else if FieldText.equals(name, "y_mG") { y = column }
             else if FieldText.equals(name, "z_mG") { z = column }
             else if FieldText.equals(name, "raw") { raw = column }
+            else if FieldText.equals(name, "strap") { strap = column }
+            else if FieldText.equals(name, "strap_name") { strapName = column }
         }
         guard let time, let deviceTime, let type else { return nil }
         self.time = time
@@ -496,6 +596,8 @@ struct ECGColumns: Sendable {
         }
         result.time = timeText.flatMap(FieldText.microseconds)
         result.type = field(type)
+        result.strap = field(strap)
+        result.strapName = field(strapName)
         if let text = field(deviceTime) {
             result.deviceTime = FieldText.uint64(text)
             if result.deviceTime == nil { result.fail(.badField("device_time_ns")) }

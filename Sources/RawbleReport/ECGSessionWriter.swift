@@ -14,6 +14,10 @@ import RawbleWire
 ///   `{"time":…,"deviceTime":…,"type":"acc","x":-187,"y":-28,"z":949}`,
 ///   `{"time":…,"type":"hr","raw":"1048…"}` and `{"time":…,"type":"gap","seconds":3.25}`.
 ///
+/// A file of several H10s (``labelled``, `rawble ecg A B`, `--all`) names the strap on every
+/// line as `rawble hr`'s files of several do (``SessionFileWriter``): CSV has `strap` (its
+/// address) and `strap_name` after `time`; a JSON line has `"address"` and `"name"` after `"time"`.
+///
 /// `time` is the sample's time on the host's clock (ISO 8601 UTC with microseconds): the
 /// device's time plus the offset the caller measured when the stream (re)started, so samples
 /// keep the device's spacing. `device_time_ns`/`deviceTime` is the device's own (PMD time:
@@ -21,16 +25,44 @@ import RawbleWire
 public struct ECGSessionWriter: Sendable {
     /// The file's format.
     public let format: SessionFileFormat
+    /// Whether each line names its strap (a file of several H10s).
+    public let labelled: Bool
+    /// The strap every line names, when ``labelled`` (empty fields until it is known).
+    private let strap: StrapLabel?
     private var timestamps = TimestampCache()
 
-    /// A writer of `format` lines.
-    public init(format: SessionFileFormat) {
+    /// A writer of `format` lines; `labelled`: every line names `strap`.
+    public init(format: SessionFileFormat, labelled: Bool = false, strap: StrapLabel? = nil) {
         self.format = format
+        self.labelled = labelled
+        self.strap = labelled ? strap ?? StrapLabel.unnamed : nil
     }
 
     /// The CSV header line, newline included; `nil` for JSON lines. Write it only when the
     /// file is new.
-    public var header: String? { format.header(csv: "time,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw") }
+    public var header: String? {
+        format.header(csv: labelled ? "time,strap,strap_name,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw"
+                                    : "time,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw")
+    }
+
+    /// The bytes a line's bound grows by for its strap's fields.
+    private var labelBytes: Int { strap.map { $0.jsonFields.count + $0.csvFields.count } ?? 0 }
+
+    /// `time` and, in a labelled file, the strap's fields: CSV `time,strap,strap_name,`;
+    /// JSON `{"time":"…","address":…,"name":…,`.
+    private mutating func startLine(_ line: inout LineWriter, time: Int64) {
+        switch format {
+        case .csv:
+            timestamps.write(unixMicroseconds: time, to: &line)
+            line.write(",")
+            if let strap { line.write(contentsOf: strap.csvFields) }
+        case .jsonLines:
+            line.write("{\"time\":\"")
+            timestamps.write(unixMicroseconds: time, to: &line)
+            line.write("\",")
+            if let strap { line.write(contentsOf: strap.jsonFields) }
+        }
+    }
 
     /// Appends one ECG sample's line.
     /// - Parameters:
@@ -40,7 +72,7 @@ public struct ECGSessionWriter: Sendable {
     ///   - bytes: the buffer the line is appended to; reuse it from line to line.
     public mutating func appendECG(_ microvolts: Int32, deviceTime: UInt64, time unixMicroseconds: Int64,
                                    to bytes: inout [UInt8]) {
-        LineWriter.append(to: &bytes, bound: 128) { line in
+        LineWriter.append(to: &bytes, bound: 128 + labelBytes) { line in
             start(&line, type: "ecg", deviceTime: deviceTime, time: unixMicroseconds)
             switch format {
             case .csv:
@@ -62,7 +94,7 @@ public struct ECGSessionWriter: Sendable {
     ///   - bytes: the buffer the line is appended to.
     public mutating func appendAcceleration(_ vector: PMDAcceleration, deviceTime: UInt64, time unixMicroseconds: Int64,
                                             to bytes: inout [UInt8]) {
-        LineWriter.append(to: &bytes, bound: 160) { line in
+        LineWriter.append(to: &bytes, bound: 160 + labelBytes) { line in
             start(&line, type: "acc", deviceTime: deviceTime, time: unixMicroseconds)
             switch format {
             case .csv:
@@ -93,15 +125,13 @@ public struct ECGSessionWriter: Sendable {
     ///   - bytes: the buffer the line is appended to.
     public mutating func appendGap(milliseconds: Int64, time unixMicroseconds: Int64, to bytes: inout [UInt8]) {
         let milliseconds = max(0, milliseconds)
-        LineWriter.append(to: &bytes, bound: 128) { line in
+        LineWriter.append(to: &bytes, bound: 128 + labelBytes) { line in
+            startLine(&line, time: unixMicroseconds)
             switch format {
             case .csv:
-                timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
-                line.write(",,gap,,,,,\n")
+                line.write(",gap,,,,,\n")
             case .jsonLines:
-                line.write("{\"time\":\"")
-                timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
-                line.write("\",\"type\":\"gap\",\"seconds\":")
+                line.write("\"type\":\"gap\",\"seconds\":")
                 line.writeDecimal(milliseconds / 1000)
                 line.write(".")
                 line.writeDecimal(magnitude: UInt64(milliseconds % 1000), width: 3)
@@ -116,17 +146,15 @@ public struct ECGSessionWriter: Sendable {
     ///   - unixMicroseconds: when it arrived, µs since 1970 (UTC).
     ///   - bytes: the buffer the line is appended to.
     public mutating func appendHeartRate(raw: [UInt8], time unixMicroseconds: Int64, to bytes: inout [UInt8]) {
-        LineWriter.append(to: &bytes, bound: 96 + 2 * raw.count) { line in
+        LineWriter.append(to: &bytes, bound: 96 + 2 * raw.count + labelBytes) { line in
+            startLine(&line, time: unixMicroseconds)
             switch format {
             case .csv:
-                timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
-                line.write(",,hr,,,,,")
+                line.write(",hr,,,,,")
                 line.writeHex(raw)
                 line.write("\n")
             case .jsonLines:
-                line.write("{\"time\":\"")
-                timestamps.write(unixMicroseconds: unixMicroseconds, to: &line)
-                line.write("\",\"type\":\"hr\",\"raw\":\"")
+                line.write("\"type\":\"hr\",\"raw\":\"")
                 line.writeHex(raw)
                 line.write("\"}\n")
             }
@@ -135,18 +163,15 @@ public struct ECGSessionWriter: Sendable {
 
     /// The fields every sample line starts with, up to the type (CSV: and its comma).
     private mutating func start(_ line: inout LineWriter, type: StaticString, deviceTime: UInt64, time: Int64) {
+        startLine(&line, time: time)
         switch format {
         case .csv:
-            timestamps.write(unixMicroseconds: time, to: &line)
-            line.write(",")
             line.writeDecimal(magnitude: deviceTime)
             line.write(",")
             line.write(type)
             line.write(",")
         case .jsonLines:
-            line.write("{\"time\":\"")
-            timestamps.write(unixMicroseconds: time, to: &line)
-            line.write("\",\"deviceTime\":")
+            line.write("\"deviceTime\":")
             line.writeDecimal(magnitude: deviceTime)
             line.write(",\"type\":\"")
             line.write(type)

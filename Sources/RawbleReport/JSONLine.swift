@@ -272,6 +272,9 @@ struct ECGLineFields {
     var y: Int32?
     var z: Int32?
     var raw: [UInt8]?
+    /// A file of several H10s: the strap's address (`strap`, `address`) and name (`strap_name`, `name`).
+    var strap: ArraySlice<UInt8>?
+    var strapName: ArraySlice<UInt8>?
     /// A key only `rawble hr`'s files have (`bpm`, `event`): the line is of the other kind.
     var heartRateKey = false
     /// The first field that is there but bad.
@@ -376,6 +379,10 @@ extension JSONLine {
                         try scanner.skipValue(depth: 0)
                         fields.fail(.badField("raw"))
                     }
+                } else if FieldText.equals(key, "address"), scanner.peek == UInt8(ascii: "\"") {
+                    fields.strap = try scanner.string()
+                } else if FieldText.equals(key, "name"), scanner.peek == UInt8(ascii: "\"") {
+                    fields.strapName = try scanner.string()
                 } else {
                     if FieldText.equals(key, "bpm") || FieldText.equals(key, "event") { fields.heartRateKey = true }
                     try scanner.skipValue(depth: 0)

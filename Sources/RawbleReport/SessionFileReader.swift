@@ -40,35 +40,14 @@ public struct SessionFileReader: Sendable, SessionLineReader {
     /// The straps a file of several names (`rawble hr A B`, `--all`), in the order they first
     /// appear, each with its own summary (times, counts, gaps) and order: a strap's line is
     /// compared with that strap's line before it, not another's. Empty for a file of one.
-    public private(set) var straps: [SessionStrap] = []
-    private var strapIndex: [String: Int] = [:]
+    public var straps: [SessionStrap] { roster.straps }
+    private var roster = StrapRoster<SessionStrap>()
     /// The most straps one file is read for; lines of further straps are broken (``SessionLineProblem/tooManyStraps(limit:)``).
-    public static let strapLimit = 64
+    public static var strapLimit: Int { StrapRoster<SessionStrap>.limit }
     /// CSV field boundaries, reused from line to line.
     private var fields: [Range<Int>] = []
     /// The strap name the line being accepted gave, if any.
     private var pendingName: String?
-
-    /// A strap's name as a line holds it: CSV's doubled quotes and JSON's `\"` and `\\` undone,
-    /// control characters dropped, at most 64 bytes; `nil` when empty.
-    static func name(_ field: ArraySlice<UInt8>) -> String? {
-        var bytes: [UInt8] = []
-        var index = field.startIndex
-        while index < field.endIndex, bytes.count < StrapLabel.maxNameLength {
-            let byte = field[index]
-            let next = field.index(after: index)
-            if (byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"")), next < field.endIndex,
-               field[next] == UInt8(ascii: "\"") || (byte == UInt8(ascii: "\\") && field[next] == UInt8(ascii: "\\")) {
-                bytes.append(field[next])
-                index = field.index(after: next)
-                continue
-            }
-            if byte >= 0x20 { bytes.append(byte) }
-            index = next
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        return text.isEmpty ? nil : text
-    }
 
     /// - Parameters:
     ///   - gapThreshold: samples further apart than this mark a gap (default 5 s; `rawble hr`
@@ -113,11 +92,11 @@ public struct SessionFileReader: Sendable, SessionLineReader {
             case .other(let disconnected, let strap):
                 summary.otherEventCount += 1
                 if disconnected {
-                    if let strap, let index = strapIndex[String(decoding: strap, as: UTF8.self)] {
-                        straps[index].disconnectedSinceLast = true
+                    if let strap, let index = roster.index(of: String(decoding: strap, as: UTF8.self)) {
+                        roster[index].disconnectedSinceLast = true
                     } else {
                         disconnectedSinceLast = true
-                        for index in straps.indices { straps[index].disconnectedSinceLast = true }
+                        for index in roster.indexRange { roster[index].disconnectedSinceLast = true }
                     }
                 }
                 return nil
@@ -128,7 +107,7 @@ public struct SessionFileReader: Sendable, SessionLineReader {
             broken(problem, line: number)
             return nil
         case .success(let sample):
-            pendingName = parsed.strapName.flatMap(Self.name)
+            pendingName = parsed.strapName.flatMap(StrapRoster<SessionStrap>.name)
             return accept(sample)
         }
     }
@@ -203,36 +182,28 @@ public struct SessionFileReader: Sendable, SessionLineReader {
 
     /// A sample of one strap of several: ordered and gapped against that strap's samples.
     private mutating func accept(_ sample: SessionSample, of address: String) -> SessionSample? {
-        let index: Int
-        if let known = strapIndex[address] {
-            index = known
-        } else {
-            guard straps.count < Self.strapLimit else {
-                broken(.tooManyStraps(limit: Self.strapLimit), line: sample.line)
-                return nil
-            }
-            index = straps.count
-            strapIndex[address] = index
-            straps.append(SessionStrap(address: address, name: pendingName))
+        guard let index = roster.index(of: address, adding: { SessionStrap(address: address, name: pendingName) }) else {
+            broken(.tooManyStraps(limit: Self.strapLimit), line: sample.line)
+            return nil
         }
-        if straps[index].name == nil { straps[index].name = pendingName }
-        if let last = straps[index].lastTime {
+        if roster[index].name == nil { roster[index].name = pendingName }
+        if let last = roster[index].lastTime {
             guard sample.time >= last else {
                 outOfOrder(.earlierThanPrevious(previous: last), line: sample.line)
                 return nil
             }
             let (distance, overflow) = sample.time.subtractingReportingOverflow(last)
-            if overflow || distance > gapThreshold || straps[index].disconnectedSinceLast {
-                straps[index].addGap(SessionGap(start: last, end: sample.time), keeping: min(keptGaps, Self.keptGapsPerStrap))
+            if overflow || distance > gapThreshold || roster[index].disconnectedSinceLast {
+                roster[index].addGap(SessionGap(start: last, end: sample.time), keeping: min(keptGaps, Self.keptGapsPerStrap))
             }
         } else {
-            straps[index].summary.firstTime = sample.time
+            roster[index].summary.firstTime = sample.time
         }
-        straps[index].disconnectedSinceLast = false
-        straps[index].lastTime = sample.time
-        straps[index].summary.lastTime = sample.time
-        straps[index].summary.sampleCount += 1
-        straps[index].summary.rrIntervalCount += sample.rrIntervals.count
+        roster[index].disconnectedSinceLast = false
+        roster[index].lastTime = sample.time
+        roster[index].summary.lastTime = sample.time
+        roster[index].summary.sampleCount += 1
+        roster[index].summary.rrIntervalCount += sample.rrIntervals.count
         summary.firstTime = min(summary.firstTime ?? sample.time, sample.time)
         summary.lastTime = max(summary.lastTime ?? sample.time, sample.time)
         summary.sampleCount += 1

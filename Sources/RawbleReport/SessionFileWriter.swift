@@ -54,15 +54,12 @@ public struct SessionFileWriter: Sendable {
     ///     empty fields for `nil`.
     public mutating func append(_ measurement: HeartRateMeasurement, raw: [UInt8], time unixMicroseconds: Int64,
                                 strap: StrapLabel? = nil, to bytes: inout [UInt8]) {
-        let label = labelled ? strap ?? Self.unnamed : nil
+        let label = labelled ? strap ?? StrapLabel.unnamed : nil
         switch format {
         case .csv: Self.appendCSVLine(measurement, raw: raw, time: unixMicroseconds, strap: label, to: &bytes)
         case .jsonLines: appendJSONLine(measurement, raw: raw, time: unixMicroseconds, strap: label, to: &bytes)
         }
     }
-
-    /// What a labelled line says when its strap was not given.
-    private static let unnamed = StrapLabel(address: "", name: nil)
 
     /// The line for `measurement`, newline included, as ``append(_:raw:time:strap:to:)`` writes it.
     public mutating func line(for measurement: HeartRateMeasurement, raw: [UInt8], time unixMicroseconds: Int64,

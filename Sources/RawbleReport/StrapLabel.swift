@@ -12,7 +12,7 @@ public struct StrapLabel: Hashable, Sendable, CustomStringConvertible {
     /// Its name, when it has one (control characters and anything past 64 bytes dropped).
     public let name: String?
     /// `"address":"…","name":"…",` for a JSON lines file (`null` without a name).
-    let jsonFields: [UInt8]
+    package let jsonFields: [UInt8]
     /// `…,…,` (address, then the name quoted as CSV needs) for a CSV file.
     let csvFields: [UInt8]
 
@@ -30,6 +30,9 @@ public struct StrapLabel: Hashable, Sendable, CustomStringConvertible {
         jsonFields = json
         csvFields = Self.csvField(address) + [UInt8(ascii: ",")] + Self.csvField(cleaned ?? "") + [UInt8(ascii: ",")]
     }
+
+    /// What a labelled line says when its strap was not given.
+    static let unnamed = StrapLabel(address: "", name: nil)
 
     /// The name, else the address: what a row or a line prefix shows.
     public var description: String { name ?? address }

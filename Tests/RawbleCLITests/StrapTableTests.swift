@@ -49,6 +49,25 @@ struct StrapTableTests {
         #expect(lines.allSatisfy { $0.count <= 80 }, "a row still fits 80 columns")
     }
 
+    @Test("ecg's rows: name, address, the ECG's bpm, the strap's own bpm, samples received, link, the last value's age")
+    func ecgRows() {
+        var model = StrapTableModel(columns: .ecg)
+        let a = model.add(name: "Polar H10 5EED0001")
+        model.update(a) { row in
+            row.address = "C0:B1:E0:00:02:01"
+            row.bpm = 61
+            row.strapBPM = 60
+            row.samples = 1300
+            row.state = .streaming
+            row.lastValue = 10.2
+        }
+        let lines = model.lines(now: 12.9, width: 200, height: 24)
+        #expect(lines[0] == "H10                address           bpm strap samples link           last")
+        #expect(lines[1] == "Polar H10 5EED0001 C0:B1:E0:00:02:01 61  60    1300    streaming      2 s ago")
+        #expect(lines.allSatisfy { $0.count <= 80 }, "a row fits 80 columns")
+        #expect(lines.last == "1 strap, 1 streaming (Ctrl-C ends)")
+    }
+
     @Test("per-strap file names: {name} (else the address, dashed) and {address}, with no path separators, leading dots or control characters from a strap's name")
     func fileNames() {
         #expect(GroupFiles.path("s-{name}.csv", for: StrapLabel(address: "C0:B1:E0:00:01:01", name: "Polar H10 A")) == "s-Polar-H10-A.csv")

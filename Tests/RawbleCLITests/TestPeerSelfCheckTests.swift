@@ -35,7 +35,7 @@ struct TestPeerSelfCheckTests {
 
     @Test("the simulated Polar H10 (bumble-peer --h10) sends what the PMD note says an H10 sends, byte for byte")
     func simulatedH10() async throws {
-        try await Self.expectEveryCasePassed("check_h10_peer.py", cases: 7, seconds: 240)
+        try await Self.expectEveryCasePassed("check_h10_peer.py", cases: 8, seconds: 240)
     }
 
     @Test("the several straps (bumble-peer --straps, --strap-drops, --max-links, --strap-hostile) advertise, stream, drop, refuse and misbehave as documented, to Bumble's own host")

@@ -69,6 +69,39 @@ struct ECGSessionReaderTests {
         }
     }
 
+    @Test("a file of several H10s (labelled lines, CSV and JSON lines): each strap its own runs, gaps and measurements, interleaved lines kept apart; the file's summary counts them all")
+    func severalStraps() throws {
+        let a = StrapLabel(address: "C0:B1:E0:00:02:01", name: "Polar H10 5EED0001")
+        let b = StrapLabel(address: "C0:B1:E0:00:02:02", name: "Polar, \"H10\"")
+        for format in [SessionFileFormat.csv, .jsonLines] {
+            var first = ECGSessionWriter(format: format, labelled: true, strap: a)
+            var second = ECGSessionWriter(format: format, labelled: true, strap: b)
+            var bytes = Array((first.header ?? "").utf8)
+            #expect(first.header == (format == .csv ? "time,strap,strap_name,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw\n" : nil))
+            // Interleaved as a group run writes them; the second's device clock is its own (earlier).
+            for i in 0..<3 {
+                first.appendECG(Int32(i), deviceTime: d0 + UInt64(i) * step, time: t0 + Int64(i) * 7692, to: &bytes)
+                second.appendECG(Int32(-i), deviceTime: d0 / 2 + UInt64(i) * step, time: t0 + Int64(i) * 7692, to: &bytes)
+            }
+            second.appendHeartRate(raw: heartRateRaw, time: t0 + 20_000, to: &bytes)
+            second.appendGap(milliseconds: 2000, time: t0 + 2_000_000, to: &bytes)
+            second.appendECG(9, deviceTime: d0 / 2 + 3_000_000_000, time: t0 + 2_000_000, to: &bytes)
+            let session = try ECGSessionReader.read(bytes)
+            #expect(session.straps.map(\.address) == [a.address, b.address], "\(format)")
+            #expect(session.straps.map(\.name) == [a.name, b.name], "\(format)")
+            let (one, two) = (session.straps[0].recording, session.straps[1].recording)
+            #expect(one.runs.map(\.microvolts) == [[0, 1, 2]])
+            #expect(two.runs.map(\.microvolts) == [[0, -1, -2], [9]])
+            #expect(two.gaps.count == 1 && two.gaps.first?.marked == true && one.gaps.isEmpty)
+            #expect(two.strapMeasurements.map(\.bpm) == [72] && one.strapMeasurements.isEmpty)
+            #expect(one.summary.ecgSampleCount == 3 && two.summary.ecgSampleCount == 4)
+            #expect(session.summary.ecgSampleCount == 7 && session.summary.heartRateCount == 1)
+            #expect(session.summary.outOfOrderCount == 0 && session.summary.brokenLineCount == 0, "\(session.summary.leftOut)")
+            // Lines of one strap: no strap columns, no straps.
+            #expect(try ECGSessionReader.read(written(format)).straps.isEmpty)
+        }
+    }
+
     @Test("any split into chunks gives the same session as the whole file (byte by byte included)")
     func chunks() throws {
         for format in [SessionFileFormat.csv, .jsonLines] {

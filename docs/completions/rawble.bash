@@ -553,13 +553,16 @@ _rawble_hr() {
 
 _rawble_ecg() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--acc --reconnect --no-reconnect --trace --include-keys --json --quiet --version -h --help)
+    non_repeating_flags=(--all --acc --reconnect --no-reconnect --trace --include-keys --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--acc-rate --acc-range --count --duration --csv --jsonl --transport --btsnoop --timeout)
-    __rawble_offer_flags_options 1
+    non_repeating_options=(--max --acc-rate --acc-range --count --duration --csv --jsonl --transport --btsnoop --timeout)
+    __rawble_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
+    '--max')
+        return
+        ;;
     '--acc-rate')
         return
         ;;

@@ -2,6 +2,12 @@
 ECG at 130 Hz and acceleration, as /work/shared/notes/polar-pmd.md (issue 26) describes the
 protocol.  Written from that note's facts only (no code from Polar's SDK or elsewhere).
 
+Several at once (`--h10s N`, issue 41): each `PolarH10` has a `number` (0 for --h10's, NN for
+"Polar H10 5EED00NN"), its own seed (--h10-seed + NN: its own RR series, ECG and acceleration),
+its own device clock and link; H10 NN's log lines carry "h10": NN and "address", its ECG frames'
+lines also their "samples" (µV); --h10-stop-after applies to those --h10-stops lists (all
+without it); only --h10's writes --h10-truth.
+
 GATT (handles in the ready line's "h10" entry):
   180D Heart Rate: 2A37 Measurement (notify): once a second, flags 0x16 (u8 rate, contact
        detected, RR present; 0x06 in a second without a beat), the rate, the RR intervals (1/1024 s) of the beats whose R-peak fell
@@ -312,13 +318,16 @@ def acc_vectors(seed, rate, range_g, first, count):
 
 
 class JsonLines:
-    def __init__(self, path):
+    """Appends JSON lines to `path` (none without one); `tags`: fields every line gets after its own."""
+
+    def __init__(self, path, tags=None):
         self.path = path
+        self.tags = tags or {}
 
     def write(self, entry):
         if self.path:
             with open(self.path, "a") as f:
-                f.write(json.dumps(entry) + "\n")
+                f.write(json.dumps({**entry, **self.tags}) + "\n")
 
 
 def parse_settings(measurement, data):
@@ -348,11 +357,14 @@ def parse_settings(measurement, data):
 class PolarH10:
     """The simulated H10's GATT server, control point and streams (see the module docstring)."""
 
-    def __init__(self, device, args, name):
-        self.device, self.args, self.name = device, args, name
-        self.seed = args.h10_seed
-        self.series = EcgSeries(args.h10_seed, args.h10_duration)
-        self.log = JsonLines(args.h10_log or args.log)
+    def __init__(self, device, args, name, number=0, address=None):
+        """`number`: 0 for --h10's H10, NN for H10 NN of --h10s (seeded --h10-seed + NN, its
+        log lines tagged "h10": NN and "address")."""
+        self.device, self.args, self.name, self.number = device, args, name, number
+        self.seed = args.h10_seed + number
+        self.series = EcgSeries(self.seed, args.h10_duration)
+        self.log = JsonLines(args.h10_log or args.log, {"h10": number, "address": address} if number else None)
+        self.stops = args.h10_stop_after is not None and (args.h10_stops is None or number in args.h10_stops)
         self.epoch = time.monotonic()  # the device clock's zero (reset again at power-on)
         self.streams = {}  # type -> task
         self.stream_info = {}
@@ -393,9 +405,10 @@ class PolarH10:
 
     def settings(self):
         a = self.args
-        return {"id": a.h10_id, "seed": a.h10_seed, "durationSeconds": self.series.period_ms / 1000,
-                "accDelta": a.h10_acc_delta, "stopAfter": a.h10_stop_after, "maxMtu": a.h10_max_mtu,
-                "truth": a.h10_truth, "log": a.h10_log or a.log, "timestampBase": TIMESTAMP_BASE,
+        return {"id": self.name.split()[-1], "seed": self.seed, "number": self.number,
+                "durationSeconds": self.series.period_ms / 1000,
+                "accDelta": a.h10_acc_delta, "stopAfter": a.h10_stop_after if self.stops else None,
+                "maxMtu": a.h10_max_mtu, "truth": None if self.number else a.h10_truth, "log": a.h10_log or a.log, "timestampBase": TIMESTAMP_BASE,
                 "handles": {"heartRateMeasurement": self.hrm.handle, "heartRateMeasurementCCCD": self.cccd(self.hrm),
                             "controlPoint": self.control_point.handle,
                             "controlPointCCCD": self.cccd(self.control_point),
@@ -403,7 +416,7 @@ class PolarH10:
 
     def write_truth(self):
         path = self.args.h10_truth
-        if not path:
+        if not path or self.number:
             return
         truth = {"device": self.name, **self.series.truth(),
                  "timestampOfSample": "timestampBase + floor(i * 1e9 / 130)",
@@ -562,7 +575,7 @@ class PolarH10:
         self.log.write({"kind": "h10-start", "time": time.time(), **info})
         self.stream_info[kind] = info
         self.streams[kind] = asyncio.ensure_future(task)
-        if self.args.h10_stop_after is not None and self.stop_timer is None and not self.stop_fired:
+        if self.stops and self.stop_timer is None and not self.stop_fired:
             self.stop_timer = asyncio.ensure_future(self.stop_later(connection))
 
     def stop(self, kind, why):
@@ -604,7 +617,9 @@ class PolarH10:
                 await self.device.notify_subscriber(connection, self.data, frame)
                 self.log.write({"kind": "h10-frame", "time": time.time(), "measurement": "ecg", "frameType": 0,
                                 "timestamp": timestamp(last, ECG_RATE), "firstSample": index,
-                                "count": per_frame, "value": frame.hex()})
+                                "count": per_frame, "value": frame.hex(),
+                                **({"samples": [int(v) for v in self.series.sample_block(index, per_frame)]}
+                                   if self.number else {})})
                 index += per_frame
         except asyncio.CancelledError:
             raise

@@ -25,14 +25,26 @@ struct ECG: AsyncParsableCommand {
               rawble ecg "Polar H10 A1B2C3D4" --csv ecg.csv --duration 300
               rawble ecg --acc --jsonl session.jsonl     (ECG 130 Hz, acceleration 200 Hz)
               rawble ecg --json --count 1300             (ten seconds of ECG, as JSON)
+              rawble ecg "Polar H10 A1B2C3D4" "Polar H10 0E1F2A3B" --csv ecg.csv
+              rawble ecg --all --max 4 --csv 'ecg-{name}.csv'  (every H10 in range)
+
+            With several H10s (or --all) each streams on its own link: its own ECG, R-peaks
+            and gaps, a row each on a terminal, every JSON event naming its strap (address,
+            name). --csv and --jsonl write one file with strap columns, or a file per strap
+            when the path holds {name} or {address}; rawble report reports each strap.
+            --count and --duration count per strap.
 
             The strap must be worn (moist electrodes): without skin contact an H10 sends no
             ECG. Ctrl-C stops the streams on the strap before disconnecting, so it does not
             stay on until its battery runs out.
             """)
 
-    @Argument(help: "A device address or name (default: the first device whose name contains \"Polar H10\").")
-    var device: String?
+    @Argument(help: "Device addresses or names (default: the first device whose name contains \"Polar H10\"); several are followed at once.")
+    var device: [String] = []
+    @Flag(help: "Follow every Polar H10 in range, up to --max.")
+    var all = false
+    @Option(help: ArgumentHelp("With --all: the most H10s followed at once (default 20).", valueName: "n"))
+    var max: Int?
     @Flag(help: "Stream acceleration (x, y, z in mG) as well as ECG.") var acc = false
     @Option(name: .customLong("acc-rate"), help: ArgumentHelp("Acceleration samples per second: 25, 50, 100 or 200.", valueName: "Hz"))
     var accRate: UInt16 = 200
@@ -54,9 +66,15 @@ struct ECG: AsyncParsableCommand {
         }
         if ![25, 50, 100, 200].contains(accRate) { throw ValidationError("--acc-rate must be 25, 50, 100 or 200 (what an H10 offers)") }
         if ![2, 4, 8].contains(accRange) { throw ValidationError("--acc-range must be 2, 4 or 8 (G, what an H10 offers)") }
+        try StrapGroupChoice(devices: device, all: all, max: max, ends: count != nil || duration != nil,
+                             endNames: "--count or --duration", csv: csv, jsonl: jsonl).validate()
     }
 
+    /// Whether this run follows several H10s (the table, the strap fields).
+    private var isGroup: Bool { all || device.count > 1 }
+
     func run() async throws {
+        if isGroup { return try await runGroup() }
         let csvFile = try csv.map { try AppendFile(path: $0, header: ECGSessionWriter(format: .csv).header) }
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
         let interrupt = InterruptWatcher()
@@ -64,7 +82,7 @@ struct ECG: AsyncParsableCommand {
         let status = StatusLine(quiet: output.quiet)
         let waits = WaitStatus(display: status, output: output)
         let session = ECGSession(
-            host: host, status: status, waits: waits, target: StrapTarget(device ?? "Polar H10"),
+            host: host, status: status, waits: waits, target: StrapTarget(device.first ?? "Polar H10"),
             acceleration: acc ? .h10Acceleration(sampleRate: accRate, range: accRange) : nil,
             count: count, duration: duration.map { .milliseconds(Int64($0 * 1000)) }, reconnect: reconnect,
             json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)), csv: csvFile, jsonl: jsonlFile)
@@ -101,6 +119,11 @@ struct ECGSession: Sendable {
     let timeout: Duration
     let csv: AppendFile?
     let jsonl: AppendFile?
+    /// In a group run (several H10s): how this strap is found, named and shown; `nil` for the
+    /// one H10 of a plain run.
+    var member: GroupMember? = nil
+    /// In a group run: the files (shared, or one per strap), opened once the strap is found.
+    var groupFiles: GroupFiles? = nil
 
     /// What the run has done so far, across reconnections.
     final class Progress: Sendable {
@@ -144,35 +167,79 @@ struct ECGSession: Sendable {
         let progress = self.progress
         var pause = ReconnectPause()
         var reconnecting = false
+        var lost: ContinuousClock.Instant?
+        var lastFailure: String?
         while true {
             if json, reconnecting { emit([("event", "reconnecting"), ("state", "scanning"), ("target", .string(target.description))]) }
-            let device = try await StrapFinder(host: host, waits: waits, target: target).find()
+            let device = if let member {
+                try await member.find(target, waits: waits, heardAfter: lost)
+            } else {
+                try await StrapFinder(host: host, waits: waits, target: target).find()
+            }
             do {
                 try await follow(device, progress: progress)
+                member?.updateRow { $0.state = .done }
                 return
             } catch LinkEnd.done {
+                member?.updateRow { $0.state = .done }
                 return
+            } catch let error as CLIError where member != nil && !error.endsAGroupRun {
+                // One H10's own failure: its row and one line say it, the others go on; it is
+                // tried again after the pause.
+                try Task.checkCancellation()
+                if json {
+                    emit([("event", "error"), ("status", JSON(Int(error.status.rawValue))), ("message", .string(error.description))])
+                } else if lastFailure != error.description {
+                    printError("rawble: \(error.description)\(reconnect ? " (trying again)" : "")")
+                }
+                lastFailure = error.description
+                member?.updateRow { $0.state = .failed(error.message) }
+                guard reconnect else { return }
+                lost = .now
+                reconnecting = true
+                try await pause.wait()
             } catch LinkEnd.lost(let reason) {
                 try Task.checkCancellation()
                 if json {
                     emit([("event", "disconnected"), ("reason", .string(reason))])
                 } else if reconnect {
-                    status.printError(target.reconnectingLine(disconnected: reason, pause: pause.duration))
+                    member?.updateRow { $0.state = .reconnecting(seconds: Int(pause.duration.components.seconds)) }
+                    if member?.table == nil { printError(target.reconnectingLine(disconnected: reason, pause: pause.duration)) }
                 }
-                guard reconnect else { throw StrapTarget.notReconnecting(device, disconnected: reason) }
+                guard reconnect else {
+                    // In a group run this H10 is over; the others go on.
+                    guard let member else { throw StrapTarget.notReconnecting(device, disconnected: reason) }
+                    member.updateRow { $0.state = .failed("disconnected: \(reason)") }
+                    return
+                }
                 reconnecting = true
+                lost = .now
                 waits.end()
-                status.show("link lost; scanning again in \(pause.duration.components.seconds) s")
+                if member == nil { status.show("link lost; scanning again in \(pause.duration.components.seconds) s") }
                 try await pause.wait()
             }
         }
+    }
+
+    /// The files this H10's lines go to: its own or the shared ones in a group run.
+    private var files: (csv: AppendFile?, jsonl: AppendFile?) {
+        member?.label.flatMap { groupFiles?.files(for: $0) } ?? (csv: csv, jsonl: jsonl)
+    }
+
+    /// A writer of this run's file lines: in a group run each names its strap.
+    private func writer(_ format: SessionFileFormat) -> ECGSessionWriter {
+        ECGSessionWriter(format: format, labelled: member != nil, strap: member?.label)
     }
 
     /// Connects to `device`, starts the streams and writes their samples until the count, the
     /// duration, Ctrl-C, or the link's end.
     private func follow(_ device: DiscoveredDevice, progress: Progress) async throws {
         waits.begin(.connection(to: device.address.address, name: device.name))
-        let connection = try await host.connectStrap(device, timeout: timeout) { LinkEnd.lost($0) }
+        let connection = if let member {
+            try await member.connect(device, host: host, timeout: timeout) { LinkEnd.lost($0) }
+        } else {
+            try await host.connectStrap(device, timeout: timeout) { LinkEnd.lost($0) }
+        }
         let gatt = GATTClient.onStrapLink(connection, timeout: timeout)
         defer { gatt.closeInBackground(disconnecting: connection) }
         let pmd: PMDClient
@@ -192,7 +259,8 @@ struct ECGSession: Sendable {
             throw lostOrFailed(PMDError.gatt(error), device: device, connection: connection)
         }
         // On the host's loop, like the frames: a notification is handled where it arrives.
-        let heartRate = Task(executorPreference: host.central.taskExecutor) { await followHeartRate(gatt, progress: progress) }
+        let files = self.files
+        let heartRate = Task(executorPreference: host.central.taskExecutor) { await followHeartRate(gatt, progress: progress, files: files) }
         defer { heartRate.cancel() }
         let events = await pmd.events()
         do {
@@ -206,9 +274,9 @@ struct ECGSession: Sendable {
         } catch {
             throw lostOrFailed(error, device: device, connection: connection)
         }
-        waits.begin(.firstValue("ECG samples", from: device.name ?? "\(device.address.address)"))
+        waits.begin(.firstValue("ECG samples", from: device.name.map { GATTString.escaped($0) } ?? "\(device.address.address)"))
         do {
-            try await stream(events, from: pmd, progress: progress)
+            try await stream(events, from: pmd, progress: progress, files: files)
         } catch is CancellationError {
             // Ctrl-C: stop the streams on the strap before the link goes (not cancelled with us).
             _ = await Task.detached { await pmd.close() }.value
@@ -228,10 +296,12 @@ struct ECGSession: Sendable {
     }
 
     /// Writes each frame's samples until the count or the duration.
-    private func stream(_ events: PMDEvents, from pmd: PMDClient, progress: Progress) async throws {
-        var ecgLines = ECGSessionWriter(format: .jsonLines)
-        var csvLines = ECGSessionWriter(format: .csv)
-        var eventLines = ECGEventLines()
+    private func stream(_ events: PMDEvents, from pmd: PMDClient, progress: Progress,
+                        files: (csv: AppendFile?, jsonl: AppendFile?)) async throws {
+        let (csv, jsonl) = files
+        var ecgLines = writer(.jsonLines)
+        var csvLines = writer(.csv)
+        var eventLines = ECGEventLines(strap: member?.label)
         var batch: [UInt8] = []
         var csvBatch: [UInt8] = []
         /// `--json`'s `ecg`, `acc` and `beat` events, written on stdout with the files' lines.
@@ -264,10 +334,10 @@ struct ECGSession: Sendable {
             guard let event = try await iterator.next() else {
                 try Task.checkCancellation()
                 if let deadline, ContinuousClock.now >= deadline {
-                    flush(&batch, &csvBatch, &eventBatch)
+                    flush(&batch, &csvBatch, &eventBatch, to: files)
                     throw LinkEnd.done
                 }
-                flush(&batch, &csvBatch, &eventBatch)
+                flush(&batch, &csvBatch, &eventBatch, to: files)
                 return
             }
             if first {
@@ -285,7 +355,7 @@ struct ECGSession: Sendable {
                 if let last = progress.state.withLock({ $0.lastSampleMicroseconds }) {
                     let milliseconds = (now - last) / 1000
                     if json {
-                        flush(&batch, &csvBatch, &eventBatch)
+                        flush(&batch, &csvBatch, &eventBatch, to: files)
                         emit([("event", "gap"), ("seconds", .double(Double(milliseconds) / 1000))])
                     }
                     if jsonl != nil { ecgLines.appendGap(milliseconds: milliseconds, time: now, to: &batch) }
@@ -321,8 +391,15 @@ struct ECGSession: Sendable {
                 }
                 if json, samples > 0 { eventLines.appendECG(frame, count: samples, time: now, to: &eventBatch) }
                 if drawing { showTrace(trace, progress: progress) }
+                if member?.table != nil {
+                    let bpm = beats.heartRate
+                    member?.valueArrived { row in
+                        row.bpm = bpm.map { UInt16(clamping: $0) }
+                        row.samples = written
+                    }
+                }
                 if let count, written >= count {
-                    flush(&batch, &csvBatch, &eventBatch)
+                    flush(&batch, &csvBatch, &eventBatch, to: files)
                     throw LinkEnd.done
                 }
             case .acceleration(let frame):
@@ -340,25 +417,27 @@ struct ECGSession: Sendable {
                 }
                 if json { eventLines.appendAcceleration(frame, time: now, to: &eventBatch) }
             case .frame(let frame):
-                if json { flush(&batch, &csvBatch, &eventBatch); emit([("event", "frame"), ("type", .string(frame.type.description))]) }
+                if json { flush(&batch, &csvBatch, &eventBatch, to: files); emit([("event", "frame"), ("type", .string(frame.type.description))]) }
             case let .invalid(raw, error):
                 if json {
-                    flush(&batch, &csvBatch, &eventBatch)
+                    flush(&batch, &csvBatch, &eventBatch, to: files)
                     emit([("event", "invalid"), ("raw", .hex(raw)), ("error", .string(error.description))])
                 } else {
-                    status.printError("rawble: a PMD frame that does not decode (\(Hex.encode(raw.prefix(32)))\(raw.count > 32 ? "…" : "")): \(error)")
+                    printError("rawble: a PMD frame that does not decode (\(Hex.encode(raw.prefix(32)))\(raw.count > 32 ? "…" : "")): \(error)")
                 }
             case .stopped(let streams):
-                if json { flush(&batch, &csvBatch, &eventBatch); emit([("event", "stopped"), ("streams", .array(streams.map { .string($0.description) }))]) }
+                if json { flush(&batch, &csvBatch, &eventBatch, to: files); emit([("event", "stopped"), ("streams", .array(streams.map { .string($0.description) }))]) }
             }
             if iterator.bufferedCount == 0 || batch.count + csvBatch.count + eventBatch.count >= 64 * 1024 {
-                flush(&batch, &csvBatch, &eventBatch)
+                flush(&batch, &csvBatch, &eventBatch, to: files)
             }
         }
     }
 
     /// The file lines and the `--json` events gathered, written (each with one write(2)).
-    private func flush(_ batch: inout [UInt8], _ csvBatch: inout [UInt8], _ eventBatch: inout [UInt8]) {
+    private func flush(_ batch: inout [UInt8], _ csvBatch: inout [UInt8], _ eventBatch: inout [UInt8],
+                       to files: (csv: AppendFile?, jsonl: AppendFile?)) {
+        let (csv, jsonl) = files
         if !eventBatch.isEmpty {
             status.printLine(bytes: eventBatch)
             eventBatch.removeAll(keepingCapacity: true)
@@ -374,14 +453,16 @@ struct ECGSession: Sendable {
     }
 
     /// The strap's own heart rate (its Heart Rate service), for the status line and `hr` events.
-    private func followHeartRate(_ gatt: GATTClient, progress: Progress) async {
+    private func followHeartRate(_ gatt: GATTClient, progress: Progress, files: (csv: AppendFile?, jsonl: AppendFile?)) async {
+        let (csv, jsonl) = files
         do {
             let monitor = try await HeartRateMonitor.attach(to: gatt)
-            var jsonlWriter = ECGSessionWriter(format: .jsonLines)
-            var csvWriter = ECGSessionWriter(format: .csv)
+            var jsonlWriter = writer(.jsonLines)
+            var csvWriter = writer(.csv)
             for try await event in try await monitor.measurements() {
                 guard case .measurement(let measurement, let raw) = event else { continue }
                 progress.state.withLock { $0.strapBPM = Int(measurement.bpm) }
+                member?.updateRow { $0.strapBPM = measurement.bpm }
                 let now = Clock.unixMicroseconds()
                 if let jsonl {
                     var line: [UInt8] = []
@@ -438,7 +519,14 @@ struct ECGSession: Sendable {
         if json {
             emit([("event", "connected"), ("address", .string(peer.address.description)), ("name", JSON(name)), ("mtu", JSON(Int(mtu)))])
         } else {
-            status.printLine("connected to \(name ?? peer.address.description) (\(peer.address)), ATT MTU \(mtu)")
+            // The peer's name as it sent it could hold terminal escapes or a newline.
+            let line = "connected to \(name.map { GATTString.escaped($0) } ?? peer.address.description) (\(peer.address)), ATT MTU \(mtu)"
+            if let member {
+                member.updateRow { $0.state = .connected }
+                if member.table == nil { status.printLine(member.line(line)) }
+            } else {
+                status.printLine(line)
+            }
         }
     }
 
@@ -449,10 +537,20 @@ struct ECGSession: Sendable {
               ("range", settings.range.map { JSON(Int($0)) } ?? .null)])
     }
 
-    /// One JSON event, with the time it is written.
+    /// One JSON event, with the time it is written (in a group run, and the strap's address and name).
     private func emit(_ fields: [(String, JSON)]) {
         let now = ("time", JSON.string(iso8601(unixMicroseconds: Clock.unixMicroseconds())))
-        status.printLine(JSON.object([fields[0], now] + fields.dropFirst()).serialized())
+        let event = JSON.object([fields[0], now] + fields.dropFirst())
+        status.printLine((member?.labelled(event) ?? event).serialized())
+    }
+
+    /// A line on stderr; in a group run it starts with the strap's name (above the table, if drawn).
+    private func printError(_ line: String) {
+        if let member {
+            StatusLine.printErrorAboveActive(member.errorLine(line))
+        } else {
+            status.printError(line)
+        }
     }
 }
 

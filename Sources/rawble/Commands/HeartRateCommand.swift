@@ -67,27 +67,15 @@ struct HeartRate: AsyncParsableCommand {
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
-        if all, !device.isEmpty { throw ValidationError("--all follows every strap in range: leave out the devices named, or --all") }
-        if max != nil, !all { throw ValidationError("--max goes with --all (named straps are all followed)") }
-        if let max, !(1...Self.maxStraps).contains(max) { throw ValidationError("--max must be between 1 and \(Self.maxStraps)") }
-        if all, count != nil, max == nil {
-            throw ValidationError("--count with --all needs --max: how many straps to wait for before the run can end")
-        }
-        if device.count > Self.maxStraps { throw ValidationError("at most \(Self.maxStraps) straps at once") }
-        if device.contains(where: \.isEmpty) { throw ValidationError("a device named is empty") }
+        try StrapGroupChoice(devices: device, all: all, max: max, ends: count != nil, endNames: "--count", csv: csv, jsonl: jsonl)
+            .validate()
         if let transport = connection.transport, transport.adapters.count > 1, !isGroup {
             throw ValidationError("several adapters (--transport \(transport)) go with several straps: name them (hr A B) or give --all")
-        }
-        if !isGroup, [csv, jsonl].contains(where: { $0.map(GroupFiles.isTemplate) == true }) {
-            throw ValidationError("{name} and {address} in a file name go with several straps (or --all)")
         }
         if hrvEvery != 0, !(5...86_400).contains(hrvEvery) {
             throw ValidationError("--hrv-every must be 0 (no hrv events) or between 5 and 86400 seconds")
         }
     }
-
-    /// The most straps one run follows.
-    static let maxStraps = 64
 
     /// Whether this run follows several straps (the table, the strap fields).
     private var isGroup: Bool { all || device.count > 1 }
@@ -303,7 +291,6 @@ struct HeartRateSession: Sendable {
     private func follow(_ device: DiscoveredDevice, heardAfter: ContinuousClock.Instant?, reconnecting: Bool,
                         received: inout Int, energyReset: inout Bool, adapter: inout Int?) async throws {
         progress(.connecting(device), reconnecting: reconnecting)
-        member?.updateRow { $0.state = .connecting }
         let connection: any CentralLink
         // The host the link is on, and what it does when its controller goes.
         var host = host
@@ -507,7 +494,7 @@ struct HeartRateSession: Sendable {
     /// A line for a person on stdout; in a group run it starts with the strap's name.
     private func printText(_ line: String) {
         if let member {
-            status.printLine("\(member.name): \(line)")
+            status.printLine(member.line(line))
         } else {
             status.printLine(line)
         }
@@ -516,8 +503,7 @@ struct HeartRateSession: Sendable {
     /// A line on stderr; in a group run it starts with the strap's name (above the table, if drawn).
     private func printError(_ line: String) {
         if let member {
-            let text = line.hasPrefix("rawble: ") ? "rawble: \(member.name): " + line.dropFirst(8) : "\(member.name): \(line)"
-            StatusLine.printErrorAboveActive(text)
+            StatusLine.printErrorAboveActive(member.errorLine(line))
         } else {
             status.printError(line)
         }
@@ -525,13 +511,7 @@ struct HeartRateSession: Sendable {
 
     /// `event` with the strap's `address` and `name` after its `time`, in a group run.
     private func labelled(_ event: JSON) -> JSON {
-        guard let member, case .object(var fields) = event else { return event }
-        let label = member.eventFields
-        let names = Set(label.map(\.0))
-        fields.removeAll { names.contains($0.0) }
-        let at = (fields.firstIndex { $0.0 == "time" } ?? 0) + 1
-        fields.insert(contentsOf: label, at: min(at, fields.count))
-        return .object(fields)
+        member?.labelled(event) ?? event
     }
 
     /// A strap's own failure in a group run: an `error` event, or its line on stderr (once per

@@ -125,13 +125,17 @@ final class GroupFiles: Sendable {
     private let jsonlPath: String?
     private let sharedCSV: AppendFile?
     private let sharedJSONL: AppendFile?
+    /// The CSV header of every file (the command's labelled format).
+    private let csvHeader: String?
     private let perStrap = Mutex<[String: (csv: AppendFile?, jsonl: AppendFile?)]>([:])
 
-    /// Opens the shared files now (an error the user can fix before any strap is found).
-    init(csv: String?, jsonl: String?) throws {
+    /// Opens the shared files now (an error the user can fix before any strap is found);
+    /// `csvHeader`: the command's labelled CSV header (`hr`'s unless given).
+    init(csv: String?, jsonl: String?, csvHeader: String? = SessionFileWriter(format: .csv, labelled: true).header) throws {
         csvPath = csv
         jsonlPath = jsonl
-        sharedCSV = try csv.flatMap { Self.isTemplate($0) ? nil : try AppendFile(path: $0, header: SessionFileWriter(format: .csv, labelled: true).header) }
+        self.csvHeader = csvHeader
+        sharedCSV = try csv.flatMap { Self.isTemplate($0) ? nil : try AppendFile(path: $0, header: csvHeader) }
         sharedJSONL = try jsonl.flatMap { Self.isTemplate($0) ? nil : try AppendFile(path: $0) }
     }
 
@@ -144,7 +148,7 @@ final class GroupFiles: Sendable {
     func files(for label: StrapLabel) -> (csv: AppendFile?, jsonl: AppendFile?) {
         let own = perStrap.withLock { files -> (csv: AppendFile?, jsonl: AppendFile?) in
             if let opened = files[label.address] { return opened }
-            let opened = (csv: open(csvPath, label, header: SessionFileWriter(format: .csv, labelled: true).header),
+            let opened = (csv: open(csvPath, label, header: csvHeader),
                           jsonl: open(jsonlPath, label, header: nil))
             files[label.address] = opened
             return opened
@@ -239,36 +243,15 @@ extension HeartRate {
             session.adapters = adapters
             return session
         }
-        let named = device.map(StrapTarget.init)
-        let limit = all ? max ?? 20 : 0
         let running = Task(executorPreference: host.central.taskExecutor) {
             for adapter in adapters.members {
-                do {
-                    try await adapter.hub.start()
-                } catch let error as HostError {
-                    throw adapter.host.cliError(error)
-                }
+                try await adapter.hub.start(on: adapter.host)
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for target in named {
-                    let follower = session(target, nil)
-                    group.addTask { try await follower.run() }
-                }
-                if limit > 0 {
-                    var followed = 0
-                    lookingForAny?.begin(.advertising("heart-rate straps"))
-                    for await strap in adapters.newStraps {
-                        lookingForAny?.stop()
-                        let follower = session(.address(strap.address.address),
-                                               StrapLabel(address: "\(strap.address.address)", name: strap.name))
-                        group.addTask { try await follower.run() }
-                        followed += 1
-                        if followed >= limit { break }
-                    }
-                    try Task.checkCancellation()
-                }
-                try await group.waitForAll()
-            }
+            try await StrapGroupRun(named: device.map(StrapTarget.init), limit: all ? max ?? 20 : 0, newStraps: adapters.newStraps,
+                                    lookingForAny: lookingForAny, kind: "heart-rate straps") { target, label in
+                let follower = session(target, label)
+                return { try await follower.run() }
+            }.run()
         }
         work.withLock { $0 = running }
         interrupt.onInterrupt { running.cancel() }

@@ -72,7 +72,15 @@ struct Report: AsyncParsableCommand {
                     Output.line(line)
                 }
             }
-        case .ecg(let session):
+        case .ecg(let session) where session.straps.count > 1:
+            try reportEachECG(session)
+        case .ecg(let whole):
+            // A file of one H10 that names it (`ecg --all` found one): its own recording.
+            let session = whole.straps.first.map { strap in
+                var own = strap.recording
+                own.summary = whole.summary
+                return own
+            } ?? whole
             let analysis = ECGReportAnalysis(session: session)
             if let plot { try write(ecgPlot(analysis, session: session), to: plot) }
             if output.json {
@@ -101,37 +109,67 @@ struct Report: AsyncParsableCommand {
     private func reportEach(_ straps: [SessionStrap], samples: [SessionSample], file summary: SessionFileSummary) throws {
         var byStrap: [String: [SessionSample]] = [:]
         for sample in samples { byStrap[sample.strap ?? "", default: []].append(sample) }
+        try reportEach(straps.map { ($0.address, $0.name) }, format: summary.format, leftOut: summary.leftOut, leftOutCounts: [
+            ("brokenLines", JSON(summary.brokenLineCount)),
+            ("outOfOrder", JSON(summary.outOfOrderCount)),
+            ("invalidMeasurements", JSON(summary.invalidMeasurementCount)),
+        ]) { index in
+            let strap = straps[index]
+            let own = byStrap[strap.address] ?? []
+            let analysis = analyse(own)
+            return (ReportText.lines(analysis, summary: strap.summary, zones: zones, file: file, plot: nil),
+                    ReportJSON.object(analysis, summary: strap.summary, zones: zones, plot: nil),
+                    plot == nil ? nil : document(analysis, samples: own, summary: strap.summary, name: strap.displayName))
+        }
+    }
+
+    /// An ECG file of several H10s (`rawble ecg A B`, `--all`): each reported as a file of its own.
+    private func reportEachECG(_ session: ECGRecording) throws {
+        let summary = session.summary
+        try reportEach(session.straps.map { ($0.address, $0.name) }, format: summary.format, leftOut: summary.leftOut, leftOutCounts: [
+            ("brokenLines", JSON(summary.brokenLineCount)),
+            ("outOfOrder", JSON(summary.outOfOrderCount)),
+        ]) { index in
+            let strap = session.straps[index]
+            let analysis = ECGReportAnalysis(session: strap.recording)
+            return (ECGReportText.lines(analysis, session: strap.recording, file: file, plot: nil),
+                    ECGReportJSON.object(analysis, session: strap.recording, plot: nil),
+                    plot == nil ? nil : ecgPlot(analysis, session: strap.recording, name: strap.name ?? strap.address))
+        }
+    }
+
+    /// A file of several straps: each strap's lines under its name (its JSON object with its
+    /// address and name), the file's left-out lines once at the end; `--plot` one SVG with a
+    /// panel per strap, one below the other. `report` gives strap `index`'s text lines, JSON
+    /// object and plot (when asked for).
+    private func reportEach(_ straps: [(address: String, name: String?)], format: SessionFileFormat?, leftOut: [String],
+                            leftOutCounts: [(String, JSON)],
+                            report: (Int) throws -> (text: [String], object: JSON, panel: String?)) throws {
         var text: [String] = []
         var objects: [JSON] = []
         var panels: [String] = []
-        for strap in straps {
-            let own = byStrap[strap.address] ?? []
-            let analysis = analyse(own)
-            if plot != nil { panels.append(document(analysis, samples: own, summary: strap.summary, name: strap.displayName)) }
+        for (index, strap) in straps.enumerated() {
+            let (lines, object, panel) = try report(index)
+            if let panel { panels.append(panel) }
             if output.json {
-                guard case .object(let fields) = ReportJSON.object(analysis, summary: strap.summary, zones: zones, plot: nil) else { continue }
+                guard case .object(let fields) = object else { continue }
                 objects.append(.object([("address", .string(strap.address)), ("name", JSON(strap.name))]
                                        + fields.filter { $0.0 != "leftOut" && $0.0 != "format" }))
             } else {
-                text.append("strap \(strap.displayName)" + (strap.name == nil ? "" : " (\(strap.address))"))
-                text += ReportText.lines(analysis, summary: strap.summary, zones: zones, file: file, plot: nil).map { "  " + $0 }
+                text.append("strap \(strap.name ?? strap.address)" + (strap.name == nil ? "" : " (\(strap.address))"))
+                text += lines.map { "  " + $0 }
             }
         }
         if let plot { try write(SVGStack.stacked(panels), to: plot) }
         if output.json {
             Output.json(.object([
-                ("format", .string(summary.format == .csv ? "csv" : "jsonl")),
+                ("format", .string(format == .csv ? "csv" : "jsonl")),
                 ("straps", .array(objects)),
-                ("leftOut", .object([
-                    ("brokenLines", JSON(summary.brokenLineCount)),
-                    ("outOfOrder", JSON(summary.outOfOrderCount)),
-                    ("invalidMeasurements", JSON(summary.invalidMeasurementCount)),
-                    ("messages", .array(summary.leftOut.map { .string($0) })),
-                ])),
+                ("leftOut", .object(leftOutCounts + [("messages", .array(leftOut.map { .string($0) }))])),
             ] + (plot.map { [("plot", JSON.string($0))] } ?? [])))
         } else {
             text.insert("\(file == "-" ? "standard input" : file): \(straps.count) straps", at: 0)
-            if !summary.leftOut.isEmpty { text.append("left out: " + summary.leftOut.joined(separator: "; ")) }
+            if !leftOut.isEmpty { text.append("left out: " + leftOut.joined(separator: "; ")) }
             if let plot { text.append("plot: \(plot)") }
             for line in text { Output.line(line) }
         }
@@ -195,7 +233,7 @@ struct Report: AsyncParsableCommand {
     }
 
     /// The ECG plot: a strip of the first run's first 10 s with its R-peaks, the two tachograms.
-    private func ecgPlot(_ analysis: ECGReportAnalysis, session: ECGRecording) -> String {
+    private func ecgPlot(_ analysis: ECGReportAnalysis, session: ECGRecording, name: String? = nil) -> String {
         var strip: [ECGPlotSample] = []
         var peaks: [ECGPlotSample] = []
         // The run that holds --strip-start (or the first that starts after it), 10 s from there.
@@ -221,7 +259,8 @@ struct Report: AsyncParsableCommand {
             (offset == 0 ? "ECG: " : "strap: ") + ReportText.describe(side.figures)
         }
         return ECGPlot(
-            title: title ?? (file == "-" ? "rawble ecg session" : FilePath(file).lastComponent?.string ?? file),
+            title: (title ?? (file == "-" ? "rawble ecg session" : FilePath(file).lastComponent?.string ?? file))
+                + (name.map { " · \($0)" } ?? ""),
             strip: strip, peaks: peaks,
             ecgBeats: analysis.beats.map { PlotBeat(time: $0.time, rrMs: $0.rrMs) },
             strapBeats: analysis.strapBeats, gaps: gaps, notes: notes,

@@ -37,8 +37,11 @@ actor StrapScanHub {
     /// Straps already announced to ``newStraps``.
     private var announced: Set<BluetoothAddress> = []
     private let announcements: AsyncStream<DiscoveredDevice>.Continuation
-    /// Every heart-rate strap heard advertising, connectable, once each (`--all` follows them).
+    /// Every strap heard advertising that ``announces`` takes, connectable, once each (`--all`
+    /// follows them).
     nonisolated let newStraps: AsyncStream<DiscoveredDevice>
+    /// Which devices ``newStraps`` announces: heart-rate straps for `hr`, Polar H10s for `ecg`.
+    private let announces: @Sendable (DiscoveredDevice) -> Bool
     /// Called with every device heard that is not a strap a follower waits for (the waits name them).
     private let onHeard: @Sendable (DiscoveredDevice) -> Void
 
@@ -51,8 +54,10 @@ actor StrapScanHub {
     private var failure: CLIErrorBox?
     private var closed = false
 
-    init(central: any Central, onHeard: @escaping @Sendable (DiscoveredDevice) -> Void = { _ in }) {
+    init(central: any Central, onHeard: @escaping @Sendable (DiscoveredDevice) -> Void = { _ in },
+         announcing announces: @escaping @Sendable (DiscoveredDevice) -> Bool = StrapScanHub.isHeartRateStrap) {
         self.central = central
+        self.announces = announces
         self.onHeard = onHeard
         (newStraps, announcements) = AsyncStream.makeStream(of: DiscoveredDevice.self, bufferingPolicy: .bufferingNewest(64))
     }
@@ -200,11 +205,16 @@ actor StrapScanHub {
             waiter.continuation.resume(returning: device)
             return
         }
-        if device.isConnectable, device.advertisingData.serviceUUIDs.contains(.heartRateService),
+        if device.isConnectable, announces(device),
            announced.count < Self.rememberedLimit, announced.insert(address).inserted {
             announcements.yield(device)
         }
         onHeard(device)
+    }
+
+    /// A device that advertises the Heart Rate service (what `hr --all` follows).
+    static func isHeartRateStrap(_ device: DiscoveredDevice) -> Bool {
+        device.advertisingData.serviceUUIDs.contains(.heartRateService)
     }
 
     private func matches(_ target: StrapTarget, _ entry: Heard, after instant: ContinuousClock.Instant?,

@@ -1,7 +1,15 @@
 
-/// What `rawble hr` with several straps shows on a terminal: one row per strap, redrawn in
-/// place. The model alone, with times given to it, so it is tested with plain values.
+/// What `rawble hr` (or `ecg`) with several straps shows on a terminal: one row per strap,
+/// redrawn in place. The model alone, with times given to it, so it is tested with plain values.
 struct StrapTableModel: Sendable, Equatable {
+    /// Which command's figures the rows show.
+    enum Columns: Sendable, Equatable {
+        /// `hr`: bpm, zone, RMSSD, battery.
+        case heartRate
+        /// `ecg`: the ECG's bpm (its R-peaks), the strap's own bpm, the samples received.
+        case ecg
+    }
+
     /// A strap's link, as its row says it.
     enum LinkState: Sendable, Equatable {
         case scanning
@@ -34,6 +42,10 @@ struct StrapTableModel: Sendable, Equatable {
         var zone: Int?
         var rmssd: Double?
         var battery: Int?
+        /// `ecg`: the heart rate the strap itself sends, beside the ECG's (``bpm``).
+        var strapBPM: UInt16?
+        /// `ecg`: the ECG samples received.
+        var samples = 0
         var state: LinkState = .scanning
         /// The adapter its link goes through, in a run with several (a column then shows it).
         var adapter = ""
@@ -43,6 +55,11 @@ struct StrapTableModel: Sendable, Equatable {
     }
 
     private(set) var rows: [Row] = []
+    let columns: Columns
+
+    init(columns: Columns = .heartRate) {
+        self.columns = columns
+    }
 
     /// Adds a row for a strap; its index, which later updates name.
     mutating func add(name: String) -> Int {
@@ -62,23 +79,31 @@ struct StrapTableModel: Sendable, Equatable {
         // Several adapters (`--transport A,B`): a column after the address says which one each
         // strap is on ("via").
         let adapters = rows.contains { !$0.adapter.isEmpty }
+        let widths = Self.widths(columns, adapter: adapters)
         func format(_ fields: [String], adapter: String) -> String {
             var fields = fields
             if adapters { fields.insert(adapter.count > 5 ? "…" + adapter.suffix(4) : adapter, at: 2) }
-            return Self.format(fields, width: width, widths: adapters ? Self.widthsWithAdapter : Self.widths)
+            return Self.format(fields, width: width, widths: widths)
         }
-        var lines = [format(["strap", "address", "bpm", "zone", "RMSSD", "batt", "link", "last"], adapter: "via")]
+        var lines = [format(Self.header(columns), adapter: "via")]
         let room = max(1, height - 2)
         let shown = rows.count > room ? rows.prefix(room - 1) : rows[...]
         for row in shown {
             let age = row.lastValue.map { "\(Int((now - $0).rounded(.down))) s ago" } ?? "–"
-            lines.append(format([
-                row.name, row.address, row.bpm.map(String.init) ?? "–",
-                row.zone.map { $0 == 0 ? "rest" : "Z\($0)" } ?? "–",
-                row.rmssd.map { "\(Int($0.rounded())) ms" } ?? "–",
-                row.battery.map { "\($0) %" } ?? "–",
-                row.state.text, age,
-            ], adapter: row.adapter))
+            let bpm: String = row.bpm.map { String($0) } ?? "–"
+            var fields: [String] = [row.name, row.address, bpm]
+            switch columns {
+            case .heartRate:
+                let zone: String = row.zone.map { $0 == 0 ? "rest" : "Z\($0)" } ?? "–"
+                let rmssd: String = row.rmssd.map { "\(Int($0.rounded())) ms" } ?? "–"
+                let battery: String = row.battery.map { "\($0) %" } ?? "–"
+                fields += [zone, rmssd, battery]
+            case .ecg:
+                let strap: String = row.strapBPM.map { String($0) } ?? "–"
+                fields += [strap, "\(row.samples)"]
+            }
+            fields += [row.state.text, age]
+            lines.append(format(fields, adapter: row.adapter))
         }
         if shown.count < rows.count { lines.append("… and \(rows.count - shown.count) more (a taller terminal shows them)") }
         let streaming = rows.filter { $0.state == .streaming }.count
@@ -86,13 +111,28 @@ struct StrapTableModel: Sendable, Equatable {
         return lines.map { String($0.prefix(max(10, width))) }
     }
 
-    /// Column widths: a row fits 80 columns; the line is cut to `width`.
-    private static let widths = [16, 17, 3, 4, 6, 4, 14, 8]
-    /// With the adapter column, still within 80 columns (a long transport shows its end:
-    /// `hci1`, `…9001`).
-    private static let widthsWithAdapter = [15, 17, 5, 3, 4, 6, 4, 10, 8]
+    /// The header's fields.
+    private static func header(_ columns: Columns) -> [String] {
+        switch columns {
+        case .heartRate: ["strap", "address", "bpm", "zone", "RMSSD", "batt", "link", "last"]
+        case .ecg: ["H10", "address", "bpm", "strap", "samples", "link", "last"]
+        }
+    }
 
-    static func format(_ fields: [String], width: Int, widths: [Int] = widths) -> String {
+    /// Column widths: a row fits 80 columns; the line is cut to `width`. With the adapter
+    /// column (`adapter`), still within 80 columns (a long transport shows its end: `hci1`,
+    /// `…9001`).
+    private static func widths(_ columns: Columns, adapter: Bool = false) -> [Int] {
+        switch (columns, adapter) {
+        case (.heartRate, false): [16, 17, 3, 4, 6, 4, 14, 8]
+        case (.heartRate, true): [15, 17, 5, 3, 4, 6, 4, 10, 8]
+        // An H10's name, "Polar H10 " and its 8-digit ID, whole: the ID tells the rows apart.
+        case (.ecg, false): [18, 17, 3, 5, 7, 14, 8]
+        case (.ecg, true): [18, 17, 5, 3, 5, 7, 10, 8]
+        }
+    }
+
+    static func format(_ fields: [String], width: Int, widths: [Int] = widths(.heartRate)) -> String {
         var line = ""
         for (index, field) in fields.enumerated() {
             let room = widths[min(index, widths.count - 1)]
@@ -110,9 +150,9 @@ typealias StrapTable = LiveTable<StrapTableModel>
 extension StrapTableModel: LiveTableModel {}
 
 extension LiveTable where Model == StrapTableModel {
-    convenience init() {
+    convenience init(columns: StrapTableModel.Columns = .heartRate) {
         // Drawn at once: before any strap is found it says so ("0 straps").
-        self.init(StrapTableModel(), minimumHeight: 4, drawAtOnce: true)
+        self.init(StrapTableModel(columns: columns), minimumHeight: 4, drawAtOnce: true)
     }
 
     /// A row for a new strap; its index.
