@@ -69,19 +69,24 @@ struct KernelBesideBluetoothdVMTests {
         #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))\n\(logs)")
     }
 
-    @Test("hr --all --max 5 on hci0 beside an idle bluetoothd: five straps followed at once over the kernel's L2CAP sockets, 8 measurements each, every event naming its strap; with a sixth strap and a controller that holds five links, the kernel's refusal of the sixth is one line with the links held and another adapter while the five stream; bluetoothd works afterwards (issue 41)")
+    @Test("hr --all --max 5 on hci0 beside an idle bluetoothd: five straps followed at once over the kernel's L2CAP sockets, 8 measurements each, every event naming its strap; with a sixth strap and a controller that holds five links, the kernel's refusal of the sixth is one line with the links held and another adapter while the five stream; with --transport hci0,hci1 the six spread over both adapters; bluetoothd works afterwards (issue 41)")
     func fiveStraps() async throws {
         // Six straps on the link, a controller that refuses a sixth link with Connection
         // Rejected due to Limited Resources (0x0D, as Marvell's 88W8897 does after two): the
         // kernel hands rawble ECONNREFUSED for it (bt_to_errno).
+        // Two adapters on the one link (hci0, hci1: one Bumble process serving two controllers):
+        // the steps before the last use hci0 alone; the last spreads the six over both.
         let (steps, result) = try await KernelPathVMTests.boot(#"""
-            step hr "$r" hr --all --max 5 --count 8 --timeout 20 --json
+            step hr "$r" hr --all --max 5 --count 8 --timeout 20 --json --transport hci0
             sleep 3
-            step full timeout -s INT 25 "$r" hr --all --max 6 --json --timeout 20
+            step full timeout -s INT 25 "$r" hr --all --max 6 --json --timeout 20 --transport hci0
+            sleep 3
+            step two "$r" hr --all --max 6 --count 5 --timeout 20 --json --transport hci0,hci1
             step daemon /run/rawble-vm/bluetoothd-check C0:B1:E0:00:01:01
             step logs sh -c 'dmesg | grep -i bluetooth | tail -n 25; echo "-- bluetoothd.log"; tail -n 25 /run/rawble-vm/bluetoothd.log'
-            """#, peerArguments: ["--strap-only", "--straps", "6", "--max-links", "5", "--hr-interval", "0.25", "--hr-count", "400"],
-            vmOptions: ["--bluetoothd", "idle"])
+            """#, controllers: [KernelPathVMTests.controllerAddress, "00:1B:DC:0F:00:02"],
+            peerArguments: ["--strap-only", "--straps", "6", "--max-links", "5", "--hr-interval", "0.25", "--hr-count", "400"],
+            ports: 2, vmOptions: ["--bluetoothd", "idle"])
         let logs = (steps["logs"]?.stdout ?? []).joined(separator: "\n")
         #expect(result.status == 0, "vm-test: \(result.stderr)")
         let hr = try #require(steps["hr"], "\(result.stdout)\n\(result.stderr)")
@@ -105,6 +110,17 @@ struct KernelBesideBluetoothdVMTests {
         #expect(refusals.contains { $0.contains("6th link") && $0.contains("holds 5") && $0.contains("ECONNREFUSED")
                     && $0.contains("another adapter") },
                 "the sixth strap's refusal names the links held and the fix: \(refusals)\n\(full.stderr)\n\(logs)")
+
+        // Two adapters in one process (issue 41): the six straps spread over hci0 and hci1, each
+        // to --count, every value's strap named; both adapters hold links.
+        let two = try #require(steps["two"], "\(result.stdout)\n\(result.stderr)")
+        #expect(two.status == 0, "\(two.stderr)\n\(logs)")
+        let twoEvents = KernelPathVMTests.objects(two.stdout)
+        let perStrap = Dictionary(grouping: twoEvents.filter { $0["event"] as? String == "measurement" }) { $0["address"] as? String ?? "" }
+        #expect(perStrap.count == 6 && perStrap.values.allSatisfy { $0.count == 5 },
+                "\(perStrap.mapValues(\.count))\n\(two.stderr)\n\(logs)")
+        let via = Set(twoEvents.filter { $0["event"] as? String == "connected" }.compactMap { $0["adapter"] as? String })
+        #expect(via == ["hci0", "hci1"], "the adapters the straps connected through: \(via.sorted())\n\(two.stdout.prefix(40))")
 
         let daemon = try #require(steps["daemon"])
         #expect(daemon.status == 0, "bluetoothd after rawble:\n\((daemon.stdout + daemon.stderr).joined(separator: "\n"))\n\(logs)")
