@@ -49,17 +49,24 @@ private final class RecordingOpener: KernelLinkOpener {
     }
 }
 
+/// A kernel central on a scripted raw channel (the controller answers what the host reads),
+/// its links from a ``RecordingOpener``.
+private func openCentral() async throws -> (ScriptedController, RecordingOpener, KernelCentral<RecordingOpener>) {
+    let controller = ScriptedController { command in
+        if case .readBDADDR = command { return [ScriptedController.complete(command.opcode, [0x00, 1, 0, 0, 0xDC, 0x1B, 0])] }
+        return ScriptedController.minimal(command)
+    }
+    _ = controller.run()
+    let opener = RecordingOpener()
+    let central = try await KernelCentral.open(rawChannel: controller.transport, opener: opener, configuration: configuration())
+    return (controller, opener, central)
+}
+
 @Suite("KernelCentral: scanning on the raw channel, links through the kernel")
 struct KernelCentralTests {
     @Test("connect goes to the kernel's opener, not LE Create Connection; close disconnects the links still up")
     func linksThroughTheOpener() async throws {
-        let controller = ScriptedController { command in
-            if case .readBDADDR = command { return [ScriptedController.complete(command.opcode, [0x00, 1, 0, 0, 0xDC, 0x1B, 0])] }
-            return ScriptedController.minimal(command)
-        }
-        _ = controller.run()
-        let opener = RecordingOpener()
-        let central = try await KernelCentral.open(rawChannel: controller.transport, opener: opener, configuration: configuration())
+        let (controller, opener, central) = try await openCentral()
         #expect(!controller.commands.contains(.reset))
         let peer = ScriptedController.peer
         let link = try await central.connect(to: peer, timeout: .seconds(5))
@@ -75,13 +82,7 @@ struct KernelCentralTests {
 struct KernelLinkLimitTests {
     @Test("each connect tells the opener how many of the central's links are up (ended ones do not count)")
     func openerHearsTheLinksHeld() async throws {
-        let controller = ScriptedController { command in
-            if case .readBDADDR = command { return [ScriptedController.complete(command.opcode, [0x00, 1, 0, 0, 0xDC, 0x1B, 0])] }
-            return ScriptedController.minimal(command)
-        }
-        _ = controller.run()
-        let opener = RecordingOpener()
-        let central = try await KernelCentral.open(rawChannel: controller.transport, opener: opener, configuration: configuration())
+        let (_, opener, central) = try await openCentral()
         let peers = (1...3).map { DeviceAddress(BluetoothAddress(0xC0B1_E000_0100 + UInt64($0)), type: .random) }
         let first = try await central.connect(to: peers[0], timeout: .seconds(5))
         _ = try await central.connect(to: peers[1], timeout: .seconds(5))
