@@ -99,6 +99,12 @@ final class ShellSession: Sendable {
         var addresses: [String] = []
         /// The command running now, which Ctrl-C cancels.
         var running: Task<Void, any Error>?
+        /// A person's line is being read (the terminal in raw mode, where Ctrl-C is a key, not a
+        /// signal): a SIGINT then comes from elsewhere and ends the shell.
+        var atPrompt = false
+        /// A Ctrl-C that came after a line was accepted and before its command started: the
+        /// command is cancelled as it starts (the shell itself goes on).
+        var interruptPending = false
     }
 
     let host: HostSession
@@ -145,7 +151,13 @@ final class ShellSession: Sendable {
         let interactive = self.interactive
         let interrupt = InterruptWatcher { [weak self] in
             guard let self else { return }
-            let running = state.withLock { $0.running }
+            let (running, betweenLines) = state.withLock { state in
+                // A person's Ctrl-C between the line and its command: for the command.
+                let between = interactive && state.running == nil && !state.atPrompt
+                if between { state.interruptPending = true }
+                return (state.running, between)
+            }
+            if betweenLines { return }
             if let running {
                 running.cancel()
                 // A script ends at its Ctrl-C; a person only stops the command.
@@ -159,7 +171,7 @@ final class ShellSession: Sendable {
         if let address {
             await runCommand(["connect", address.description] + (addressType.map { ["--address-type", $0.rawValue] } ?? []))
         }
-        while !stopped.load(ordering: .relaxed), let input = await source.nextInput() {
+        while !stopped.load(ordering: .relaxed), let input = await nextInput(from: source) {
             guard case .line(let line) = input else {
                 // Ctrl-C at the prompt while values are notified: they stop.
                 await runCommand { [self] in try await unsubscribeAll() }
@@ -176,6 +188,14 @@ final class ShellSession: Sendable {
         return state.withLock { $0.lastFailure } ?? .success
     }
 
+    /// The next line (or key) from `source`; meanwhile a SIGINT is not a person's Ctrl-C, and
+    /// one that came between two commands is forgotten.
+    private func nextInput(from source: any LineSource) async -> ShellInput? {
+        state.withLock { $0.atPrompt = true; $0.interruptPending = false }
+        defer { state.withLock { $0.atPrompt = false } }
+        return await source.nextInput()
+    }
+
     /// Runs one command as a task Ctrl-C cancels; its failure is one line, and the shell goes on.
     private func runCommand(_ words: [String]) async {
         await runCommand { [self] in try await execute(words) }
@@ -185,7 +205,12 @@ final class ShellSession: Sendable {
     /// for is over when it ends.
     private func runCommand(_ body: @escaping @Sendable () async throws -> Void) async {
         let task = Task(executorPreference: host.central.taskExecutor) { try await body() }
-        state.withLock { $0.running = task }
+        let interrupted = state.withLock { state in
+            defer { state.interruptPending = false }
+            state.running = task
+            return state.interruptPending
+        }
+        if interrupted { task.cancel() }
         let result = await task.result
         state.withLock { $0.running = nil }
         waits.end()

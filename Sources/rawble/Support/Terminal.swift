@@ -291,6 +291,9 @@ final class TerminalLineSource: LineSource {
                         redraw(prompt)
                     case .accepted(let line):
                         console.show(prompt: prompt, line: Array(line), cursor: line.count)
+                        // The terminal leaves raw mode before the line ends on screen: once it
+                        // has, Ctrl-C is a signal again, for the command the line runs.
+                        rawMode.leave()
                         console.finishLine()
                         // As the history keeps it: no blank line, no repeat of the line before.
                         let repeated = lastRemembered.withLock { last in
