@@ -429,7 +429,8 @@ final class ShellProcess: @unchecked Sendable {
     private let process = Process()
     private let stateDirectory: URL
     private let input = Pipe()
-    private let lock = NSLock()
+    /// Guards the output; signalled each time a chunk arrives (``waitUntil(limit:_:)`` waits on it).
+    private let lock = NSCondition()
     private var stdout = Data(), stderr = Data()
     private let done = DispatchGroup()
 
@@ -466,6 +467,7 @@ final class ShellProcess: @unchecked Sendable {
                     if chunk.isEmpty { break }
                     self.lock.lock()
                     if isStdout { self.stdout.append(chunk) } else { self.stderr.append(chunk) }
+                    self.lock.broadcast()
                     self.lock.unlock()
                 }
                 self.done.leave()
@@ -533,13 +535,16 @@ final class ShellProcess: @unchecked Sendable {
     }
 
     private func waitUntilBlocking(limit: Duration, _ condition: (String, String) -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            let (out, err) = output
-            if condition(out, err) { return true }
-            Thread.sleep(forTimeInterval: 0.02)
+        // Checked again each time output arrives, not on a clock.
+        let deadline = Date(timeIntervalSinceNow: Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if condition(String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self)) { return true }
+            guard lock.wait(until: deadline) else {
+                return condition(String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+            }
         }
-        return false
     }
 
     /// Closes stdin (the end of the script) and waits (at most `limit`) for the exit.
