@@ -23,6 +23,17 @@ struct BondStoreWaitTests {
         #expect(await store.bonds().count == 3)
     }
 
+    @Test("below the count it goes on waiting whatever is saved: only cancellation ends it")
+    func waitsBelowTheCount() async throws {
+        let store = InMemoryBondStore()
+        let waiting = Task { try await store.waitForBonds(count: 3) }
+        await store.save(Self.bond(1))
+        await store.save(Self.bond(2))
+        await store.save(Self.bond(2))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+    }
+
     @Test("a cancelled wait throws CancellationError, and a later save does not resume it twice")
     func cancelled() async throws {
         let store = InMemoryBondStore()

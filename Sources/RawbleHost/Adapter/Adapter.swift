@@ -294,8 +294,10 @@ public actor Adapter {
         advertiser.generation += 1
         links.stop(error, bearerError: bearerError(for: error))
         incomingContinuation.finish()
-        for waiter in ownAddressRotation?.waiters.values ?? [:].values { waiter.continuation.resume(throwing: error) }
-        ownAddressRotation?.waiters.removeAll()
+        if let waiters = ownAddressRotation?.waiters.values {
+            ownAddressRotation?.waiters.removeAll()
+            for waiter in waiters { waiter.continuation.resume(throwing: error) }
+        }
     }
 
     func bearerError(for error: HostError) -> BearerError {
