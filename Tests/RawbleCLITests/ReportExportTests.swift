@@ -105,7 +105,7 @@ struct ReportExportTests {
         return Double(clock[0])! * 3600 + Double(clock[1])! * 60 + Double(clock[2])!
     }
 
-    @Test("an ECG session as EDF+D: every ECG and acceleration sample equal (the range clipped), 130 and 200 Hz, labels, units and ranges, the local start with its fraction, the gap and every R-peak annotated at its sample's onset")
+    @Test("an ECG session as EDF+: every ECG and acceleration sample equal (the range clipped), 0 across the gap, 130 and 200 Hz, labels, units and ranges, the local start with its fraction, the gap and every R-peak annotated at its sample's onset")
     func ecgEDF() async throws {
         let directory = try Self.folder()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -116,10 +116,10 @@ struct ReportExportTests {
         #expect(result.status == 0, "\(result.stderr)")
         let report = try CLI.jsonObject(result.stdout)
         let export = try #require(report["export"] as? [String: Any])
-        #expect(export["continuous"] as? Bool == false)
         #expect(export["clipped"] as? Int == 1)
-        let text = try await CLI.run(["report", session, "--export", edf])
-        #expect(text.stdoutLines.contains { $0.hasPrefix("export: \(edf) (EDF+D: ECG 130 Hz µV, acceleration X/Y/Z 200 Hz mG;") }, "\(text.stdout)")
+        #expect(export["gaps"] as? Int == 1)
+        let text = try await CLI.run(["report", session, "--export", edf], environment: ["TZ": "Asia/Kolkata"])
+        #expect(text.stdoutLines.contains { $0.hasPrefix("export: \(edf) (EDF+: ECG 130 Hz µV, acceleration X/Y/Z 200 Hz mG;") }, "\(text.stdout)")
 
         // The session's own runs, from its lines (split at the gap line).
         var runs: [[(second: Double, device: UInt64, microvolts: Int)]] = [[]]
@@ -130,8 +130,12 @@ struct ReportExportTests {
             runs[runs.count - 1].append((Self.secondOfDay(fields[0]), UInt64(fields[1])!, Int(fields[3])!))
         }
         #expect(runs.count == 2)
+        // Where the second run starts on the file's timeline: its host time's sample at 130 Hz.
+        let second = Int(((runs[1][0].second - runs[0][0].second) * 130).rounded())
+        let positions = [0, max(second, runs[0].count)]
 
         let file = try #require(try await Self.read([["edf": edf]]).first)
+        #expect(file["filetype"] as? Int == 1, "EDF+ (EDFlib's EDFLIB_FILETYPE_EDFPLUS)")
         #expect(file["labels"] as? [String] == ["ECG", "Accelerometer X", "Accelerometer Y", "Accelerometer Z"])
         #expect(file["rates"] as? [Double] == [130, 200, 200, 200])
         #expect(file["dimensions"] as? [String] == ["uV", "mG", "mG", "mG"])
@@ -140,27 +144,29 @@ struct ReportExportTests {
         #expect(file["recordDuration"] as? Double == 1)
         #expect((file["equipment"] as? String)?.hasPrefix("Polar") == true, "\(file["equipment"] ?? "")")
 
-        // Every ECG sample as recorded (a run's last record held at its last value); physical
-        // values equal to the digital ones (1 µV a step).
-        let records = runs.map { ($0.count + 129) / 130 }
-        #expect(file["records"] as? Int == records.reduce(0, +))
+        // Every ECG sample as recorded, each run at its position, 0 elsewhere; physical values
+        // equal to the digital ones (1 µV a step).
+        let total = positions[1] + runs[1].count
+        let records = (total + 129) / 130
+        #expect(file["records"] as? Int == records)
         let digital = try #require(file["digital"] as? [[Int]])
         let physical = try #require(file["physical"] as? [[Double]])
-        var expected: [Int] = []
-        for (run, count) in zip(runs, records) {
-            expected += run.map(\.microvolts)
-            expected += Array(repeating: run.last!.microvolts, count: count * 130 - run.count)
+        var expected = Array(repeating: 0, count: records * 130)
+        for (run, position) in zip(runs, positions) {
+            expected.replaceSubrange(position..<(position + run.count), with: run.map(\.microvolts))
         }
         #expect(digital[0] == expected)
         #expect(zip(physical[0], digital[0]).allSatisfy { abs($0 - Double($1)) < 1e-9 })
-        // Acceleration: 20 samples (0.1 s) held at the first vector, the 400 vectors, the
-        // clipped X value, then held at the last vector.
+        // Acceleration: 0 for 0.1 s (20 samples), the 400 vectors with the X value clipped, 0 after.
         let x = digital[1], y = digital[2], z = digital[3]
-        #expect(Array(x[20..<420]) == (0..<400).map { $0 == 7 ? 32767 : $0 })
-        #expect(Array(y[20..<420]) == (0..<400).map { 1000 - $0 })
-        #expect(Array(z[20..<420]) == (0..<400).map { -$0 })
-        #expect(Array(x[0..<20]) == Array(repeating: 0, count: 20))
-        #expect(Array(y[420..<(records[0] * 200)]).allSatisfy { $0 == 601 })
+        #expect(x.count == records * 200)
+        let xs: [Int] = (0..<400).map { (index: Int) -> Int in index == 7 ? 32767 : index }
+        let ys: [Int] = (0..<400).map { (index: Int) -> Int in 1000 - index }
+        let zs: [Int] = (0..<400).map { (index: Int) -> Int in -index }
+        #expect(Array(x[20..<420]) == xs)
+        #expect(Array(y[20..<420]) == ys)
+        #expect(Array(z[20..<420]) == zs)
+        #expect(x[0..<20].allSatisfy { $0 == 0 } && y[420...].allSatisfy { $0 == 0 })
 
         // The start: the first sample's local date and time (5:30 ahead), its fraction as
         // EDFlib's subsecond (100 ns units).
@@ -169,15 +175,14 @@ struct ReportExportTests {
         let fraction = start - start.rounded(.down)
         #expect(abs(Double(file["subsecond"] as? Int ?? 0) / 1e7 - fraction) < 1e-6)
 
-        // Annotations (onsets from the header's whole second): the gap from the first run's
-        // last sample to the second run's start, and an R at each peak sample's onset.
+        // Annotations (EDFlib's onsets count from the first sample): the gap from the first
+        // run's last sample to the second run's first, an R at each peak sample.
         let annotations = try #require(file["annotations"] as? [[Any]])
-        let onsetOfRun = [fraction, runs[1][0].second - runs[0][0].second + fraction]
         let gaps = annotations.filter { $0[2] as? String == "gap" }
         #expect(gaps.count == 1)
         let gapOnset = try #require(gaps.first?[0] as? Double), gapDuration = try #require(gaps.first?[1] as? Double)
-        #expect(abs(gapOnset - (fraction + Double(runs[0].count) / 130)) < 1e-5)
-        #expect(abs(gapOnset + gapDuration - onsetOfRun[1]) < 1e-5)
+        #expect(abs(gapOnset - Double(runs[0].count) / 130) < 1e-6, "\(gapOnset)")
+        #expect(abs(gapOnset + gapDuration - Double(positions[1]) / 130) < 1e-6, "\(gapDuration)")
         let peaks = annotations.filter { $0[2] as? String == "R" }.compactMap { $0[0] as? Double }
         #expect(peaks.count == report["rPeaks"] as? Int)
         let beats = try #require((report["ecg"] as? [String: Any])?["beats"] as? [[String: Any]])
@@ -187,8 +192,8 @@ struct ReportExportTests {
             let (run, index) = try #require(runs.enumerated().lazy.compactMap { run, samples in
                 samples.firstIndex { $0.device == device }.map { (run, $0) }
             }.first)
-            let onset = onsetOfRun[run] + Double(index) / 130
-            #expect(peaks.contains { abs($0 - onset) < 1e-5 }, "an R at \(onset) s (run \(run), sample \(index))")
+            let onset = Double(positions[run] + index) / 130
+            #expect(peaks.contains { abs($0 - onset) < 1e-6 }, "an R at \(onset) s (run \(run), sample \(index)): \(peaks)")
         }
     }
 
@@ -296,6 +301,6 @@ struct ReportExportUsageTests {
         // The same session exports its ECG: a flat line, no R-peak.
         let flatEDF = try await CLI.run(["report", ecg, "--export", edf])
         #expect(flatEDF.status == 0, "\(flatEDF.stderr)")
-        #expect(flatEDF.stdoutLines.last?.contains("EDF+C: ECG 130 Hz µV; 2 s; 0 R-peak and 0 gap annotations") == true, "\(flatEDF.stdout)")
+        #expect(flatEDF.stdoutLines.last?.contains("EDF+: ECG 130 Hz µV; 2 s; 0 R-peak and 0 gap annotations") == true, "\(flatEDF.stdout)")
     }
 }

@@ -3,8 +3,8 @@ import RawbleWire
 import Testing
 
 /// The export writers byte for byte: EDF+'s header fields, record layout and TALs
-/// (edfplus.info), the ECG session's EDF+ (records, onsets, acceleration, clipping, R-peaks,
-/// gaps), and the RR text layouts. The files read back by pyedflib and NeuroKit2:
+/// (edfplus.info), the ECG session's EDF+ (records, run positions, acceleration, clipping,
+/// R-peaks, gaps), and the RR text layouts. The files read back by pyedflib and NeuroKit2:
 /// `RawbleCLITests/ReportExportTests`.
 @Suite("report --export's writers: EDF+ and RR text, byte for byte")
 struct ExportWriterTests {
@@ -130,9 +130,9 @@ struct ExportWriterTests {
         #expect(layout.annotations(record: 0) == Self.tals("+0||#+0.007692308|R peak|#+3~10|gap|#"))
     }
 
-    /// A session of two runs (300 samples from a quarter past a whole second, 130 samples 10 s
-    /// later), with acceleration from 0.1 s into the first run, one ECG and one acceleration
-    /// value out of range.
+    /// A session of two runs (300 samples from a quarter past a whole second, 100 samples 10 s
+    /// later), with acceleration from 0.1 s into the first run and 0.5 s into the second, one
+    /// ECG and one acceleration value out of range.
     static func session() -> ECGRecording {
         var session = ECGRecording()
         let start: Int64 = 1_796_518_923_250_000
@@ -142,7 +142,7 @@ struct ExportWriterTests {
             first.microvolts.append(index == 5 ? 40_000 : Int32(index) - 150)
         }
         var second = ECGRun(startTime: start + 10_000_000)
-        for index in 0..<130 {
+        for index in 0..<100 {
             second.deviceTimes.append(100_000_000_000 + UInt64(index) * 7_692_308)
             second.microvolts.append(Int32(-index))
         }
@@ -152,58 +152,75 @@ struct ExportWriterTests {
             session.acceleration.append(ECGAccelerationSample(time: start + 100_000 + Int64(index) * 5000,
                                                               x: Int32(index), y: index == 3 ? -50_000 : 1000, z: -Int32(index)))
         }
+        for index in 0..<10 {
+            session.acceleration.append(ECGAccelerationSample(time: start + 10_500_000 + Int64(index) * 5000, x: 7, y: 8, z: 9))
+        }
         return session
     }
 
-    @Test("an ECG session: 1-s records of 130 ECG and 200 acceleration samples, EDF+D at each run's onset, held to the record's end; acceleration placed from its first vector's time; out-of-range values clipped and counted")
+    @Test("an ECG session: EDF+C of 1-s records (130 ECG, 200 acceleration samples), each run at its host time's sample, 0 where no sample is, a gap annotation across the gap, R-peaks at their samples' onsets; out-of-range values clipped and counted")
     func ecgSession() throws {
         let export = try #require(ECGEDFExport(session: Self.session(), peaks: [[10, 140], [65]], utcOffset: 0, equipment: "Polar H10 ABC"))
-        #expect(!export.continuous)
         #expect(export.hasAcceleration)
-        #expect(export.recordCount == 4, "3 records for 300 samples, 1 for 130")
+        #expect(export.runPositions == [0, 1300])
+        #expect(export.recordCount == 11, "1400 samples at 130 a record")
         #expect(export.clippedCount == 2)
         #expect(export.peakCount == 3)
         #expect(export.gapCount == 1)
         let layout = Layout(bytes: export.bytes)
         #expect(layout.text(176, 8) == "01.02.03")
-        #expect(layout.text(192, 44) == "EDF+D")
+        #expect(layout.text(192, 44) == "EDF+C")
         #expect(layout.signals == 5)
         #expect((0..<4).map { layout.signalField($0, before: 0, width: 16) } == ["ECG", "Accelerometer X", "Accelerometer Y", "Accelerometer Z"])
         #expect((0..<4).map { layout.signalField($0, before: 96, width: 8) } == ["uV", "mG", "mG", "mG"])
         #expect(Array(layout.samplesPerRecord.prefix(4)) == [130, 200, 200, 200])
-        // The ECG as recorded, 130 a record; the last record of a run held at its last value.
-        let ecg = (0..<3).flatMap { layout.samples(record: $0, signal: 0) }
+        let ecg = (0..<11).flatMap { layout.samples(record: $0, signal: 0) }
         let recorded: [Int16] = (0..<300).map { (index: Int) -> Int16 in index == 5 ? 32767 : Int16(index - 150) }
-        #expect(Array(ecg.prefix(300)) == recorded)
-        #expect(ecg.suffix(90).allSatisfy { $0 == 149 })
-        let second: [Int16] = (0..<130).map { (index: Int) -> Int16 in Int16(-index) }
-        #expect(layout.samples(record: 3, signal: 0) == second)
-        // Acceleration: the first vector 0.1 s in (sample 20), held before it and after the last.
-        let x = (0..<3).flatMap { layout.samples(record: $0, signal: 1) }
-        #expect(Array(x.prefix(20)) == Array(repeating: 0, count: 20))
+        let second: [Int16] = (0..<100).map { (index: Int) -> Int16 in Int16(-index) }
+        #expect(Array(ecg[0..<300]) == recorded)
+        #expect(ecg[300..<1300].allSatisfy { $0 == 0 }, "the gap")
+        #expect(Array(ecg[1300..<1400]) == second)
+        #expect(ecg[1400...].allSatisfy { $0 == 0 }, "after the last sample")
+        // Acceleration: the first run's from 0.1 s (sample 20), the second's 0.5 s into its run.
+        let x = (0..<11).flatMap { layout.samples(record: $0, signal: 1) }
+        let y = (0..<11).flatMap { layout.samples(record: $0, signal: 2) }
         let placed: [Int16] = (0..<100).map { (index: Int) -> Int16 in Int16(index) }
+        #expect(Array(x[0..<20]) == Array(repeating: 0, count: 20))
         #expect(Array(x[20..<120]) == placed)
-        #expect(x[120...].allSatisfy { $0 == 99 })
-        let y = (0..<3).flatMap { layout.samples(record: $0, signal: 2) }
+        #expect(x[120..<2100].allSatisfy { $0 == 0 })
+        #expect(Array(x[2100..<2110]) == Array(repeating: 7, count: 10), "10 s × 200 + 0.5 s × 200")
+        #expect(x[2110...].allSatisfy { $0 == 0 })
         #expect(y[23] == -32767, "clipped to the declared range")
-        #expect(layout.samples(record: 3, signal: 1) == Array(repeating: 0, count: 200), "no acceleration in the second run")
-        // Time-keeping TALs at each record's onset; R-peaks at onset + index / 130 s; the gap
-        // from the first run's last sample (300 / 130 s after its start) to the second's onset.
+        // Time-keeping TALs at each record's onset; R-peaks at onset + position / 130 s; the
+        // gap from the first run's last sample (300 / 130 s) to the second's (1300 / 130 s).
         #expect(layout.annotations(record: 0) == Self.tals("+0.25||#+0.326923077|R|#"))
         #expect(layout.annotations(record: 1) == Self.tals("+1.25||#+1.326923077|R|#"))
-        #expect(layout.annotations(record: 2) == Self.tals("+2.25||#+2.557692~7.692308|gap|#"))
-        #expect(layout.annotations(record: 3) == Self.tals("+10.25||#+10.75|R|#"))
+        #expect(layout.annotations(record: 2) == Self.tals("+2.25||#+2.557692308~7.692307692|gap|#"))
+        #expect(layout.annotations(record: 10) == Self.tals("+10.25||#+10.75|R|#"))
+        #expect(layout.annotations(record: 5) == Self.tals("+5.25||#"))
     }
 
-    @Test("one run is EDF+C, without acceleration only the ECG and annotation signals; a session without ECG none; the local start from the offset")
-    func continuousAndEmpty() throws {
+    @Test("a gap over an hour is shortened to one, its annotation saying how long it was")
+    func longGap() throws {
+        var session = Self.session()
+        session.runs[1].startTime += 86_400_000_000
+        session.acceleration = []
+        let export = try #require(ECGEDFExport(session: session, peaks: [], utcOffset: 0, equipment: nil))
+        #expect(export.runPositions == [0, 300 + 3600 * 130])
+        #expect(export.recordCount == (300 + 3600 * 130 + 100 + 129) / 130)
+        let layout = Layout(bytes: export.bytes)
+        #expect(layout.annotations(record: 2) == Self.tals("+2.25||#+2.557692308~3600|gap (shortened from 86407.692307692 s)|#"))
+    }
+
+    @Test("without acceleration only the ECG and annotation signals; a session without ECG none; the local start from the offset")
+    func withoutAcceleration() throws {
         var session = Self.session()
         session.runs.removeLast()
         session.gaps = []
         session.acceleration = []
         let export = try #require(ECGEDFExport(session: session, peaks: [], utcOffset: -5 * 3600, equipment: nil))
-        #expect(export.continuous)
         #expect(!export.hasAcceleration)
+        #expect(export.recordCount == 3)
         let layout = Layout(bytes: export.bytes)
         #expect(layout.text(192, 44) == "EDF+C")
         #expect(layout.signals == 2)

@@ -1,5 +1,8 @@
 import ArgumentParser
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import RawbleAnalysis
 import RawbleReport
 
@@ -115,18 +118,19 @@ extension Report {
         guard let path = exportPath(for: label), let format = chosenExportFormat else { return nil }
         let who = label.map { " (\($0))" } ?? ""
         guard let textFormat = RRTextFormat(rawValue: format.rawValue) else {
-            guard let edf = ECGEDFExport(session: session, peaks: analysis.peaks, utcOffset: TimeZone.current.secondsFromGMT(),
+            let start = session.runs.first.map { $0.startTime / 1_000_000 } ?? 0
+            guard let edf = ECGEDFExport(session: session, peaks: analysis.peaks, utcOffset: Self.utcOffset(at: start),
                                          equipment: label?.name ?? "Polar H10") else {
                 throw CLIError(.nothingToExport, "\(inputName)\(who) holds no ECG sample for EDF+",
                                fix: "record ECG with `rawble ecg --csv FILE`")
             }
             try write(edf.bytes, to: path, what: "the EDF+ file")
             let signals = edf.hasAcceleration ? "ECG 130 Hz µV, acceleration X/Y/Z 200 Hz mG" : "ECG 130 Hz µV"
-            var line = "export: \(path) (EDF+\(edf.continuous ? "C" : "D"): \(signals); \(edf.recordCount) s; "
+            var line = "export: \(path) (EDF+: \(signals); \(edf.recordCount) s; "
                 + "\(edf.peakCount) R-peak and \(edf.gapCount) gap annotations"
             if edf.clippedCount > 0 { line += "; \(edf.clippedCount) samples beyond ±\(ECGEDFExport.range) clipped" }
             return ExportResult(line: line + ")", json: .object([
-                ("file", .string(path)), ("format", "edf"), ("continuous", .bool(edf.continuous)),
+                ("file", .string(path)), ("format", "edf"),
                 ("records", JSON(edf.recordCount)), ("acceleration", .bool(edf.hasAcceleration)),
                 ("rPeaks", JSON(edf.peakCount)), ("gaps", JSON(edf.gapCount)), ("clipped", JSON(edf.clippedCount)),
             ]))
@@ -170,6 +174,16 @@ extension Report {
             line: "export: \(path) (\(title): \(count) RR intervals, \(kind)\(runs.count > 1 ? ", \(runs.count) runs" : ""))",
             json: .object([("file", .string(path)), ("format", .string(format.rawValue)), ("rr", .string(rr.rawValue)),
                            ("intervals", JSON(count)), ("runs", JSON(runs.count))]))
+    }
+
+    /// The local time's offset from UTC at `unixSeconds` (its daylight saving time then, not
+    /// now), by the C library's `localtime_r`, which follows `TZ` and `/etc/localtime`.
+    static func utcOffset(at unixSeconds: Int64) -> Int {
+        var time = time_t(unixSeconds)
+        var parts = tm()
+        tzset()
+        guard localtime_r(&time, &parts) != nil else { return 0 }
+        return Int(parts.tm_gmtoff)
     }
 
     /// The file's name as the report's lines give it.
