@@ -66,10 +66,10 @@ struct Report: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Also write the session for another tool: RR text (.txt, .ibi) or EDF+ (.edf, ECG sessions); {name} or {address} in it: a file per strap.",
                                valueName: "file"))
     var export: String?
-    @Option(help: ArgumentHelp("The export's format, when not its file's extension's: rr, kubios, ibi or edf.", valueName: "format"))
+    @Option(help: ArgumentHelp("The export's format, when its file's extension does not name it.", valueName: "format"))
     var exportFormat: ExportFormat?
-    @Option(help: ArgumentHelp("The RR intervals exported: corrected (for artifacts, as the HRV figures) or raw (as recorded).",
-                               valueName: "corrected|raw"))
+    @Option(help: ArgumentHelp("The RR intervals exported: corrected for artifacts (the series of the HRV figures) or raw (as recorded).",
+                               valueName: "which"))
     var rr: RRChoice = .corrected
     @Option(help: ArgumentHelp("A file of several straps: report (and export) only this one, by address or name.", valueName: "strap"))
     var strap: String?
