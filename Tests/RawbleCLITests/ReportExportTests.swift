@@ -273,6 +273,39 @@ struct ReportExportUsageTests {
         #expect(unknown.stderrLines.count == 1 && unknown.stderr.contains("AA:BB:CC:DD:EE:01 (Strap A)"), "\(unknown.stderr)")
     }
 
+    @Test("an ECG file of two H10s: a file each with {address}, both EDF+ with that strap's ECG; --strap one of them; --json names each strap's export")
+    func severalH10s() async throws {
+        let directory = try ReportExportTests.folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fixture = ReportExportTests.root.appendingPathComponent("Tests/RawbleCLITests/Fixtures/ecg-session.csv")
+        let lines = try String(contentsOf: fixture, encoding: .utf8).split(separator: "\n").dropFirst()
+        var labelled = ["time,strap,strap_name,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw"]
+        for line in lines {
+            let comma = try #require(line.firstIndex(of: ","))
+            for (address, name) in [("C0:B1:E0:00:02:01", "H10 A"), ("C0:B1:E0:00:02:02", "H10 B")] {
+                labelled.append(line[..<comma] + ",\(address),\(name)" + line[comma...])
+            }
+        }
+        let session = directory.appendingPathComponent("pair.csv").path
+        try (labelled.joined(separator: "\n") + "\n").write(toFile: session, atomically: true, encoding: .utf8)
+        let each = try await CLI.run(["report", session, "--json", "--export", directory.appendingPathComponent("ecg-{address}.edf").path],
+                                     environment: ["TZ": "UTC"])
+        #expect(each.status == 0, "\(each.stderr)")
+        let straps = try #require(try CLI.jsonObject(each.stdout)["straps"] as? [[String: Any]])
+        #expect(straps.compactMap { ($0["export"] as? [String: Any])?["file"] as? String }
+            == ["01", "02"].map { directory.appendingPathComponent("ecg-C0-B1-E0-00-02-\($0).edf").path })
+        let files = try ["01", "02"].map { try Data(contentsOf: directory.appendingPathComponent("ecg-C0-B1-E0-00-02-\($0).edf")) }
+        #expect(files[0].count == files[1].count)
+        #expect(zip(files[0], files[1]).enumerated().allSatisfy { $0.element.0 == $0.element.1 || (88..<168).contains($0.offset) },
+                "the same ECG and start; only the recording field (its equipment: the strap's name) differs")
+        #expect(files[1][88..<168].starts(with: Data("Startdate 28-NOV-2026 X X H10_B".utf8)))
+        #expect(files.allSatisfy { $0.prefix(8) == Data("0       ".utf8) && $0.count > 256 * 3 })
+        let one = directory.appendingPathComponent("one.edf").path
+        let chosen = try await CLI.run(["report", session, "--export", one, "--strap", "H10 B"], environment: ["TZ": "UTC"])
+        #expect(chosen.status == 0, "\(chosen.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: one)) == files[1])
+    }
+
     @Test("what cannot be exported: EDF+ of a heart-rate session (86), RR of an ECG without two R-peaks (86), an extension that names no format (64); one line each, no file")
     func refusals() async throws {
         let directory = try ReportExportTests.folder()
