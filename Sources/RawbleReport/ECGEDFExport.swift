@@ -11,7 +11,8 @@ import RawbleWire
 /// ±2 % from it, so a long run's EDF time drifts from the host's by as much; a run that would
 /// overlap the one before starts where it ends; a gap over ``longestGap`` is shortened to it).
 /// The acceleration is placed the same way, each run of it (vectors less than 1 s apart) from
-/// its first vector's host time within the run of ECG it falls in. Where a signal
+/// its first vector's host time within the run of ECG it falls in (vectors before the first
+/// ECG sample are left out). Where a signal
 /// has no sample (a gap, before its first, after its last) it is 0, and a `gap` annotation
 /// spans each gap. Not `EDF+D`, which would leave the gaps out: EDFlib (pyedflib and the tools
 /// built on it) refuses to read discontinuous files.
@@ -89,7 +90,7 @@ public struct ECGEDFExport: Sendable {
             let length = recordCount * Self.accelerationRate
             axes = [[Int16]](repeating: [], count: 3)
             var previous: Int64?
-            for vector in session.acceleration {
+            for vector in session.acceleration where vector.time >= first.startTime {
                 let filled = axes[0].count
                 if let time = previous, vector.time > time, vector.time - time <= Self.accelerationBreak {
                     // The next vector of a run.

@@ -131,8 +131,8 @@ struct ExportWriterTests {
     }
 
     /// A session of two runs (300 samples from a quarter past a whole second, 100 samples 10 s
-    /// later), with acceleration from 0.1 s into the first run and 0.5 s into the second, one
-    /// ECG and one acceleration value out of range.
+    /// later), with acceleration from 0.1 s into the first run and 0.5 s into the second (and
+    /// one vector before the first ECG sample), one ECG and one acceleration value out of range.
     static func session() -> ECGRecording {
         var session = ECGRecording()
         let start: Int64 = 1_796_518_923_250_000
@@ -155,6 +155,8 @@ struct ExportWriterTests {
         for index in 0..<10 {
             session.acceleration.append(ECGAccelerationSample(time: start + 10_500_000 + Int64(index) * 5000, x: 7, y: 8, z: 9))
         }
+        // Before the first ECG sample: left out.
+        session.acceleration.insert(ECGAccelerationSample(time: start - 5000, x: 99, y: 99, z: 99), at: 0)
         return session
     }
 
