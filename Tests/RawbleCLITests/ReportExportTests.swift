@@ -306,7 +306,7 @@ struct ReportExportUsageTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: one)) == files[1])
     }
 
-    @Test("what cannot be exported: EDF+ of a heart-rate session (86), RR of an ECG without two R-peaks (86), an extension that names no format (64); one line each, no file")
+    @Test("what cannot be exported: EDF+ of a heart-rate session (86), RR of an ECG without two R-peaks (86), an extension that names no format, {name} for a file of no strap (64); one line each, no file")
     func refusals() async throws {
         let directory = try ReportExportTests.folder()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -324,6 +324,7 @@ struct ReportExportUsageTests {
             (["report", ecg, "--export", rr], 86, "no RR interval"),
             (["report", heartRate, "--export", directory.appendingPathComponent("x.csv").path], 64, "rr|kubios|ibi|edf"),
             (["report", heartRate, "--export-format", "edf"], 64, "--export FILE"),
+            (["report", heartRate, "--export", directory.appendingPathComponent("rr-{name}.txt").path], 64, "names no strap"),
         ] {
             let result = try await CLI.run(arguments)
             #expect(result.status == status, "\(arguments): \(result.stderr)")

@@ -74,16 +74,21 @@ extension Report {
                        fix: "choose one with --strap ADDRESS, or write a file each with {name} or {address} in the name (--export 'rr-{name}.txt')")
     }
 
-    /// The path of strap `label`'s export (the template filled in), or the export itself.
-    func exportPath(for label: StrapLabel?) -> String? {
+    /// The path of strap `label`'s export (the template filled in), or the export itself; a
+    /// template for a file that names no strap is an error.
+    func exportPath(for label: StrapLabel?) throws -> String? {
         guard let export else { return nil }
-        guard let label, GroupFiles.isTemplate(export) else { return export }
+        guard GroupFiles.isTemplate(export) else { return export }
+        guard let label else {
+            throw CLIError(.usage, "\(inputName) names no strap to put in --export \(export)",
+                           fix: "name the export file without {name} or {address}")
+        }
         return GroupFiles.path(export, for: label)
     }
 
     /// Exports a heart-rate session's RR intervals (EDF+ has no ECG to hold: an error).
     func exportHeartRate(_ analysis: SessionAnalysis, samples: [SessionSample], label: StrapLabel?) throws -> ExportResult? {
-        guard let path = exportPath(for: label), let format = chosenExportFormat else { return nil }
+        guard let path = try exportPath(for: label), let format = chosenExportFormat else { return nil }
         let who = label.map { " (\($0))" } ?? ""
         guard let textFormat = RRTextFormat(rawValue: format.rawValue) else {
             throw CLIError(.nothingToExport, "\(inputName)\(who) is a heart-rate session: it holds no ECG for EDF+",
@@ -115,7 +120,7 @@ extension Report {
     /// Exports an ECG session: EDF+ (the ECG, acceleration, R-peaks and gaps) or the RR
     /// intervals between the R-peaks found.
     func exportECG(_ analysis: ECGReportAnalysis, session: ECGRecording, label: StrapLabel?) throws -> ExportResult? {
-        guard let path = exportPath(for: label), let format = chosenExportFormat else { return nil }
+        guard let path = try exportPath(for: label), let format = chosenExportFormat else { return nil }
         let who = label.map { " (\($0))" } ?? ""
         guard let textFormat = RRTextFormat(rawValue: format.rawValue) else {
             let start = session.runs.first.map { $0.startTime / 1_000_000 } ?? 0
