@@ -78,3 +78,45 @@ struct ConnectionRecordTests {
         }
     }
 }
+
+@Suite("LinkLifetime: waiting for the link's security")
+struct LinkSecurityWaitTests {
+    /// Registered and then satisfied in one synchronous step: the wait is woken by the level,
+    /// not found already there.
+    @Test("a wait for a level is woken when the host sets it, with the level reached")
+    func aWaitIsWokenByTheLevel() async {
+        let lifetime = LinkLifetime(id: 1, handle: 0x40)
+        let result = await withCheckedContinuation { continuation in
+            lifetime.register(continuation, waitingFor: .encrypted, id: lifetime.makeWaiterID())
+            lifetime.security = .authenticated
+        }
+        #expect(result == .success(.authenticated))
+    }
+
+    @Test("a lower level does not end a wait for a higher one; the link's end does, with its reason")
+    func aLowerLevelDoesNotEndTheWait() async {
+        let lifetime = LinkLifetime(id: 1, handle: 0x40)
+        let result = await withCheckedContinuation { continuation in
+            lifetime.register(continuation, waitingFor: .authenticated, id: lifetime.makeWaiterID())
+            lifetime.security = .encrypted
+            lifetime.end(.disconnected(.remoteUserTerminatedConnection))
+        }
+        #expect(result == .failure(.disconnected(.remoteUserTerminatedConnection)))
+    }
+
+    @Test("a link already that secure returns at once; an ended link throws its end; a cancelled wait throws cancelled")
+    func atOnceEndedAndCancelled() async throws {
+        let secure = LinkLifetime(id: 1, handle: 0x40)
+        secure.security = .authenticated
+        #expect(try await secure.waitForSecurity(atLeast: .encrypted) == .authenticated)
+
+        let ended = LinkLifetime(id: 2, handle: 0x41)
+        ended.end(.closed)
+        await #expect(throws: HostError.closed) { try await ended.waitForSecurity(atLeast: .encrypted) }
+
+        let waiting = LinkLifetime(id: 3, handle: 0x42)
+        let wait = Task { try await waiting.waitForSecurity(atLeast: .encrypted) }
+        wait.cancel()
+        await #expect(throws: HostError.cancelled) { try await within(seconds: 60) { try await wait.value } }
+    }
+}
