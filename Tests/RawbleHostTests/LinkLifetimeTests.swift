@@ -84,22 +84,26 @@ struct LinkSecurityWaitTests {
     /// Registered and then satisfied in one synchronous step: the wait is woken by the level,
     /// not found already there.
     @Test("a wait for a level is woken when the host sets it, with the level reached")
-    func aWaitIsWokenByTheLevel() async {
+    func aWaitIsWokenByTheLevel() async throws {
         let lifetime = LinkLifetime(id: 1, handle: 0x40)
-        let result = await withCheckedContinuation { continuation in
-            lifetime.register(continuation, waitingFor: .encrypted, id: lifetime.makeWaiterID())
-            lifetime.security = .authenticated
+        let result = try await within(seconds: 60) {
+            await withCheckedContinuation { continuation in
+                lifetime.register(continuation, waitingFor: .encrypted, id: lifetime.makeWaiterID())
+                lifetime.security = .authenticated
+            }
         }
         #expect(result == .success(.authenticated))
     }
 
     @Test("a lower level does not end a wait for a higher one; the link's end does, with its reason")
-    func aLowerLevelDoesNotEndTheWait() async {
+    func aLowerLevelDoesNotEndTheWait() async throws {
         let lifetime = LinkLifetime(id: 1, handle: 0x40)
-        let result = await withCheckedContinuation { continuation in
-            lifetime.register(continuation, waitingFor: .authenticated, id: lifetime.makeWaiterID())
-            lifetime.security = .encrypted
-            lifetime.end(.disconnected(.remoteUserTerminatedConnection))
+        let result = try await within(seconds: 60) {
+            await withCheckedContinuation { continuation in
+                lifetime.register(continuation, waitingFor: .authenticated, id: lifetime.makeWaiterID())
+                lifetime.security = .encrypted
+                lifetime.end(.disconnected(.remoteUserTerminatedConnection))
+            }
         }
         #expect(result == .failure(.disconnected(.remoteUserTerminatedConnection)))
     }
@@ -108,11 +112,11 @@ struct LinkSecurityWaitTests {
     func atOnceEndedAndCancelled() async throws {
         let secure = LinkLifetime(id: 1, handle: 0x40)
         secure.security = .authenticated
-        #expect(try await secure.waitForSecurity(atLeast: .encrypted) == .authenticated)
+        #expect(try await within(seconds: 60) { try await secure.waitForSecurity(atLeast: .encrypted) } == .authenticated)
 
         let ended = LinkLifetime(id: 2, handle: 0x41)
         ended.end(.closed)
-        await #expect(throws: HostError.closed) { try await ended.waitForSecurity(atLeast: .encrypted) }
+        await #expect(throws: HostError.closed) { try await within(seconds: 60) { try await ended.waitForSecurity(atLeast: .encrypted) } }
 
         let waiting = LinkLifetime(id: 3, handle: 0x42)
         let wait = Task { try await waiting.waitForSecurity(atLeast: .encrypted) }
