@@ -81,29 +81,29 @@ struct ConnectionRecordTests {
 
 @Suite("LinkLifetime: waiting for the link's security")
 struct LinkSecurityWaitTests {
-    /// Registered and then satisfied in one synchronous step: the wait is woken by the level,
-    /// not found already there.
-    @Test("a wait for a level is woken when the host sets it, with the level reached")
-    func aWaitIsWokenByTheLevel() async throws {
+    /// What a wait for `level` on a new link gets when `events` run right after it registered,
+    /// in the same synchronous step: the wait is woken by them, never finds them already done.
+    private func wait(for level: LinkSecurity, then events: @escaping @Sendable (LinkLifetime) -> Void) async throws
+        -> Result<LinkSecurity, HostError> {
         let lifetime = LinkLifetime(id: 1, handle: 0x40)
-        let result = try await within(seconds: 60) {
+        return try await within(seconds: 60) {
             await withCheckedContinuation { continuation in
-                lifetime.register(continuation, waitingFor: .encrypted, id: lifetime.makeWaiterID())
-                lifetime.security = .authenticated
+                lifetime.register(continuation, waitingFor: level, id: lifetime.makeWaiterID())
+                events(lifetime)
             }
         }
-        #expect(result == .success(.authenticated))
+    }
+
+    @Test("a wait for a level is woken when the host sets it, with the level reached")
+    func aWaitIsWokenByTheLevel() async throws {
+        #expect(try await wait(for: .encrypted) { $0.security = .authenticated } == .success(.authenticated))
     }
 
     @Test("a lower level does not end a wait for a higher one; the link's end does, with its reason")
     func aLowerLevelDoesNotEndTheWait() async throws {
-        let lifetime = LinkLifetime(id: 1, handle: 0x40)
-        let result = try await within(seconds: 60) {
-            await withCheckedContinuation { continuation in
-                lifetime.register(continuation, waitingFor: .authenticated, id: lifetime.makeWaiterID())
-                lifetime.security = .encrypted
-                lifetime.end(.disconnected(.remoteUserTerminatedConnection))
-            }
+        let result = try await wait(for: .authenticated) { lifetime in
+            lifetime.security = .encrypted
+            lifetime.end(.disconnected(.remoteUserTerminatedConnection))
         }
         #expect(result == .failure(.disconnected(.remoteUserTerminatedConnection)))
     }
@@ -119,8 +119,8 @@ struct LinkSecurityWaitTests {
         await #expect(throws: HostError.closed) { try await within(seconds: 60) { try await ended.waitForSecurity(atLeast: .encrypted) } }
 
         let waiting = LinkLifetime(id: 3, handle: 0x42)
-        let wait = Task { try await waiting.waitForSecurity(atLeast: .encrypted) }
-        wait.cancel()
-        await #expect(throws: HostError.cancelled) { try await within(seconds: 60) { try await wait.value } }
+        let pending = Task { try await waiting.waitForSecurity(atLeast: .encrypted) }
+        pending.cancel()
+        await #expect(throws: HostError.cancelled) { try await within(seconds: 60) { try await pending.value } }
     }
 }

@@ -51,7 +51,7 @@ func openDescriptors(to targets: Set<String>) -> Int {
 /// Drops the one reference to `transport` and returns how many descriptors of this process
 /// still refer to `targets` once its channel has closed (a dropped transport closes its channel
 /// asynchronously, on its event loop): 0 when it released them. Fails the test when the channel
-/// does not close within 20 s (the transport leaked: something still holds it). This, not the
+/// does not close within 20 s (the transport leaked, or dropping it does not close it). This, not the
 /// peer seeing end-of-stream, is the leak check: SwiftNIO opens its sockets without FD_CLOEXEC,
 /// so a child process another test spawns meanwhile (Foundation's `Process` does not close
 /// them) keeps the connection open in the child until it exits, whatever this process did.
@@ -61,7 +61,7 @@ func descriptorsLeftAfterDropping(_ transport: inout H4StreamTransport?, to targ
     do {
         try await within(seconds: 20) { try await closed.get() }
     } catch is TestTimeout {
-        Issue.record("the dropped transport's channel did not close within 20 s: something still holds the transport")
+        Issue.record("the dropped transport's channel did not close within 20 s: something still holds the transport, or dropping it does not close the channel")
     }
     return openDescriptors(to: targets)
 }
