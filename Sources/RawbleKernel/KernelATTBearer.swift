@@ -405,8 +405,9 @@ final class PDUBridge: ChannelInboundHandler, Sendable {
                 logger.warning("\(dropped) ATT PDUs from \(peer) dropped: the reader is too far behind")
             }
         }
-        let reached = reads.withLock { reads in
+        let reached = reads.withLock { reads -> [EventLoopPromise<Void>] in
             reads.count += 1
+            guard !reads.waiters.isEmpty else { return [] }  // the usual case: nothing to allocate
             let count = reads.count
             defer { reads.waiters.removeAll { $0.count <= count } }
             return reads.waiters.filter { $0.count <= count }.map(\.promise)
