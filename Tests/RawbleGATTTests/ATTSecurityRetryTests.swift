@@ -137,7 +137,7 @@ struct ATTSecurityRetryTests {
         try await bearer.asked.wait(until: { !$0.isEmpty })
         // The raise is held: the second request queues behind the first, then the raise ends.
         let second = Task { try await client.transact(.readRequest(handle: 4)) }
-        try await within { while await client.pendingRequestCount < 2 { await Task.yield() } }
+        try await within { try await client.waitForPendingRequests(2) }
         release.yield()
         #expect(try await within { try await first.value } == .readResponse(value: [0x01]))
         #expect(try await within { try await second.value } == .readResponse(value: [0x02]))
