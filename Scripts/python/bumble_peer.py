@@ -316,9 +316,10 @@ from bumble.transport.common import AsyncPipeSink
 import bumble_central
 from bumble_fixture.controller import (SNOOPS, ScannerController, ScannerLink, controller_addresses,
                                        parse_max_links, serve_controller)
+import bumble_fixture.devices as fixture_devices
 from bumble_fixture.devices import (BEACON_COMPANY, BEACON_DATA, BEACON_TX_POWER, THERMO_APPEARANCE,
-                                    THERMO_SERVICE_128, THERMO_SERVICE_DATA, ad, describe, make_device,
-                                    start_peripheral, static_address)
+                                    THERMO_SERVICE_128, THERMO_SERVICE_DATA, ad, advertising_interval, describe,
+                                    make_device, start_peripheral, static_address)
 from bumble_fixture.lab import LAB_SERVICE_128, Lab, describe_gatt
 from bumble_fixture.pairing import add_options as add_pairing_options
 from bumble_fixture.pairing import STRAP_IRK, options_from
@@ -385,7 +386,8 @@ async def start_strap(link, args, keep, number, name, address, irk):
 
     async def advertise_strap():
         await strap_device.start_advertising(
-            advertising_data=strap_ad, advertising_interval_min=50, advertising_interval_max=50,
+            advertising_data=strap_ad, advertising_interval_min=advertising_interval(50),
+            advertising_interval_max=advertising_interval(50),
             auto_restart=True,
         )
 
@@ -476,7 +478,8 @@ async def run(args, finish, holder):
         await lab_device.start_advertising(
             advertising_type=AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE,
             advertising_data=lab_ad, scan_response_data=lab_rsp,
-            advertising_interval_min=20, advertising_interval_max=20, auto_restart=True,
+            advertising_interval_min=advertising_interval(20), advertising_interval_max=advertising_interval(20),
+            auto_restart=True,
         )
         described.append(describe(lab_device, True, True, name="rawble-lab", advertisedName="rawble-lab",
                                   completeName=True, nameInScanResponse=True, flags=6,
@@ -508,7 +511,8 @@ async def run(args, finish, holder):
             await h10_device.start_advertising(
                 advertising_type=AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE,
                 advertising_data=h10_ad, scan_response_data=h10_rsp,
-                advertising_interval_min=20, advertising_interval_max=20, auto_restart=True,
+                advertising_interval_min=advertising_interval(20), advertising_interval_max=advertising_interval(20),
+            auto_restart=True,
             )
             described.append(describe(h10_device, True, True, name=h10_name, advertisedName=h10_name,
                                       completeName=True, flags=6, services=["180D", PMD_SERVICE],
@@ -594,6 +598,8 @@ def main(argv=None):
     parser.add_argument("--legacy-controller", action="store_true",
                         help="the host's controller without LE Extended Advertising (a Bluetooth 4.2 "
                              "controller: legacy scanning, advertising and connection commands only)")
+    parser.add_argument("--advertising-floor", type=int, default=0, metavar="MS",
+                        help="the shortest advertising interval of any device (a guest under TCG pays for each report)")
     parser.add_argument("--hr-count", type=int, default=len(DEFAULT_SCRIPT))
     parser.add_argument("--hr-interval", type=float, default=0.25)
     parser.add_argument("--hr-script", choices=["test", "realistic"], default="test",
@@ -702,6 +708,9 @@ def main(argv=None):
                      help="H10: the largest ATT MTU it accepts in an MTU exchange (23-517, default 232)")
     bumble_central.add_arguments(parser)
     args = parser.parse_args(argv)
+    if not 0 <= args.advertising_floor <= 10240:
+        parser.error("--advertising-floor must be between 0 and 10240 ms")
+    fixture_devices.advertising_floor_ms = args.advertising_floor
     if args.background:
         parser.error("--background is Scripts/bumble-peer's option: run the peer through Scripts/bumble-peer")
     h10_options = ("h10_id", "h10_seed", "h10_duration", "h10_truth", "h10_log", "h10_acc_delta",

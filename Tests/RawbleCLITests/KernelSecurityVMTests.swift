@@ -25,7 +25,7 @@ enum EncryptedRead {
 struct EncryptedReadOverH4Tests {
     @Test("read of a characteristic that needs encryption: refused, paired (LE Secure Connections, Just Works), read again: the value")
     func readPairsOverH4() async throws {
-        let peer = try await BumblePeer.start(arguments: ["--strap-only", "--strap-encrypted-read"])
+        let peer = try await BumblePeer.start(arguments: ["--strap-only", "--strap-encrypted-read"] + KernelPathVMTests.guestPeerArguments)
         defer { peer.stop() }
         let result = try await CLI.run(["read", EncryptedRead.strap, EncryptedRead.characteristic, "--transport", peer.transport,
                                         "--json", "-v"])
@@ -123,7 +123,7 @@ struct KernelPairsWithRawbleVMTests {
         // Started before this test's turn at the one VM (VMQueue): a loaded run waited longer
         // than the peer's default 300 s lifetime, and the guest found no controller ("Connection
         // refused"). Stopped by PID at the end like every peer; the lifetime only bounds a leak.
-        let peer = try await BumblePeer.start(arguments: ["--no-standard", "--controller-address", KernelPathVMTests.controllerAddress,
+        let peer = try await BumblePeer.start(arguments: KernelPathVMTests.guestPeerArguments + ["--no-standard", "--controller-address", KernelPathVMTests.controllerAddress,
                                                           "--controller-address", "52:41:57:42:4C:02", "--lifetime", "3600"], ports: 2)
         defer { peer.stop() }
         let bonds = CountingBondStore()

@@ -32,6 +32,18 @@ def static_address(index):
     return "C%X:B1:E0:%02X:%02X:%02X" % (index >> 24 & 0xF, index >> 16 & 0xFF, index >> 8 & 0xFF, index & 0xFF)
 
 
+# The shortest advertising interval of any device this peer starts (bumble_peer.py's
+# --advertising-floor; 0: each device's own). A guest under qemu's TCG pays dearly for every
+# advertising report its kernel and rawble decode (the kernel-path tests in Scripts/vm-test
+# raise it); on the host the fast intervals keep scans short.
+advertising_floor_ms = 0
+
+
+def advertising_interval(interval_ms):
+    """The interval a device advertises at: its own, or the floor when that is longer."""
+    return max(interval_ms, advertising_floor_ms)
+
+
 async def start_peripheral(link, index, name, adv_data, *, connectable=True, scannable=None,
                            scan_response=b"", interval_ms=100):
     device = make_device(link, name, static_address(index))
@@ -46,8 +58,8 @@ async def start_peripheral(link, index, name, adv_data, *, connectable=True, sca
         advertising_type=kind,
         advertising_data=adv_data,
         scan_response_data=scan_response,
-        advertising_interval_min=interval_ms,
-        advertising_interval_max=interval_ms,
+        advertising_interval_min=advertising_interval(interval_ms),
+        advertising_interval_max=advertising_interval(interval_ms),
     )
     return device
 
