@@ -7,10 +7,10 @@ struct LiveDisplayModel: Sendable {
     static let maxStraps = 256
     /// The trend a tile draws, in seconds.
     static let trendWindow = 60.0
-    /// A point closer than this to the trend's last one replaces it (at most ~120 points a tile).
+    /// The trend keeps a point per this many seconds (and the newest value): ~120 points a tile.
     static let trendSpacing = 0.5
     /// The most points a trend keeps, whatever the times given.
-    static let maxTrendPoints = Int(trendWindow / trendSpacing) + 1
+    static let maxTrendPoints = Int(trendWindow / trendSpacing) + 2
     /// The longest name shown, in characters.
     static let maxNameLength = 64
 
@@ -54,7 +54,10 @@ struct LiveDisplayModel: Sendable {
         if let bpm = update.bpm { strap.bpm = bpm }
         if let bpm = update.bpm, let seconds = update.time, seconds.isFinite, abs(seconds) < 1e11 {
             let time = Int64((seconds * 1000).rounded())
-            if let last = strap.trend.last, Double(time - last.time) < Self.trendSpacing * 1000 {
+            // The last point is the newest value; it stays as a point of its own once it is
+            // trendSpacing after the one before it, else the next value takes its place.
+            let count = strap.trend.count
+            if count >= 2, Double(strap.trend[count - 1].time - strap.trend[count - 2].time) < Self.trendSpacing * 1000 {
                 strap.trend.removeLast()
             }
             strap.trend.append((time, bpm))

@@ -80,8 +80,8 @@ public enum LiveDisplayPage {
           t.link.textContent = linkText[s.link] || ""; t.link.className = "link " + (s.link || "");
           if (s.trend) t.trend = s.trend.slice();
           if (s.point) {
-            const last = t.trend[t.trend.length - 1];
-            if (last && s.point[0] - last[0] < 500) t.trend.pop();
+            const n = t.trend.length;
+            if (n >= 2 && t.trend[n - 1][0] - t.trend[n - 2][0] < 500) t.trend.pop();
             t.trend.push(s.point);
           }
           draw(t);

@@ -52,6 +52,15 @@ import Testing
         #expect(trend.first == [39_000, 60 + 39 % 7] && trend.last == [99_000, 60 + 99 % 7] && trend.count == 61)
     }
 
+    @Test("values closer than trendSpacing: the trend keeps one point per spacing and the newest value")
+    func trendSpacing() throws {
+        var model = LiveDisplayModel()
+        for step in 0..<9 { _ = model.apply(StrapUpdate(id: "A", bpm: 60 + step, time: Double(step) * 0.25)) }
+        // 0, 0.25 … 2.0 s: the points at 0, 0.5, 1.0, 1.5 and 2.0 s (the newest) stay.
+        #expect(model.straps[0].trend.map(\.time) == [0, 500, 1000, 1500, 2000])
+        #expect(model.straps[0].trend.map(\.bpm) == [60, 62, 64, 66, 68])
+    }
+
     @Test("a strap's name is data: quotes, markup, newlines and line separators escaped; a long one cut")
     func hostileNames() throws {
         var model = LiveDisplayModel()
@@ -72,13 +81,13 @@ import Testing
             #expect((event != nil) == (index < LiveDisplayModel.maxStraps))
         }
         #expect(model.straps.count == LiveDisplayModel.maxStraps)
-        // Times that step back and forth (10, 10.5, 10.1, 10.6, 10.2, …): without the cap the
-        // trend would keep a point per 0.1 s.
+        // Times that step back and forth (10, 10.5, 10.1, 10.6, 10.2, …, then far back and forth
+        // again): at most maxTrendPoints whatever they are.
         for step in 0..<5_000 {
-            let time = 10 + Double(step / 2) * 0.1 + (step % 2 == 1 ? 0.5 : 0)
+            let time = 10 + Double(step / 2) * 0.1 + (step % 2 == 1 ? 0.5 : 0) - (step % 1000 == 999 ? 10_000 : 0)
             _ = model.apply(StrapUpdate(id: "strap-0", bpm: 70, time: time))
+            #expect(model.straps[0].trend.count <= LiveDisplayModel.maxTrendPoints)
         }
-        #expect(model.straps[0].trend.count == LiveDisplayModel.maxTrendPoints)
         #expect(model.apply(StrapUpdate(id: "")) == nil)
     }
 }
