@@ -1,22 +1,25 @@
 import Foundation
 import Glibc
 
-/// A blocking TCP client on 127.0.0.1 for the server's tests: bytes out as given (garbage
-/// included), bytes in with every read bounded by a receive timeout.
-final class RawHTTPClient: @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+/// A blocking TCP client on 127.0.0.1 for tests of an HTTP server (`rawble hr --serve`'s): bytes
+/// out as given (garbage included), bytes in with every read bounded by a receive timeout.
+/// Used from one thread at a time (``onOwnThread(_:)``).
+public final class RawHTTPClient: @unchecked Sendable {
+    /// A socket call that failed, or a read that timed out.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    let fd: Int32
+    /// The socket.
+    public let fd: Int32
     /// Everything read so far.
-    private(set) var received: [UInt8] = []
+    public private(set) var received: [UInt8] = []
     /// Whether the server closed the connection (a read returned 0, or the connection was reset).
-    private(set) var closedByServer = false
+    public private(set) var closedByServer = false
 
     /// Connects to `port`; `receiveBuffer` sets SO_RCVBUF first (a small one: a client that
     /// does not read fills up soon); each read waits at most `timeout` seconds.
-    init(port: Int, receiveBuffer: Int32? = nil, timeout: Int = 5) throws {
+    public init(port: Int, receiveBuffer: Int32? = nil, timeout: Int = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         if var size = receiveBuffer {
@@ -39,8 +42,8 @@ final class RawHTTPClient: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// Sends `bytes`; a server that already closed is not an error here (the reply says it).
-    func send(_ text: String) {
+    /// Sends `text`; a server that already closed is not an error here (the reply says it).
+    public func send(_ text: String) {
         var bytes = Array(text.utf8)
         var sent = 0
         while sent < bytes.count {
@@ -51,13 +54,13 @@ final class RawHTTPClient: @unchecked Sendable {
     }
 
     /// `GET path` with this server's own `Host`.
-    func get(_ path: String, port: Int) {
+    public func get(_ path: String, port: Int) {
         send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n")
     }
 
     /// Reads until `done` holds for this client (what it read), or the server closes; throws
     /// when a read times out first.
-    func read(until done: (RawHTTPClient) -> Bool) throws {
+    public func read(until done: (RawHTTPClient) -> Bool) throws {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while !done(self) {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -75,24 +78,24 @@ final class RawHTTPClient: @unchecked Sendable {
     }
 
     /// Reads until the server closes the connection.
-    func readToClose() throws {
+    public func readToClose() throws {
         try read { _ in false }
         guard closedByServer else { throw Failure(description: "the server did not close: \(text.prefix(300))") }
     }
 
-    var text: String { String(decoding: received, as: UTF8.self) }
+    public var text: String { String(decoding: received, as: UTF8.self) }
 
     /// The last 4 KiB read, as text: a cheap look at what just arrived.
-    var tail: String { String(decoding: received.suffix(4096), as: UTF8.self) }
+    public var tail: String { String(decoding: received.suffix(4096), as: UTF8.self) }
 
     /// The status code of the response read, from its status line.
-    var status: Int? {
+    public var status: Int? {
         guard text.hasPrefix("HTTP/1.1 ") else { return nil }
         return Int(text.dropFirst(9).prefix(3))
     }
 
     /// The response's header `name` (case-insensitive), from what was read.
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         let head = text.components(separatedBy: "\r\n\r\n").first ?? ""
         for line in head.split(separator: "\r\n").dropFirst() {
             let parts = line.split(separator: ":", maxSplits: 1)
@@ -104,7 +107,7 @@ final class RawHTTPClient: @unchecked Sendable {
     }
 
     /// Whether the last 4 KiB read end with a whole event whose strap is named `name`.
-    func hasWholeEvent(naming name: String) -> Bool {
+    public func hasWholeEvent(naming name: String) -> Bool {
         let tail = tail
         guard let found = tail.range(of: "\"name\":\"\(name)\"", options: .backwards) else { return false }
         return tail[found.upperBound...].contains("}\n\n")
@@ -113,7 +116,7 @@ final class RawHTTPClient: @unchecked Sendable {
     /// The `data` lines of the whole events of type `type` read so far, in order. Lines are
     /// split on LF bytes, a CR before it dropped (as `String` would keep CR LF as one
     /// character); the chunked encoding's size lines fall between events.
-    func events(_ type: String) -> [String] {
+    public func events(_ type: String) -> [String] {
         let lines = received.split(separator: 10, omittingEmptySubsequences: false).map { line in
             String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
         }
