@@ -10,8 +10,11 @@ text]. The script waits (inside the page, bounded by S seconds) until N tiles ha
 values, then captures a PNG screenshot (at half scale) and decodes it (zlib, the PNG filters) to count the pixels
 of each colour.
 
+Then it reloads the page and notes its tiles once its first event (the snapshot) is shown.
+
 Output: one JSON line: {"tiles": [{"id", "name", "bpm", "zoneClass", "battery", "link",
-"trendPoints"}], "observed": [[ms, id, text], ...], "pixels": {"#rrggbb": count, ...}}.
+"trendPoints"}], "observed": [[ms, id, text], ...], "pixels": {"#rrggbb": count, ...},
+"reloaded": [[id, bpm text], ...]}.
 """
 import base64
 import json
@@ -53,6 +56,16 @@ new Promise((resolve, reject) => {
 })
 """
 
+RELOADED = r"""
+new Promise((resolve, reject) => {
+  const tiles = () => JSON.stringify([...document.querySelectorAll(".tile")].map(t => [t.dataset.id, t.querySelector(".bpm").textContent]));
+  // Tiles come from the snapshot first: if there are any, it was shown already.
+  if (document.querySelectorAll(".tile").length > 0) { resolve(tiles()); return; }
+  const deadline = setTimeout(() => reject(new Error("the reloaded page did not show %(straps)d tiles")), 10000);
+  events.addEventListener("snapshot", () => { clearTimeout(deadline); resolve(tiles()); });
+})
+"""
+
 STATE = r"""
 JSON.stringify({
   tiles: [...document.querySelectorAll(".tile")].map(t => ({
@@ -74,6 +87,17 @@ class DevTools:
         self.from_browser = from_browser
         self.buffer = b""
         self.next_id = 0
+        self.events = []
+
+    def wait_for(self, method):
+        """Waits for the event `method` (bounded by the script's alarm), one already received included."""
+        while True:
+            for index, event in enumerate(self.events):
+                if event.get("method") == method:
+                    del self.events[:index + 1]
+                    return event
+            self.events.clear()
+            self.events.append(self.receive())
 
     def call(self, method, params=None, session=None):
         self.next_id += 1
@@ -87,6 +111,8 @@ class DevTools:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply["result"]
+            if "method" in reply:
+                self.events.append(reply)
 
     def receive(self):
         while b"\0" not in self.buffer:
@@ -194,6 +220,16 @@ def main():
         state = tools.call("Runtime.evaluate", {"expression": STATE, "returnByValue": True}, session=session)
         result = json.loads(state["result"]["value"])
         result["pixels"] = png_pixels(base64.b64decode(shot["data"]))
+        # Reloaded, the page is whole from the server's first event (the snapshot), before
+        # any new value: every tile with its bpm.
+        tools.events.clear()
+        tools.call("Page.reload", session=session)
+        tools.wait_for("Page.loadEventFired")
+        reloaded = tools.call("Runtime.evaluate", {"expression": RELOADED % {"straps": request["straps"]},
+                                                   "awaitPromise": True, "returnByValue": True}, session=session)
+        if "exceptionDetails" in reloaded:
+            raise RuntimeError(reloaded["exceptionDetails"].get("exception", {}).get("description", "the reload failed"))
+        result["reloaded"] = json.loads(reloaded["result"]["value"])
         print(json.dumps(result))
     finally:
         signal.alarm(0)

@@ -32,6 +32,8 @@ struct LiveDisplayBrowserTests {
         /// [Unix ms, strap id, text], as the page showed them.
         var observed: [[Observed]]
         var pixels: [String: Int]
+        /// The tiles of the page reloaded, once its first event was shown: [id, bpm text].
+        var reloaded: [[String]]
     }
 
     enum Observed: Decodable {
@@ -47,7 +49,7 @@ struct LiveDisplayBrowserTests {
         var text: String? { if case .text(let value) = self { value } else { nil } }
     }
 
-    @Test("three straps: a tile each with the strap's name, battery and link; every bpm shown is one the strap sent, shown soon after it sent it; the screenshot has each tile's zone colour")
+    @Test("three straps: a tile each with the strap's name, battery and link; every bpm shown is one the strap sent, shown soon after it sent it; the screenshot has each tile's zone colour; a reloaded page is whole at once")
     func threeStrapsInChromium() async throws {
         let chromium = try TestRequirements.chromium()
         let peer = try await BumblePeer.start(arguments: [
@@ -137,6 +139,9 @@ struct LiveDisplayBrowserTests {
         // A correctness bound, generous under load: a value the page shows is the strap's
         // current one, not one left over from long before (the timing is the benchmark's).
         #expect(worst < 5, "a value shown \(worst) s after the strap sent it")
+        // A reloaded page is whole from its first event: every strap's tile with its bpm.
+        #expect(Set(shown.reloaded.compactMap(\.first)) == Set(straps.map(\.address)), "\(shown.reloaded)")
+        #expect(shown.reloaded.allSatisfy { $0.count == 2 && Int($0[1]) != nil }, "\(shown.reloaded)")
         for (colour, tiles) in expectedColours {
             // A tile at half scale is ~120 × 100 pixels, most of it its background.
             #expect(shown.pixels[colour, default: 0] >= 3000 * tiles, "\(colour): \(shown.pixels[colour, default: 0]) pixels for \(tiles) tiles")
