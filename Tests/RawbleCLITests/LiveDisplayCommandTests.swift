@@ -1,5 +1,7 @@
 import Foundation
 import RawbleAnalysis
+import RawbleLiveDisplay
+@testable import rawble
 import RawbleTestSupport
 import RawbleWire
 import Synchronization
@@ -83,6 +85,29 @@ struct LiveDisplayCommandTests {
         for event in events where event["point"] != nil {
             let bpm = try #require(event["bpm"] as? Int)
             #expect(event["zone"] as? Int == HeartRateZones(maxHeartRate: 185).zone(for: Double(bpm)), "\(event)")
+        }
+    }
+}
+
+/// `--serve`'s address read as the command reads it, and which hosts are this machine's only.
+@Suite struct ServeAddressTests {
+    @Test func forms() throws {
+        #expect(ServeAddress("8080") == ServeAddress(host: "127.0.0.1", port: 8080))
+        #expect(ServeAddress("0") == ServeAddress(host: "127.0.0.1", port: 0))
+        #expect(ServeAddress("0.0.0.0:8080") == ServeAddress(host: "0.0.0.0", port: 8080))
+        #expect(ServeAddress("localhost:65535") == ServeAddress(host: "localhost", port: 65_535))
+        #expect(ServeAddress("[::1]:8080") == ServeAddress(host: "::1", port: 8080))
+        for bad in ["", "x", "65536", "::1:80", "[::1]", "[::1]:", "host:+80", "host: 80", "１２３"] {
+            #expect(ServeAddress(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func loopbackOrNot() {
+        for host in ["127.0.0.1", "127.0.0.2", "localhost", "::1"] {
+            #expect(LiveDisplayServer.Configuration(host: host).isLoopback, "\(host)")
+        }
+        for host in ["0.0.0.0", "::", "192.168.1.20", "example.org"] {
+            #expect(!LiveDisplayServer.Configuration(host: host).isLoopback, "\(host)")
         }
     }
 }

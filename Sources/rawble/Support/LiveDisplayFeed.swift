@@ -40,6 +40,11 @@ struct ServeAddress: Equatable {
     var host: String
     var port: Int
 
+    init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
     init?(_ text: String) {
         var host = "127.0.0.1"
         var portText = Substring(text)
@@ -53,7 +58,7 @@ struct ServeAddress: Equatable {
             guard !host.contains(":") else { return nil }
             portText = text[text.index(after: colon)...]
         }
-        guard !host.isEmpty, portText.allSatisfy(\.isASCII), let port = Int(portText), (0...65_535).contains(port) else { return nil }
+        guard !host.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText), (0...65_535).contains(port) else { return nil }
         self.host = host
         self.port = port
     }
