@@ -19,22 +19,24 @@ final class LiveDisplayHTTPHandler: ChannelInboundHandler {
 
     private let hub: LiveDisplayHub
     private var phase = Phase.waiting
-    /// Whether this connection counts against the connection limit (it was let in).
-    private var counted = false
 
     init(hub: LiveDisplayHub) {
         self.hub = hub
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        counted = hub.open()
-        if !counted { answer(context, .serviceUnavailable, "Too many connections.") }
+        if !hub.open(context.channel) { answer(context, .serviceUnavailable, "Too many connections.") }
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        hub.closed(context.channel, counted: counted)
+        hub.closed(context.channel)
         context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if case .streaming = phase, context.channel.isWritable { hub.caughtUp(context.channel) }
+        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

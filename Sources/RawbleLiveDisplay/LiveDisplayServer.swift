@@ -10,9 +10,10 @@ import Synchronization
 /// Bounded with any client: at most ``Configuration/maxClients`` event streams (the next gets
 /// 503) and ``Configuration/maxConnections`` connections; a request larger than
 /// ``Configuration/requestLimit`` gets 431, one that does not arrive within
-/// ``Configuration/requestTimeout`` gets 408; an event stream whose client does not read (more
-/// than ``Configuration/clientBufferLimit`` unsent) is closed, and its page reconnects to a fresh
-/// snapshot. ``publish(_:)`` never waits for a client.
+/// ``Configuration/requestTimeout`` gets 408; an event stream whose client does not keep up
+/// (more than ``Configuration/clientBufferLimit`` unsent) skips updates until it has caught up,
+/// then gets a fresh snapshot, and is closed if it stays behind (its page reconnects).
+/// ``publish(_:)`` never waits for a client.
 public final class LiveDisplayServer: Sendable {
     /// Where the server listens and the bounds it keeps.
     public struct Configuration: Sendable {
@@ -29,10 +30,12 @@ public final class LiveDisplayServer: Sendable {
         /// How long a connection may take to send its request: beyond, 408 and closed.
         public var requestTimeout: TimeAmount
         /// The most bytes waiting to be sent to one event stream, in rawble and in the kernel's
-        /// socket buffer each; a client that falls further behind is closed (its page
-        /// reconnects and gets a fresh snapshot).
+        /// socket buffer each; a client further behind skips the updates until it has caught
+        /// up, then gets a fresh snapshot (one still behind after two keep-alive intervals is
+        /// closed: its page reconnects).
         public var clientBufferLimit: Int
-        /// How often an idle event stream gets a comment line, so a gone client is noticed.
+        /// How often each event stream gets a comment line, so a gone client is noticed; a
+        /// client behind for two of these is closed.
         public var keepAliveInterval: TimeAmount
 
         /// The bounds above, listening on `host`:`port` (loopback, any free port by default).
@@ -113,7 +116,7 @@ public final class LiveDisplayServer: Sendable {
         hub.listening(on: channel.localAddress?.port ?? configuration.port)
         let keepAlive = channel.eventLoop.scheduleRepeatedTask(initialDelay: configuration.keepAliveInterval,
                                                                delay: configuration.keepAliveInterval) { _ in
-            hub.broadcast(": keep-alive\n\n")
+            hub.keepAliveTick()
         }
         return LiveDisplayServer(channel: channel, hub: hub, keepAlive: keepAlive, configuration: configuration)
     }
@@ -137,11 +140,25 @@ public final class LiveDisplayServer: Sendable {
 /// The state every connection shares: the model, and the event streams it fans out to. Each
 /// stream's writes are handed to its event loop in the order the hub made them (under its
 /// lock), so a page sees its snapshot, then every update after it, in order.
+///
+/// A stream whose client does not keep up (its channel not writable: more than
+/// ``LiveDisplayServer/Configuration/clientBufferLimit`` unsent) skips the updates until it has
+/// caught up, then gets a fresh snapshot; one still behind at two keep-alive ticks in a row
+/// is closed. What a client holds is bounded by its buffers and one snapshot.
 final class LiveDisplayHub: Sendable {
+    private struct Client {
+        let channel: any Channel
+        /// Updates were skipped: it gets a snapshot once its channel is writable again.
+        var behind = false
+        /// Keep-alive ticks it has been behind at, in a row.
+        var ticksBehind = 0
+    }
+
     private struct State {
         var model = LiveDisplayModel()
-        var clients: [ObjectIdentifier: any Channel] = [:]
-        var connections = 0
+        var clients: [ObjectIdentifier: Client] = [:]
+        /// Every connection open (event streams and requests), to close them all at the end.
+        var connections: [ObjectIdentifier: any Channel] = [:]
         /// The `Host` headers a loopback server answers (`nil`: any; set once listening).
         var allowedHosts: Set<String>?
     }
@@ -170,18 +187,21 @@ final class LiveDisplayHub: Sendable {
 
     var clientCount: Int { state.withLock { $0.clients.count } }
 
+    /// How many event streams skip updates now (behind).
+    var behindCount: Int { state.withLock { $0.clients.values.filter(\.behind).count } }
+
     /// A connection opened: `false` when there are ``LiveDisplayServer/Configuration/maxConnections`` already.
-    func open() -> Bool {
+    func open(_ channel: any Channel) -> Bool {
         state.withLock { state in
-            guard state.connections < configuration.maxConnections else { return false }
-            state.connections += 1
+            guard state.connections.count < configuration.maxConnections else { return false }
+            state.connections[ObjectIdentifier(channel)] = channel
             return true
         }
     }
 
-    func closed(_ channel: any Channel, counted: Bool) {
+    func closed(_ channel: any Channel) {
         state.withLock { state in
-            if counted { state.connections -= 1 }
+            state.connections[ObjectIdentifier(channel)] = nil
             state.clients[ObjectIdentifier(channel)] = nil
         }
     }
@@ -191,7 +211,7 @@ final class LiveDisplayHub: Sendable {
     func subscribe(_ channel: any Channel) -> Bool {
         state.withLock { state in
             guard state.clients.count < configuration.maxClients else { return false }
-            state.clients[ObjectIdentifier(channel)] = channel
+            state.clients[ObjectIdentifier(channel)] = Client(channel: channel)
             send("retry: 1000\n\n" + state.model.snapshot(), to: channel)
             return true
         }
@@ -200,24 +220,40 @@ final class LiveDisplayHub: Sendable {
     func publish(_ update: StrapUpdate) {
         state.withLock { state in
             guard let event = state.model.apply(update) else { return }
-            for channel in state.clients.values { send(event, to: channel) }
+            for client in state.clients.values where !client.behind { send(event, to: client.channel) }
         }
     }
 
-    func broadcast(_ text: String) {
-        state.withLock { state in
-            for channel in state.clients.values { send(text, to: channel) }
+    /// Every keep-alive interval: a comment line to each stream (so a gone client is noticed);
+    /// a stream behind at this tick and the one before is closed.
+    func keepAliveTick() {
+        let stuck = state.withLock { state -> [any Channel] in
+            var stuck: [any Channel] = []
+            for (id, var client) in state.clients {
+                if client.behind {
+                    client.ticksBehind += 1
+                    if client.ticksBehind >= 2 {
+                        stuck.append(client.channel)
+                        state.clients[id] = nil
+                        continue
+                    }
+                    state.clients[id] = client
+                } else {
+                    send(": keep-alive\n\n", to: client.channel)
+                }
+            }
+            return stuck
         }
+        for channel in stuck { channel.close(promise: nil) }
     }
 
     /// Hands `text` to `channel`'s event loop (called under the lock: the order is the hub's);
-    /// there, a client that has ``LiveDisplayServer/Configuration/clientBufferLimit`` unsent is
-    /// closed instead.
+    /// there, a client whose channel is not writable (too far behind) skips it instead.
     private func send(_ text: String, to channel: any Channel) {
         channel.eventLoop.execute { [self] in
             guard channel.isActive else { return }
             guard channel.isWritable else {
-                drop(channel)
+                state.withLock { $0.clients[ObjectIdentifier(channel)]?.behind = true }
                 return
             }
             let buffer = channel.allocator.buffer(string: text)
@@ -225,23 +261,31 @@ final class LiveDisplayHub: Sendable {
         }
     }
 
-    /// A client that does not keep up: out of the fan-out at once, then closed.
-    private func drop(_ channel: any Channel) {
-        state.withLock { _ = $0.clients.removeValue(forKey: ObjectIdentifier(channel)) }
-        channel.close(promise: nil)
+    /// `channel` is writable again (its client read what was queued): if it skipped updates, a
+    /// fresh snapshot, then the updates after it.
+    func caughtUp(_ channel: any Channel) {
+        state.withLock { state in
+            let id = ObjectIdentifier(channel)
+            guard state.clients[id]?.behind == true else { return }
+            state.clients[id]?.behind = false
+            state.clients[id]?.ticksBehind = 0
+            send(state.model.snapshot(), to: channel)
+        }
     }
 
     /// Waits until every write handed to a client's event loop so far has been made (each loop
     /// runs its tasks in order): a test's deterministic point to look at the clients.
     func settle() async {
-        let loops = state.withLock { state in state.clients.values.map(\.eventLoop) }
+        let loops = state.withLock { state in state.clients.values.map(\.channel.eventLoop) }
         for loop in loops { try? await loop.submit {}.get() }
     }
 
+    /// Closes every connection (the server stopped).
     func closeAll() async {
         let channels = state.withLock { state in
-            let all = Array(state.clients.values)
+            let all = Array(state.connections.values)
             state.clients = [:]
+            state.connections = [:]
             return all
         }
         for channel in channels { try? await channel.close() }

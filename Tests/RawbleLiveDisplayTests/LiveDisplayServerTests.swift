@@ -143,39 +143,72 @@ import Testing
         }
     }
 
-    @Test("a client that never reads is closed once it is clientBufferLimit behind; the one that reads gets every update; publish never waits")
-    func slowClientIsDropped() async throws {
+    /// Two event streams on `server`: one that reads nothing after its snapshot (a 4 KiB receive
+    /// buffer) and one that reads. Publishes in rounds (a few updates; their writes made, the
+    /// reader reads them all, so it keeps up whatever the machine's load) until the stuck one
+    /// is behind: its kernel buffers full, then the server's 16 KiB. Returns both and how many
+    /// updates were published.
+    static func oneClientBehind(_ server: LiveDisplayServer) async throws -> (stuck: RawHTTPClient, reader: RawHTTPClient, published: Int) {
+        let port = server.port
+        let stuck = try RawHTTPClient(port: port, receiveBuffer: 4096)
+        let reader = try RawHTTPClient(port: port, timeout: 10)
+        try await onOwnThread {
+            for client in [stuck, reader] {
+                client.get("/events", port: port)
+                try client.read { _ in !client.events("snapshot").isEmpty }
+            }
+        }
+        let name = String(repeating: "n", count: 40)
+        var published = 0
+        while server.hub.behindCount == 0, published < 100_000 {
+            for _ in 0..<20 {
+                server.publish(StrapUpdate(id: "A", name: "\(name)\(published)", bpm: 60 + published % 100))
+                published += 1
+            }
+            await server.hub.settle()
+            let last = "\(name)\(published - 1)"
+            try await onOwnThread { try reader.read { $0.hasWholeEvent(naming: last) } }
+        }
+        return (stuck, reader, published)
+    }
+
+    @Test("a client that does not read skips updates (the other gets every one, publish never waits); once it reads again it gets a fresh snapshot, then the updates")
+    func slowClientSkipsToASnapshot() async throws {
         try await Self.withServer(.init(clientBufferLimit: 16 * 1024)) { server in
-            let port = server.port
-            let stuck = try RawHTTPClient(port: port, receiveBuffer: 4096)
-            let reader = try RawHTTPClient(port: port, timeout: 10)
-            try await onOwnThread {
-                for client in [stuck, reader] {
-                    client.get("/events", port: port)
-                    try client.read { _ in !client.events("snapshot").isEmpty }
-                }
-            }
+            let (stuck, reader, published) = try await Self.oneClientBehind(server)
+            #expect(server.hub.behindCount == 1, "the stuck client is not behind after \(published) updates")
             #expect(server.clientCount == 2)
-            // Each round publishes a few updates, waits until the clients' event loops made
-            // their writes (settle) and the reader read them all: the reader keeps up whatever
-            // the machine's load, the stuck client's buffers fill (the kernel's, then rawble's
-            // 16 KiB), then it is dropped.
-            let name = String(repeating: "n", count: 40)
-            var published = 0
-            while server.clientCount == 2, published < 100_000 {
-                for _ in 0..<20 {
-                    server.publish(StrapUpdate(id: "A", name: "\(name)\(published)", bpm: 60 + published % 100))
-                    published += 1
-                }
-                await server.hub.settle()
-                let last = "\(name)\(published - 1)"
-                try await onOwnThread { try reader.read { $0.hasWholeEvent(naming: last) } }
-            }
-            #expect(server.clientCount == 1, "the stuck client is still served after \(published) updates")
-            server.publish(StrapUpdate(id: "A", name: "last"))
-            try await onOwnThread { try reader.read { $0.hasWholeEvent(naming: "last") } }
-            #expect(!reader.closedByServer, "the reader was dropped too")
+            server.publish(StrapUpdate(id: "B", name: "latest", bpm: 99))
+            try await onOwnThread { try reader.read { $0.hasWholeEvent(naming: "latest") } }
             #expect(reader.events("strap").count == published + 1, "the reader got every update")
+            #expect(reader.events("snapshot").count == 1)
+            // The stuck client reads again: what was queued, then a snapshot with the update it
+            // skipped, then updates again.
+            try await onOwnThread { try stuck.read { $0.events("snapshot").count == 2 } }
+            #expect(!stuck.closedByServer)
+            let snapshot = try LiveDisplayModelTests.json("data: " + stuck.events("snapshot")[1])
+            let straps = try #require(snapshot["straps"] as? [[String: Any]])
+            #expect(straps.map { $0["name"] as? String } == ["\(String(repeating: "n", count: 40))\(published - 1)", "latest"])
+            #expect(stuck.events("strap").count < published, "it skipped updates")
+            server.publish(StrapUpdate(id: "B", name: "after"))
+            try await onOwnThread { try stuck.read { $0.hasWholeEvent(naming: "after") } }
+            #expect(server.hub.behindCount == 0)
+        }
+    }
+
+    @Test("a client still behind at two keep-alive ticks in a row is closed; the other stays")
+    func stuckClientIsClosed() async throws {
+        // Ticks by hand (a test's own clock): the interval is never reached.
+        try await Self.withServer(.init(clientBufferLimit: 16 * 1024, keepAliveInterval: .hours(1))) { server in
+            let (stuck, reader, _) = try await Self.oneClientBehind(server)
+            server.hub.keepAliveTick()
+            #expect(server.clientCount == 2, "one tick behind is not yet stuck")
+            server.hub.keepAliveTick()
+            #expect(server.clientCount == 1)
+            try await onOwnThread { try stuck.readToClose() }
+            // The reader got the keep-alive comment of each tick and is still served.
+            try await onOwnThread { try reader.read { $0.text.components(separatedBy: ": keep-alive\n\n").count == 3 } }
+            #expect(!reader.closedByServer)
         }
     }
 
