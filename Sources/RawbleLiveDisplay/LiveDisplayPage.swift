@@ -41,7 +41,7 @@ public enum LiveDisplayPage {
         "use strict";
         const WINDOW = 60000, SVG = "http://www.w3.org/2000/svg";
         const tiles = new Map(), box = document.getElementById("tiles");
-        const status = document.getElementById("status"), empty = document.getElementById("empty");
+        const statusLine = document.getElementById("status"), empty = document.getElementById("empty");
         const linkText = {connected: "connected", reconnecting: "reconnecting…", lost: "lost", ended: "ended"};
         function add(tag, cls, parent) {
           const e = document.createElement(tag); if (cls) e.className = cls; parent.appendChild(e); return e;
@@ -91,11 +91,11 @@ public enum LiveDisplayPage {
           const straps = JSON.parse(e.data).straps, seen = new Set();
           for (const s of straps) { show(s); seen.add(s.id); }
           for (const [id, t] of tiles) if (!seen.has(id)) { t.root.remove(); tiles.delete(id); }
-          empty.hidden = tiles.size > 0; status.textContent = "live";
+          empty.hidden = tiles.size > 0; statusLine.textContent = "live";
         });
         events.addEventListener("strap", e => show(JSON.parse(e.data)));
-        events.onerror = () => { status.textContent = "reconnecting to rawble…"; };
-        events.onopen = () => { status.textContent = "live"; };
+        events.onerror = () => { statusLine.textContent = "reconnecting to rawble…"; };
+        events.onopen = () => { statusLine.textContent = "live"; };
         </script>
         </body></html>
         """
