@@ -53,6 +53,9 @@ let package = Package(
         .library(name: "RawbleReport", targets: ["RawbleReport"]),
         /// What a strap's numbers mean, sans I/O: RR artifact correction, time-domain HRV, heart-rate zones.
         .library(name: "RawbleAnalysis", targets: ["RawbleAnalysis"]),
+        /// The live display (`rawble hr --serve`): a page of a tile per strap, updated by Server-Sent
+        /// Events, served over HTTP on swift-nio; it knows a strap only as a small update value.
+        .library(name: "RawbleLiveDisplay", targets: ["RawbleLiveDisplay"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     // Exact versions, the ones rawble is built and tested with: Package.resolved is not
@@ -86,6 +89,7 @@ let package = Package(
                 "RawbleHostCore",
                 "RawbleKernel",
                 "RawbleKernelHost",
+                "RawbleLiveDisplay",
                 "RawbleManagementCore",
                 "RawblePolar",
                 "RawblePolarCore",
@@ -271,6 +275,15 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleLiveDisplay",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleTestSupport",
             dependencies: [
                 "RawbleWire",
@@ -301,6 +314,7 @@ let package = Package(
                 "RawbleStack",
                 "RawbleAnalysis",
                 "RawbleReport",
+                "RawbleLiveDisplay",
                 "RawbleSMP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -392,6 +406,16 @@ let package = Package(
                 "RawbleTestSupport",
                 "RawbleTransport",
                 "RawbleWire",
+            ]
+        ),
+        .testTarget(
+            name: "RawbleLiveDisplayTests",
+            dependencies: [
+                "RawbleLiveDisplay",
+                "RawbleTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -488,6 +512,7 @@ let package = Package(
             dependencies: [
                 "rawble",
                 "RawbleAnalysis",
+                "RawbleLiveDisplay",
                 "RawbleGATT",
                 "RawbleGATTCore",
                 "RawbleHeartRate",

@@ -52,6 +52,14 @@ public enum TestRequirements {
         try tool("btmon", searchPath: searchPath)
     }
 
+    /// Debian's `chromium` (Scripts/bootstrap installs it), the real browser `rawble hr --serve`'s
+    /// page is tested in; as ``tshark(searchPath:)``.
+    public static func chromium(
+        searchPath: String = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    ) throws(MissingTool) -> String {
+        try tool("chromium", searchPath: searchPath)
+    }
+
     private static func tool(_ name: String, searchPath: String) throws(MissingTool) -> String {
         for directory in searchPath.split(separator: ":").map(String.init) where !directory.isEmpty {
             let candidate = directory + "/" + name

@@ -145,7 +145,8 @@ import Testing
 
     /// Modules that open sockets or devices, and those above them: everything else must not
     /// reach NIOPosix or swift-system, even through a dependency.
-    static let socketModules: Set<String> = ["RawbleTransport", "RawbleKernel", "RawbleKernelHost", "RawbleStack", "Rawble", "RawbleTestSupport"]
+    static let socketModules: Set<String> = ["RawbleTransport", "RawbleKernel", "RawbleKernelHost", "RawbleStack", "Rawble", "RawbleTestSupport",
+                                             "RawbleLiveDisplay"]
 
     /// The sans-I/O cores: bytes and events in, bytes and events out, time an input.
     static let engines = ["RawbleWire", "RawbleManagementCore", "RawbleHostCore", "RawbleGATTCore", "RawblePolarCore", "RawbleAnalysis", "RawbleReport", "RawbleSMP"]

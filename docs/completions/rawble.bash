@@ -502,7 +502,7 @@ _rawble_hr() {
     repeating_flags=(-v --verbose)
     non_repeating_flags=(--all --reset-energy --reconnect --no-reconnect --trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--max --count --csv --jsonl --hrv-every --max-hr --age --transport --btsnoop --timeout --io --passkey --security)
+    non_repeating_options=(--max --count --csv --jsonl --hrv-every --max-hr --age --transport --btsnoop --timeout --io --passkey --security --serve)
     __rawble_offer_flags_options -1
 
     # Offer option value completions
@@ -546,6 +546,9 @@ _rawble_hr() {
         ;;
     '--security')
         __rawble_add_completions -W 'encrypted'$'\n''authenticated'
+        return
+        ;;
+    '--serve')
         return
         ;;
     esac

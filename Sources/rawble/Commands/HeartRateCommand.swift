@@ -64,6 +64,7 @@ struct HeartRate: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var security: SecurityOptions
     @OptionGroup var output: OutputOptions
+    @OptionGroup var serve: ServeOptions
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
@@ -84,6 +85,7 @@ struct HeartRate: AsyncParsableCommand {
         if isGroup { return try await runGroup() }
         let csvFile = try csv.map { try AppendFile(path: $0, header: SessionFileWriter(format: .csv).header) }
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
+        let display = try await serve.start(zones: zones.zones)
         // Made first: a Ctrl-C while the controller opens is kept for the monitor's task.
         let interrupt = InterruptWatcher()
         let host = try await HostSession.open(connection, output: output, pairing: security.settings)
@@ -101,7 +103,7 @@ struct HeartRate: AsyncParsableCommand {
             controllerGone: { error in
                 gone.withLock { $0 = $0 ?? error }
                 work.withLock { $0?.cancel() }
-            })
+            }, display: display?.feed())
         // On the host's event loop, where the measurements are decoded: none waits for a hop.
         let running = Task(executorPreference: host.central.taskExecutor) { try await monitor.run() }
         work.withLock { $0 = running }
@@ -112,6 +114,7 @@ struct HeartRate: AsyncParsableCommand {
         status.stop()
         if !output.json, let line = monitor.live?.summaryLine() { Output.line(line) }
         await host.close()
+        await display?.close()
         if let error = gone.withLock({ $0 }), !interrupt.fired {
             // The strap's silence and the adapter's removal can come in either order (6.12 is
             // faster to notice the silence): name the removal when that is what happened.
@@ -189,6 +192,8 @@ struct HeartRateSession: Sendable {
     /// In a group run: the adapters it looks and connects through (one, or several with
     /// `--transport A,B`).
     var adapters: StrapAdapters? = nil
+    /// With `--serve`: this strap's tile on the live display.
+    var display: LiveDisplayFeed? = nil
 
     /// Why one connection ended.
     private enum LinkEnd: Error {
@@ -213,6 +218,7 @@ struct HeartRateSession: Sendable {
     }
 
     func run() async throws {
+        defer { display?.ended() }
         var received = 0
         var energyReset = !resetEnergy
         var pause = ReconnectPause()
@@ -413,6 +419,7 @@ struct HeartRateSession: Sendable {
     // MARK: Output
 
     private func report(connected peer: DeviceAddress, _ info: HeartRateDeviceInfo) {
+        display?.connected("\(peer.address)", name: member?.label?.name ?? info.name, battery: info.batteryLevel)
         if json {
             emit(.object([
                 ("event", "connected"),
@@ -458,6 +465,7 @@ struct HeartRateSession: Sendable {
     private func report(_ measurement: HeartRateMeasurement, raw: [UInt8], rate: Double?, strap: StrapLabel?,
                         files: (csv: AppendFile?, jsonl: AppendFile?), batch: inout [UInt8], lines: inout SessionFileWriter) {
         let time = clock.unixMicroseconds()
+        display?.measured(bpm: measurement.bpm, at: time)
         if json || files.jsonl != nil {
             let start = batch.count
             lines.append(measurement, raw: raw, time: time, strap: strap, to: &batch)
@@ -517,6 +525,7 @@ struct HeartRateSession: Sendable {
     /// A strap's own failure in a group run: an `error` event, or its line on stderr (once per
     /// distinct failure: a strap that keeps failing the same way is not a stream of lines).
     private func report(failed error: CLIError, repeated: Bool) {
+        display?.linkDropped(reconnecting: reconnect)
         if json {
             emit(.object([("event", "error"), Self.now, ("status", JSON(Int(error.status.rawValue))),
                           ("message", .string(error.description))]))
@@ -563,6 +572,7 @@ struct HeartRateSession: Sendable {
     /// what happens next, `retryIn`: a log read later shows why values stopped and that the
     /// run is waiting, not hung).
     private func report(disconnected reason: String, onStderr: Bool, retryIn: Duration) {
+        display?.linkDropped(reconnecting: onStderr)
         if json {
             emit(.object([("event", "disconnected"), Self.now, ("reason", .string(reason))]))
         } else if onStderr {

@@ -199,6 +199,7 @@ extension HeartRate {
     /// (with several, the last of them).
     func runGroup() async throws {
         let files = try GroupFiles(csv: csv, jsonl: jsonl)
+        let display = try await serve.start(zones: zones.zones)
         // Made first: a Ctrl-C while the controller opens is kept for the run's task.
         let interrupt = InterruptWatcher()
         let hosts = try await openAdapters()
@@ -241,6 +242,7 @@ extension HeartRate {
             session.member = member
             session.groupFiles = files
             session.adapters = adapters
+            session.display = display?.feed()
             return session
         }
         let running = Task(executorPreference: host.central.taskExecutor) {
@@ -265,6 +267,7 @@ extension HeartRate {
             if let line = live?.summaryLine(), !json { Output.line("\(member.name): \(line)") }
         }
         for host in hosts { await host.close() }
+        await display?.close()
         if let error = gone.withLock({ $0 }), !interrupt.fired {
             if let removed = hosts.lazy.compactMap({ $0.removedAdapterError(error) }).first { throw removed }
             let controllers = hosts.count == 1 ? "the controller at \(host.transport)"
