@@ -10,8 +10,7 @@ import Testing
 /// in a real headless browser (Debian's chromium, driven over the DevTools protocol by
 /// Scripts/python/live_display_browser.py).
 @Suite("rawble hr --serve in a real browser", .tags(.bumble),
-       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"),
-       .enabled(if: (try? TestRequirements.chromium()) != nil, "chromium is not installed: run Scripts/bootstrap"))
+       .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1"))
 struct LiveDisplayBrowserTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
