@@ -53,6 +53,9 @@ let package = Package(
         .library(name: "RawbleReport", targets: ["RawbleReport"]),
         /// What a strap's numbers mean, sans I/O: RR artifact correction, time-domain HRV, heart-rate zones.
         .library(name: "RawbleAnalysis", targets: ["RawbleAnalysis"]),
+        /// Lab Streaming Layer outlets on liblsl, loaded at run time (`dlopen`): nothing needs
+        /// liblsl to build or to run without outlets.
+        .library(name: "RawbleLSL", targets: ["RawbleLSL"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     // Exact versions, the ones rawble is built and tested with: Package.resolved is not
@@ -86,6 +89,7 @@ let package = Package(
                 "RawbleHostCore",
                 "RawbleKernel",
                 "RawbleKernelHost",
+                "RawbleLSL",
                 "RawbleManagementCore",
                 "RawblePolar",
                 "RawblePolarCore",
@@ -271,6 +275,10 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleLSL",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleTestSupport",
             dependencies: [
                 "RawbleWire",
@@ -302,6 +310,7 @@ let package = Package(
                 "RawbleAnalysis",
                 "RawbleReport",
                 "RawbleSMP",
+                "RawbleLSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -482,6 +491,10 @@ let package = Package(
                 "RawbleTestSupport",
                 "RawbleWire",
             ]
+        ),
+        .testTarget(
+            name: "RawbleLSLTests",
+            dependencies: ["RawbleLSL", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleCLITests",

@@ -15,6 +15,7 @@
 @_exported import RawbleHostCore
 @_exported import RawbleKernel
 @_exported import RawbleKernelHost
+@_exported import RawbleLSL
 @_exported import RawbleManagementCore
 @_exported import RawblePolar
 @_exported import RawblePolarCore

@@ -198,6 +198,7 @@ extension HeartRate {
     /// the run ends when every strap reached `--count`, at Ctrl-C, or when the controller goes
     /// (with several, the last of them).
     func runGroup() async throws {
+        let lslStreams = try lsl.streams()
         let files = try GroupFiles(csv: csv, jsonl: jsonl)
         // Made first: a Ctrl-C while the controller opens is kept for the run's task.
         let interrupt = InterruptWatcher()
@@ -241,6 +242,7 @@ extension HeartRate {
             session.member = member
             session.groupFiles = files
             session.adapters = adapters
+            session.lsl = lslStreams
             return session
         }
         let running = Task(executorPreference: host.central.taskExecutor) {
