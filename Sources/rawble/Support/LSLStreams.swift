@@ -20,8 +20,8 @@ struct LSLOptions: ParsableArguments {
         do {
             return LSLStreams(library: try LSLLibrary.load(path: path))
         } catch {
-            throw CLIError(.unavailable, "--lsl needs liblsl, the Lab Streaming Layer's library, and \(error)",
-                           fix: "pip install pylsl and set RAWBLE_LIBLSL to the liblsl.so.2 in its pylsl/lib folder, or install liblsl's .deb from github.com/sccn/liblsl/releases")
+            throw CLIError(.unavailable, "--lsl: \(error)",
+                           fix: "liblsl is the Lab Streaming Layer's library: pip install pylsl and point RAWBLE_LIBLSL at the liblsl.so.2 in its pylsl/lib folder, or install the .deb of a release at github.com/sccn/liblsl/releases")
         }
     }
 }
