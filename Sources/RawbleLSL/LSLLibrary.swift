@@ -107,6 +107,7 @@ public final class LSLLibrary: @unchecked Sendable {
     /// outlet is released.
     ///
     /// - Parameters:
+    ///   - description: the stream: name, type, rate, source ID, channels and metadata.
     ///   - chunkSize: samples per network chunk (0: as pushed).
     ///   - maxBuffered: how much an outlet keeps for a slow inlet before it drops the oldest:
     ///     seconds of a regular stream, hundreds of samples of an irregular one (liblsl's rule).

@@ -149,6 +149,43 @@ struct LSLOutletTests {
         #expect(zip(rr.timestamps, rr.pulledAt).allSatisfy { $0 <= $1 })
     }
 
+    @Test("hr --all --lsl with two straps, one dropping its link after five values: each strap its own streams under its own address, and the dropped one's stream goes on after its reconnection")
+    func severalStrapsAndAReconnection() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = try LSLInlet.writeMachineOnlyConfig(in: directory)
+        let library = try LSLInlet.venvLibrary()
+        let peer = try await BumblePeer.start(arguments: [
+            "--strap-only", "--straps", "2", "--hr-interval", "0.05", "--hr-count", "1000",
+            "--strap-drops", "1", "--hr-disconnect-after", "5", "--hr-disconnects", "1",
+        ])
+        defer { peer.stop() }
+        let straps = peer.straps
+        #expect(straps.count == 2)
+        let ids = straps.map { "rawble:\($0.address):HR" }
+        async let received = LSLInlet.receive(ids.map { ($0, 20) }, config: config, seconds: 30)
+        async let run = CLI.run(["hr", "--all", "--max", "2", "--lsl", "--json", "--count", "40", "--timeout", "20",
+                                 "--transport", peer.transport],
+                                environment: ["RAWBLE_LIBLSL": library, "LSLAPICFG": config])
+        let (reception, result) = try await (received, run)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(reception.complete, "received \(reception.streams.map { "\($0.sourceID): \($0.values.count)" })")
+        let events = result.stdoutLines.compactMap { try? CLI.jsonObject($0) }
+        for (strap, id) in zip(straps, ids) {
+            let stream = try #require(reception.stream(id))
+            #expect(stream.name == "\(strap.name) HR")
+            let sent = try peer.sentHeartRateMeasurements(strap: strap.address).compactMap { try? HeartRateMeasurement.decode($0.bytes) }
+            #expect(Self.offset(of: stream.values.map { Int($0[0]) }, in: sent.map { Int($0.bpm) }) != nil,
+                    "\(strap.name): \(stream.values.map { Int($0[0]) }) of \(sent.map(\.bpm))")
+        }
+        // The strap that dropped: connected twice, and more of its values came through its one
+        // stream than its first link carried.
+        let dropped = try #require(straps.first { strap in
+            events.filter { $0["event"] as? String == "connected" && $0["address"] as? String == strap.address }.count == 2
+        })
+        #expect((reception.stream("rawble:\(dropped.address):HR")?.values.count ?? 0) > 5)
+    }
+
     @Test("--lsl without liblsl: one line naming the cause and where to get it, status 69 (unavailable), before any strap is looked for")
     func missingLibrary() async throws {
         for command in ["hr", "ecg"] {
