@@ -34,6 +34,7 @@ public final class KernelATTBearer: ATTBearer {
     public let peer: BluetoothAddress
 
     private let inbox: ATTInbox
+    private let bridge: PDUBridge
     private let channel: any Channel
     private let descriptor: SystemPackage.FileDescriptor
     private let state: BearerState
@@ -51,13 +52,14 @@ public final class KernelATTBearer: ATTBearer {
     private let logger: Logger
 
     private init(
-        inbox: ATTInbox, channel: any Channel, descriptor: SystemPackage.FileDescriptor,
+        inbox: ATTInbox, bridge: PDUBridge, channel: any Channel, descriptor: SystemPackage.FileDescriptor,
         state: BearerState, peer: BluetoothAddress, sendMTU: Int, receiveMTU: Int, sendTimeout: Duration, logger: Logger,
         clock: any Clock<Duration>
     ) {
         self.logger = logger
         self.clock = clock
         self.inbox = inbox
+        self.bridge = bridge
         self.channel = channel
         self.descriptor = descriptor
         self.state = state
@@ -134,7 +136,7 @@ public final class KernelATTBearer: ATTBearer {
                 errno: (error as? IOError).map { Errno(rawValue: $0.errnoCode) } ?? .ioError)
         }
         return KernelATTBearer(
-            inbox: inbox, channel: channel, descriptor: fd, state: state, peer: peer,
+            inbox: inbox, bridge: bridge, channel: channel, descriptor: fd, state: state, peer: peer,
             sendMTU: sendMTU, receiveMTU: receiveMTU, sendTimeout: sendTimeout, logger: logger, clock: clock)
     }
 
@@ -169,6 +171,14 @@ public final class KernelATTBearer: ATTBearer {
     /// stream, no task hop). `false` once ``pdus`` was read.
     public func deliverPDUs(to receiver: any ATTPDUReceiver) -> Bool {
         inbox.install(receiver)
+    }
+
+    /// Returns once `count` PDUs were read from the socket since it was adopted (handed to a
+    /// receiver, waiting for one, or dropped): how a test learns that the bearer took what the
+    /// peer sent, instead of polling the socket. Throws the bearer's end when the socket closes
+    /// first; bound it with the caller's own timeout.
+    package func waitUntilRead(_ count: Int) async throws {
+        try await bridge.whenRead(count, on: channel.eventLoop).get()
     }
 
     public func close() async {
@@ -372,6 +382,10 @@ final class PDUBridge: ChannelInboundHandler, Sendable {
     private let logger: Logger
     /// The first error the channel reported (on the loop only).
     private let failure = Mutex<(any Error)?>(nil)
+    /// How many PDUs were read, and the waits for a count (``whenRead(_:on:)``); `ended` once
+    /// the channel is inactive (on the loop only).
+    private let reads = Mutex<(count: Int, waiters: [(count: Int, promise: EventLoopPromise<Void>)], ended: BearerError?)>(
+        (0, [], nil))
 
     init(inbox: ATTInbox, state: BearerState, peer: BluetoothAddress, logger: Logger) {
         self.inbox = inbox
@@ -391,6 +405,30 @@ final class PDUBridge: ChannelInboundHandler, Sendable {
                 logger.warning("\(dropped) ATT PDUs from \(peer) dropped: the reader is too far behind")
             }
         }
+        let reached = reads.withLock { reads -> [EventLoopPromise<Void>] in
+            reads.count += 1
+            guard !reads.waiters.isEmpty else { return [] }  // the usual case: nothing to allocate
+            let count = reads.count
+            defer { reads.waiters.removeAll { $0.count <= count } }
+            return reads.waiters.filter { $0.count <= count }.map(\.promise)
+        }
+        for promise in reached { promise.succeed() }
+    }
+
+    /// Succeeds once `count` PDUs were read (at once if they were); fails with the end when
+    /// the channel goes inactive first.
+    func whenRead(_ count: Int, on loop: any EventLoop) -> EventLoopFuture<Void> {
+        loop.flatSubmit {
+            let promise = loop.makePromise(of: Void.self)
+            let outcome: Result<Void, any Error>? = self.reads.withLock { reads in
+                if reads.count >= count { return .success(()) }
+                if let ended = reads.ended { return .failure(ended) }
+                reads.waiters.append((count, promise))
+                return nil
+            }
+            if let outcome { promise.completeWith(outcome) }
+            return promise.futureResult
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -402,6 +440,12 @@ final class PDUBridge: ChannelInboundHandler, Sendable {
         let error = failure.withLock { $0 }
         let end = state.finish(error.map(Self.end(for:)) ?? .disconnected(reason: KernelLinkLoss.reason(for: .socketNotConnected)))
         inbox.finish(end)
+        let waiting = reads.withLock { reads in
+            reads.ended = end
+            defer { reads.waiters = [] }
+            return reads.waiters.map(\.promise)
+        }
+        for promise in waiting { promise.fail(end) }
         context.fireChannelInactive()
     }
 

@@ -139,6 +139,32 @@ public struct ECGRun: Hashable, Sendable {
     }
 }
 
+/// One acceleration vector of an ECG session: its host time and the three axes in mG.
+public struct ECGAccelerationSample: Hashable, Sendable {
+    /// When it was taken on the host's clock, µs since 1970 (the device's time plus the offset
+    /// `rawble ecg` measured, as the ECG's).
+    public var time: Int64
+    /// The X axis, mG.
+    public var x: Int32
+    /// The Y axis, mG.
+    public var y: Int32
+    /// The Z axis, mG.
+    public var z: Int32
+
+    /// A vector.
+    /// - Parameters:
+    ///   - time: host time, µs since 1970.
+    ///   - x: X, mG.
+    ///   - y: Y, mG.
+    ///   - z: Z, mG.
+    public init(time: Int64, x: Int32, y: Int32, z: Int32) {
+        self.time = time
+        self.x = x
+        self.y = y
+        self.z = z
+    }
+}
+
 /// A time without ECG, µs since 1970: from the last sample before it to the first after it.
 public struct ECGGap: Hashable, Sendable {
     /// The last sample's host time before the gap (µs since 1970).
@@ -237,6 +263,9 @@ public struct ECGRecording: Hashable, Sendable {
     public var strapMeasurements: [ECGStrapMeasurement] = []
     /// The gaps between runs, in order.
     public var gaps: [ECGGap] = []
+    /// The acceleration vectors in file order (the H10's 200 Hz stream beside its ECG), kept for
+    /// an export (`report --export`); no figure uses them.
+    public var acceleration: [ECGAccelerationSample] = []
     /// The H10s of a file of several (`rawble ecg A B`, `--all`), in the order they first
     /// appear, each with its own recording (its runs, gaps and counts: a strap's sample is
     /// compared with that strap's sample before it, not another's). Empty for a file of one;
@@ -260,7 +289,7 @@ public struct ECGRecording: Hashable, Sendable {
 /// name) or a JSON object. Broken lines (a bad or missing field, unknown type, a line longer than
 /// ``maxLineLength``, a `rawble hr` line mixed in) are left out and counted, the first few kept
 /// with their line numbers; nothing traps on any input. Memory: one line while it streams in,
-/// plus the session itself (the ECG samples, 12 bytes each).
+/// plus the session itself (the ECG samples, 12 bytes each; acceleration vectors, 20).
 public struct ECGSessionReader: Sendable, SessionLineReader {
     /// How many problem lines of each kind the summary keeps as examples.
     public var keptProblems: Int { lineState.keptProblems }
@@ -463,8 +492,8 @@ struct ECGAssembly: Hashable, Sendable {
                 startRun(with: sample, marked: gapPending)
             }
             gapPending = false
-        case .acceleration:
-            break
+        case .acceleration(let time, _, let x, let y, let z, _):
+            recording.acceleration.append(ECGAccelerationSample(time: time, x: x, y: y, z: z))
         case .heartRate(let measurement):
             var measurement = measurement
             measurement.segment = segment

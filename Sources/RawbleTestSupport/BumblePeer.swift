@@ -307,6 +307,16 @@ public final class BumblePeer: Sendable {
         try Self.entries(ofKind: "service-changed", inLog: writeLogPath)
     }
 
+    /// The Service Changed events `rawble-lab` made, once it has logged at least `count` (it logs
+    /// one when its indication was confirmed, or when it gave up): waits for the peer's writes to
+    /// its log, at most `timeout`.
+    /// - Throws: ``BumblePeerError/logEntriesMissing(kind:count:path:within:)`` when fewer are
+    ///   logged by then; ``BumblePeerError/unreadableLog(path:reason:)``.
+    @discardableResult
+    public func waitForServiceChanges(count: Int = 1, timeout: Duration = .seconds(30)) async throws -> [ServiceChange] {
+        try await Self.waitForEntries(ofKind: "service-changed", inLog: writeLogPath, count: count, timeout: timeout)
+    }
+
     /// The stream values `rawble-lab` sent so far, in order (empty with `--no-stream-log-values`);
     /// complete for a run once ``streamSummaries()`` lists it (values are flushed in batches).
     public func sentStreamValues() throws -> [StreamValue] {
@@ -318,6 +328,16 @@ public final class BumblePeer: Sendable {
         try Self.entries(ofKind: "stream-summary", inLog: streamLogPath)
     }
 
+    /// The summaries of `rawble-lab`'s stream runs, once it has logged at least `count` (a run's
+    /// values are then complete in ``sentStreamValues()``): waits for the peer's writes to its
+    /// log, at most `timeout`.
+    /// - Throws: ``BumblePeerError/logEntriesMissing(kind:count:path:within:)`` when fewer are
+    ///   logged by then; ``BumblePeerError/unreadableLog(path:reason:)``.
+    @discardableResult
+    public func waitForStreamSummaries(count: Int = 1, timeout: Duration = .seconds(30)) async throws -> [StreamSummary] {
+        try await Self.waitForEntries(ofKind: "stream-summary", inLog: streamLogPath, count: count, timeout: timeout)
+    }
+
     /// The Heart Rate Measurement values `rawble-lab` (not the strap) notified so far, in order.
     public func sentLabHeartRateValues() throws -> [[UInt8]] {
         let lines: [LogLine] = try Self.entries(ofKind: "heart-rate", inLog: streamLogPath)
@@ -327,6 +347,18 @@ public final class BumblePeer: Sendable {
             }
             return bytes
         }
+    }
+
+    /// ``entries(ofKind:inLog:)`` once there are at least `count`, re-read as the peer writes
+    /// the log (``waitForChanges(of:timeout:until:)``), at most `timeout`.
+    private static func waitForEntries<T: Decodable & Sendable>(
+        ofKind kind: String, inLog path: String, count: Int, timeout: Duration
+    ) async throws -> [T] {
+        let logged = try await waitForChanges(of: path, timeout: timeout) {
+            (try entries(ofKind: kind, inLog: path) as [T]).count >= count
+        }
+        guard logged else { throw BumblePeerError.logEntriesMissing(kind: kind, count: count, path: path, within: timeout) }
+        return try entries(ofKind: kind, inLog: path)
     }
 
     /// Every line of the JSON-lines file at `path` whose `kind` is `kind`, decoded as `T`.
@@ -369,6 +401,8 @@ public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible 
     case notReady(within: Duration)
     case malformedReadyLine(String)
     case unreadableLog(path: String, reason: String)
+    /// Fewer than `count` lines of `kind` in the peer's log at `path` after waiting `within`.
+    case logEntriesMissing(kind: String, count: Int, path: String, within: Duration)
 
     public var description: String {
         switch self {
@@ -386,6 +420,8 @@ public enum BumblePeerError: Error, Hashable, Sendable, CustomStringConvertible 
             "bumble-peer printed an unreadable ready line (script and support out of step?): \(line)"
         case .unreadableLog(let path, let reason):
             "bumble-peer's log \(path) is unreadable: \(reason)"
+        case .logEntriesMissing(let kind, let count, let path, let timeout):
+            "bumble-peer logged fewer than \(count) \"\(kind)\" lines in \(path) within \(timeout.components.seconds) s: the peer did not get that far (see its stderr log, stderrPath)"
         }
     }
 }

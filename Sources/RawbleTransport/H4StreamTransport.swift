@@ -179,6 +179,11 @@ public final class H4StreamTransport: HCITransport {
         try? await channel.closeFuture.get()
     }
 
+    /// Completes once the channel has closed, the descriptor with it (NIO closes the descriptor
+    /// before it completes the channel's close future): how a test learns that a transport it
+    /// dropped let go of its descriptor. It holds no reference to the transport.
+    package var channelClosed: EventLoopFuture<Void> { channel.flatMap { $0.closeFuture } }
+
     // MARK: Internals
 
     /// `written`, failed with `.timedOut(operation:)` when the channel's queued bytes do not go

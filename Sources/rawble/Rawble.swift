@@ -47,7 +47,7 @@ struct Rawble: AsyncParsableCommand {
             71 system (no /proc), 74 transport, 75 timeout, 76 peer error, 77 permission, 78 interrupted, \
             79 pairing failed (other), 80 wrong passkey, 81 confirm mismatch, \
             82 DHKey check failed, 83 the peer stopped pairing, 84 SMP timeout, \
-            85 no method both sides can do.
+            85 no method both sides can do, 86 nothing to export (report --export).
             """,
         version: BuildStamp.versionText,
         subcommands: [Adapters.self, Decode.self, Scan.self, GATT.self, Read.self, Write.self, Notify.self, Shell.self, HeartRate.self, ECG.self, Report.self, PeripheralCommand.self, Pair.self, BondsCommand.self]

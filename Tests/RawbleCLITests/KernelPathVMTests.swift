@@ -74,6 +74,7 @@ struct KernelPathVMTests {
     private static func bootNow(_ script: String, controllers: [String], peerArguments: [String],
                                 ports: Int, vmOptions: [String],
                                 transports given: [String]? = nil) async throws -> (steps: [String: Step], result: CLIResult) {
+        let started = ContinuousClock.now
         var peers: [BumblePeer] = []
         defer { for peer in peers { peer.stop() } }
         if given != nil {
@@ -91,9 +92,10 @@ struct KernelPathVMTests {
             r="$1"; shift
             step() {
               name="$1"; shift
+              t0=$(date +%s%N)
               timeout -k 5 \#(stepLimit) "$@" >/tmp/step.out 2>/tmp/step.err; s=$?
               [ $s -eq 124 ] && echo "step $name: still running after \#(stepLimit) s, stopped (timeout)" >>/tmp/step.err
-              echo "@@@ $name $s"; cat /tmp/step.out; echo "@@@ stderr"; cat /tmp/step.err
+              echo "@@@ $name $s $(( ($(date +%s%N) - t0) / 1000000 ))"; cat /tmp/step.out; echo "@@@ stderr"; cat /tmp/step.err
             }
             """#
         let launcher = [vmTest, "--timeout", "\(vmLimit)"] + vmOptions
@@ -104,6 +106,7 @@ struct KernelPathVMTests {
             try CLI.runBlocking([], launcher: launcher, limit: .seconds(vmLimit + 60))
         }
         var steps: [String: Step] = [:]
+        var stepTimes: [String] = []
         var current: String?
         var inStderr = false
         for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
@@ -111,17 +114,33 @@ struct KernelPathVMTests {
                 let words = line.split(separator: " ").map(String.init)
                 if words.count == 2, words[1] == "stderr" {
                     inStderr = true
-                } else if words.count == 3, let status = Int32(words[2]) {
+                } else if words.count == 3 || words.count == 4, let status = Int32(words[2]) {
+                    // The step's milliseconds follow its status (a script's own marker may omit them).
                     current = words[1]
                     inStderr = false
                     steps[words[1]] = Step(status: status, stdout: [], stderr: [])
+                    if words.count == 4 { stepTimes.append("\(words[1]) \(words[3])") }
                 }
                 continue
             }
             guard let name = current, !line.isEmpty else { continue }
             if inStderr { steps[name]?.stderr.append(line) } else { steps[name]?.stdout.append(line) }
         }
+        recordStepTimes(stepTimes, whole: ContinuousClock.now - started)
         return (steps, result)
+    }
+
+    /// With RAWBLE_VM_STEP_TIMES=FILE, one line per boot appended to FILE: the boot's seconds in
+    /// all (qemu's start, the guest's boot and the peers' included) and each step's milliseconds,
+    /// so that a slow VM phase can be read step by step (Scripts/test's phase table gives only
+    /// the whole).
+    private static func recordStepTimes(_ times: [String], whole: Duration) {
+        guard let path = ProcessInfo.processInfo.environment["RAWBLE_VM_STEP_TIMES"], !times.isEmpty else { return }
+        let line = String(format: "%.1f", Double(whole.components.seconds) + Double(whole.components.attoseconds) / 1e18)
+            + " " + times.joined(separator: ", ") + "\n"
+        guard let file = fopen(path, "a") else { return }
+        fputs(line, file)
+        fclose(file)
     }
 
     static func objects(_ lines: [String]) -> [[String: Any]] {

@@ -134,10 +134,10 @@ struct ATTSecurityRetryTests {
         bearer.script.expect(readHandle4, reply: [[0x0B, 0x02]])
         let client = ATTClient(bearer: bearer)
         let first = Task { try await client.transact(.readRequest(handle: 3)) }
-        try await within { while bearer.refusals.isEmpty { await Task.yield() } }
+        try await bearer.asked.wait(until: { !$0.isEmpty })
         // The raise is held: the second request queues behind the first, then the raise ends.
         let second = Task { try await client.transact(.readRequest(handle: 4)) }
-        try await within { while await client.pendingRequestCount < 2 { await Task.yield() } }
+        try await within { try await client.waitForPendingRequests(2) }
         release.yield()
         #expect(try await within { try await first.value } == .readResponse(value: [0x01]))
         #expect(try await within { try await second.value } == .readResponse(value: [0x02]))

@@ -217,11 +217,8 @@ struct GATTBumbleTests {
         #expect(counters.count == count)
         #expect(counters == (0..<UInt32(counters.count)).map { $0 }, "in order, none missing")
         // The server's own log, once it has written the run's summary.
-        var sent: [BumblePeer.StreamValue] = []
-        for _ in 0..<100 where try session.peer.streamSummaries().isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        sent = try session.peer.sentStreamValues()
+        try await session.peer.waitForStreamSummaries()
+        let sent = try session.peer.sentStreamValues()
         #expect(sent.count == count)
         #expect(sent.map(\.bytes) == values)
         #expect(await session.gatt.att.droppedUpdateCount == 0)
@@ -242,10 +239,7 @@ struct GATTBumbleTests {
         let range = try #require(await changes.next())
         watchdog.cancel()
         // The server logs the change once the indication is confirmed: wait for it (bounded).
-        for _ in 0..<100 where try session.peer.serviceChanges().isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        let logged = try #require(try session.peer.serviceChanges().last)
+        let logged = try #require(try await session.peer.waitForServiceChanges().last)
         #expect(range.lowerBound == logged.start && range.upperBound == logged.end)
         let after = try await session.gatt.discoverAll()
         #expect(after.services.count == before.services.count + 1)

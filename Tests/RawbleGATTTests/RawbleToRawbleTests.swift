@@ -98,7 +98,7 @@ struct RawbleToRawbleTests {
         let accepted = try #require(await incoming.value)
         #expect(try await accepted.pair(authenticated: true, timeout: .seconds(10)) != nil, "paired at the peripheral's request")
         #expect(accepted.security == .authenticated)
-        try await within(seconds: 10) { while connection.security != .authenticated { await Task.yield() } }
+        #expect(try await within(seconds: 10) { try await connection.waitForSecurity(atLeast: .authenticated) } == .authenticated)
         try await Self.bothBonded(centralBonds, peripheralBonds)
         await central.close()
         await peripheral.close()

@@ -368,7 +368,7 @@ struct AdapterPairingTests {
         controller.transport.inject(.le(.longTermKeyRequest(.init(connectionHandle: ScriptedController.handle, random: outcome.peer.random,
                                                                   encryptedDiversifier: outcome.peer.encryptedDiversifier))))
         try await controller.waitForCommand(.leLongTermKeyRequestReply(handle: ScriptedController.handle, longTermKey: hostKey))
-        try await within(seconds: 60) { while second.security != .encrypted { try await Task.sleep(for: .milliseconds(2)) } }
+        #expect(try await within(seconds: 60) { try await second.waitForSecurity(atLeast: .encrypted) } == .encrypted)
 
         controller.transport.inject(.le(.longTermKeyRequest(.init(connectionHandle: ScriptedController.handle, random: 7,
                                                                   encryptedDiversifier: 7))))

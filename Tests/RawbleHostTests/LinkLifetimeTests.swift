@@ -78,3 +78,49 @@ struct ConnectionRecordTests {
         }
     }
 }
+
+@Suite("LinkLifetime: waiting for the link's security")
+struct LinkSecurityWaitTests {
+    /// What a wait for `level` on a new link gets when `events` run right after it registered,
+    /// in the same synchronous step: the wait is woken by them, never finds them already done.
+    private func wait(for level: LinkSecurity, then events: @escaping @Sendable (LinkLifetime) -> Void) async throws
+        -> Result<LinkSecurity, HostError> {
+        let lifetime = LinkLifetime(id: 1, handle: 0x40)
+        return try await within(seconds: 60) {
+            await withCheckedContinuation { continuation in
+                lifetime.register(continuation, waitingFor: level, id: lifetime.makeWaiterID())
+                events(lifetime)
+            }
+        }
+    }
+
+    @Test("a wait for a level is woken when the host sets it, with the level reached")
+    func aWaitIsWokenByTheLevel() async throws {
+        #expect(try await wait(for: .encrypted) { $0.security = .authenticated } == .success(.authenticated))
+    }
+
+    @Test("a lower level does not end a wait for a higher one; the link's end does, with its reason")
+    func aLowerLevelDoesNotEndTheWait() async throws {
+        let result = try await wait(for: .authenticated) { lifetime in
+            lifetime.security = .encrypted
+            lifetime.end(.disconnected(.remoteUserTerminatedConnection))
+        }
+        #expect(result == .failure(.disconnected(.remoteUserTerminatedConnection)))
+    }
+
+    @Test("a link already that secure returns at once; an ended link throws its end; a cancelled wait throws cancelled")
+    func atOnceEndedAndCancelled() async throws {
+        let secure = LinkLifetime(id: 1, handle: 0x40)
+        secure.security = .authenticated
+        #expect(try await within(seconds: 60) { try await secure.waitForSecurity(atLeast: .encrypted) } == .authenticated)
+
+        let ended = LinkLifetime(id: 2, handle: 0x41)
+        ended.end(.closed)
+        await #expect(throws: HostError.closed) { try await within(seconds: 60) { try await ended.waitForSecurity(atLeast: .encrypted) } }
+
+        let waiting = LinkLifetime(id: 3, handle: 0x42)
+        let pending = Task { try await waiting.waitForSecurity(atLeast: .encrypted) }
+        pending.cancel()
+        await #expect(throws: HostError.cancelled) { try await within(seconds: 60) { try await pending.value } }
+    }
+}

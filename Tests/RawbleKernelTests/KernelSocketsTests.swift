@@ -182,15 +182,8 @@ import Testing
             FileDescriptor(rawValue: ours), peer: .any, sendMTU: 23, receiveMTU: 23, sendTimeout: .seconds(30))
         let pdus: [[UInt8]] = (0..<6).map { [0x1B, 0x10, 0x00, UInt8($0)] }
         for pdu in pdus.prefix(3) { _ = pdu.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, 0) } }
-        // Let the first three reach the bearer before the receiver does.
-        try await within(seconds: 30) {
-            while true {
-                var pending: Int32 = 0
-                _ = ioctl(peer, UInt(TIOCOUTQ), &pending)
-                if pending == 0 { break }
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
+        // The first three reach the bearer (read, waiting for a reader) before the receiver does.
+        try await within(seconds: 30) { try await bearer.waitUntilRead(3) }
         let receiver = RecordingReceiver()
         #expect(bearer.deliverPDUs(to: receiver))
         for pdu in pdus.suffix(3) { _ = pdu.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, 0) } }
@@ -214,7 +207,8 @@ import Testing
             receiveBufferLimit: 4, logger: Logger(label: "test") { _ in warnings })
         let pdus: [[UInt8]] = (0..<10).map { [0x1B, 0x10, 0x00, UInt8($0)] }
         for pdu in pdus { _ = pdu.withUnsafeBytes { send(peer, $0.baseAddress, $0.count, 0) } }
-        try await within(seconds: 30) { while bearer.droppedPDUCount < 6 { try await Task.sleep(for: .milliseconds(5)) } }
+        // Every PDU read: 4 wait, 6 are dropped.
+        try await within(seconds: 30) { try await bearer.waitUntilRead(pdus.count) }
         #expect(bearer.droppedPDUCount == 6)
         // Reported, at 1, 2 and 4 dropped: not a line per PDU.
         #expect(warnings.lines.map { $0.prefix(18) } == ["1 ATT PDUs from 00", "2 ATT PDUs from 00", "4 ATT PDUs from 00"],

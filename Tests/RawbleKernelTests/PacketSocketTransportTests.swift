@@ -17,10 +17,17 @@ func seqpacketPair() throws -> (ours: Int32, peer: Int32) {
     return (fds[0], fds[1])
 }
 
-/// Whether `fd` can take another message now (poll for POLLOUT, no wait).
-func isWritable(_ fd: Int32) -> Bool {
-    var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-    return poll(&entry, 1, 0) == 1 && entry.revents & Int16(POLLOUT) != 0
+/// Sends `filler` on `fd` without blocking until the socket takes no more (EAGAIN): the socket
+/// is then full, and stays full until its peer reads. Returns how many fillers went out.
+func fillSendBuffer(_ fd: Int32, with filler: [UInt8]) throws -> Int {
+    for sent in 0..<100_000 {
+        let n = filler.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n < 0 && errno == EINTR { continue }
+        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return sent }
+        try #require(n == filler.count, "filling the socket: send returned \(n), errno \(errno)")
+    }
+    Issue.record("the socket took 100,000 fillers without filling up")
+    return 100_000
 }
 
 /// One ACL packet whose payload tells which it is.
@@ -38,9 +45,14 @@ func aclPacket(_ number: Int, length: Int) -> H4Packet {
     @Test func queuedSendsLeaveOnePacketPerMessage() async throws {
         let (ours, peer) = try seqpacketPair()
         defer { close(peer) }
-        // A small send buffer: a few messages fill it, the rest queue in NIO.
+        // A small send buffer, filled before the transport takes the socket: no send can go out
+        // until the reader makes room, so they all queue (in the serializer and NIO), and only
+        // a few fit at a time after that.
         var size: Int32 = 1
         setsockopt(ours, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        let filler: [UInt8] = [0xFF]
+        let fillers = try fillSendBuffer(ours, with: filler)
+        try #require(fillers > 0)
         // The write-stall bound is the 60 s hang guard: a loaded full run once kept the reader
         // away longer than the default 10 s, and the stall is not what this test is about.
         let transport = H4StreamTransport.adoptPacketSocket(
@@ -53,16 +65,12 @@ func aclPacket(_ number: Int, length: Int) -> H4Packet {
                 try await group.waitForAll()
             }
         }
-        // Wait (bounded) until the socket is full, so that later sends queue in NIO.
-        try await within(seconds: 30) {
-            while isWritable(ours) { try await Task.sleep(for: .milliseconds(1)) }
-        }
         let messages = try await within(seconds: 30) {
             try await onOwnThread { () -> [[UInt8]] in
                 var messages: [[UInt8]] = []
                 var buffer = [UInt8](repeating: 0, count: 70_000)
                 var received = 0
-                while received < count * (1 + 4 + 200) {
+                while received < fillers * filler.count + count * (1 + 4 + 200) {
                     let n = buffer.withUnsafeMutableBytes { recv(peer, $0.baseAddress, $0.count, 0) }
                     guard n > 0 else { break }
                     messages.append(Array(buffer.prefix(n)))
@@ -73,9 +81,11 @@ func aclPacket(_ number: Int, length: Int) -> H4Packet {
         }
         try await within(seconds: 30) { try await sends.value }
         let expected = Set(packets.map { [$0.type.rawValue] + Array($0.bytes) })
-        #expect(messages.count == count, "\(messages.count) messages for \(count) packets")
-        #expect(messages.allSatisfy { $0.count == 1 + 4 + 200 })
-        #expect(Set(messages) == expected)
+        #expect(messages.prefix(fillers).allSatisfy { $0 == filler }, "the fillers come first")
+        let sent = messages.dropFirst(fillers)
+        #expect(sent.count == count, "\(sent.count) messages for \(count) packets")
+        #expect(sent.allSatisfy { $0.count == 1 + 4 + 200 })
+        #expect(Set(sent) == expected)
         await transport.close()
     }
 

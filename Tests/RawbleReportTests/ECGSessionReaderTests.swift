@@ -42,7 +42,7 @@ private let header = "time,device_time_ns,type,uV,x_mG,y_mG,z_mG,raw"
 
 @Suite("ECG session files: the CSV and JSON lines rawble ecg writes, read back")
 struct ECGSessionReaderTests {
-    @Test("what ECGSessionWriter writes reads back, CSV and JSON lines alike: runs split at the gap line, the strap's RR decoded")
+    @Test("what ECGSessionWriter writes reads back, CSV and JSON lines alike: runs split at the gap line, the strap's RR decoded, the acceleration kept")
     func roundTrip() throws {
         for format in [SessionFileFormat.csv, .jsonLines] {
             let bytes = written(format)
@@ -61,6 +61,7 @@ struct ECGSessionReaderTests {
             #expect(session.strapMeasurements.map(\.bpm) == [72, 73])
             #expect(session.strapMeasurements.map(\.segment) == [0, 1])
             #expect(session.summary.ecgSampleCount == 5 && session.summary.accelerationCount == 1)
+            #expect(session.acceleration == [ECGAccelerationSample(time: t0 + 1, x: -187, y: -28, z: 949)], "kept for an export")
             #expect(session.summary.heartRateCount == 2 && session.summary.strapRRIntervalCount == 2)
             #expect(session.summary.gapLineCount == 1 && session.summary.brokenLineCount == 0)
             #expect(session.summary.lineCount == (format == .csv ? 10 : 9))

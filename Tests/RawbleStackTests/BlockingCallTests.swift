@@ -27,6 +27,7 @@ import Testing
         "RawbleTestSupport/OwnThread.swift": "runToEnd waits for a process inside onOwnThread",
         "RawbleTestSupport/PythonReference.swift": "waits for the Python reference inside onOwnThread",
         "RawbleTestSupport/ChildProcess.swift": "terminate(pid:stdinFD:) runs on a thread of its own (BumblePeer.stop(), terminated(_:))",
+        "RawbleTestSupport/FileChanges.swift": "waitForChanges(of:timeout:until:) polls its inotify descriptor inside onOwnThread",
     ]
 
     @Test("blocking calls only where a thread of their own (or the keeper's, or the loop's) runs them")

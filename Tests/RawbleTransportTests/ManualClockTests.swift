@@ -2,25 +2,22 @@ import NIOCore
 import NIOPosix
 import RawbleHCITransport
 import RawbleTestSupport
-import Synchronization
 import Testing
 
 /// What the sleepers of a test saw when they woke, in the order they woke.
 private final class Wakes: Sendable {
-    private let wakes = Mutex<[(name: String, now: ManualClock.Instant)]>([])
+    private let wakes = Recording<(name: String, now: ManualClock.Instant)>()
 
     func record(_ name: String, at now: ManualClock.Instant) {
-        wakes.withLock { $0.append((name, now)) }
+        wakes.append((name, now))
     }
 
-    var names: [String] { wakes.withLock { $0.map(\.name) } }
-    var instants: [ManualClock.Instant] { wakes.withLock { $0.map(\.now) } }
+    var names: [String] { wakes.items.map(\.name) }
+    var instants: [ManualClock.Instant] { wakes.items.map(\.now) }
 
-    /// Waits (bounded) until `count` sleepers woke.
+    /// Waits (bounded) until `count` sleepers woke: woken by each wake as it is recorded.
     func waitFor(_ count: Int) async throws {
-        try await within(seconds: 60) {
-            while self.wakes.withLock({ $0.count }) < count { try await Task.sleep(for: .milliseconds(1)) }
-        }
+        try await wakes.wait(until: { $0.count >= count })
     }
 }
 

@@ -48,18 +48,22 @@ func openDescriptors(to targets: Set<String>) -> Int {
     openDescriptorTargets().filter { targets.contains($0) }.count
 }
 
-/// Whether this process holds no descriptor to `targets` any more, within `seconds` (a dropped
-/// transport closes its channel asynchronously). This, not the peer seeing end-of-stream, is
-/// the leak check: SwiftNIO opens its sockets without FD_CLOEXEC, so a child process another test
-/// spawns meanwhile (Foundation's `Process` does not close them) keeps the connection open in
-/// the child until it exits, whatever this process did.
-func descriptorsReleased(to targets: Set<String>, within seconds: Double = 20) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while openDescriptors(to: targets) > 0 {
-        guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(10))
+/// Drops the one reference to `transport` and returns how many descriptors of this process
+/// still refer to `targets` once its channel has closed (a dropped transport closes its channel
+/// asynchronously, on its event loop): 0 when it released them. Fails the test when the channel
+/// does not close within 20 s (the transport leaked, or dropping it does not close it). This, not the
+/// peer seeing end-of-stream, is the leak check: SwiftNIO opens its sockets without FD_CLOEXEC,
+/// so a child process another test spawns meanwhile (Foundation's `Process` does not close
+/// them) keeps the connection open in the child until it exits, whatever this process did.
+func descriptorsLeftAfterDropping(_ transport: inout H4StreamTransport?, to targets: Set<String>) async throws -> Int {
+    let closed = try #require(transport).channelClosed
+    transport = nil
+    do {
+        try await within(seconds: 20) { try await closed.get() }
+    } catch is TestTimeout {
+        Issue.record("the dropped transport's channel did not close within 20 s: something still holds the transport, or dropping it does not close the channel")
     }
-    return true
+    return openDescriptors(to: targets)
 }
 
 /// The "socket:[inode]" names of this machine's TCP sockets whose remote port is `port`
@@ -83,7 +87,7 @@ func tcpSockets(toPort port: UInt16) -> Set<String> {
 extension Connection {
     /// Whether the peer reads end-of-stream (the other side's socket is gone) within 60 s: generous, because a
     /// child process another test spawns meanwhile may hold the socket until it exits (see
-    /// `descriptorsReleased(to:within:)`);
+    /// `descriptorsLeftAfterDropping(_:to:)`);
     /// false on data, an error or silence.
     func seesEndOfStream() async -> Bool {
         let fd = self.fd
@@ -277,9 +281,8 @@ func connectedPair() async throws -> (Peer, H4StreamTransport, Connection) {
         let connection = try await accepted
         let sockets = tcpSockets(toPort: peer.port)
         #expect(transport != nil && openDescriptors(to: sockets) == 1)
-        transport = nil
         // Nothing is left open (the channel closes once the transport is gone).
-        #expect(await descriptorsReleased(to: sockets))
+        #expect(try await descriptorsLeftAfterDropping(&transport, to: sockets) == 0)
         _ = connection
     }
 
@@ -316,7 +319,6 @@ func connectedPair() async throws -> (Peer, H4StreamTransport, Connection) {
         pty.write(emptyEvent.encoded)
         #expect(try await receive(1, from: try #require(transport)) == [emptyEvent])
         #expect(openDescriptors(to: device) > 0)
-        transport = nil
-        #expect(await descriptorsReleased(to: device))
+        #expect(try await descriptorsLeftAfterDropping(&transport, to: device) == 0)
     }
 }

@@ -597,7 +597,7 @@ _rawble_report() {
     repeating_flags=(-v --verbose)
     non_repeating_flags=(--json --quiet --version -h --help)
     repeating_options=()
-    non_repeating_options=(--plot --title --segment --strip-start --max-hr --age)
+    non_repeating_options=(--plot --title --segment --strip-start --export --export-format --rr --strap --max-hr --age)
     __rawble_offer_flags_options 1
 
     # Offer option value completions
@@ -612,6 +612,20 @@ _rawble_report() {
         return
         ;;
     '--strip-start')
+        return
+        ;;
+    '--export')
+        return
+        ;;
+    '--export-format')
+        __rawble_add_completions -W 'rr'$'\n''kubios'$'\n''ibi'$'\n''edf'
+        return
+        ;;
+    '--rr')
+        __rawble_add_completions -W 'corrected'$'\n''raw'
+        return
+        ;;
+    '--strap')
         return
         ;;
     '--max-hr')

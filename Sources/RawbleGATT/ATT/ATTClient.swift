@@ -80,6 +80,8 @@ public actor ATTClient {
     /// Raising the link's security and resending the outstanding request (at most once per request).
     private var securityRetryTask: Task<Void, Never>?
     private var terminalError: GATTError?
+    /// Tasks in ``waitForPendingRequests(_:)``: the count each waits for.
+    private var pendingWaiters: [(count: Int, continuation: CheckedContinuation<Result<Void, GATTError>, Never>)] = []
     private var nextID: UInt64 = 0
     private var mtuExchangeStarted = false
     /// The subscribers; value updates reach them from the bearer's own task when the bearer
@@ -113,6 +115,15 @@ public actor ATTClient {
 
     /// Requests queued or outstanding (for diagnostics and tests).
     public var pendingRequestCount: Int { queue.count + (outstanding == nil ? 0 : 1) }
+
+    /// Returns once at least `count` requests are queued or outstanding (at once if they are):
+    /// how a test learns that a request it started is in the client's hands. Throws the
+    /// client's end when it ends first; bound it with the caller's own timeout.
+    package func waitForPendingRequests(_ count: Int) async throws(GATTError) {
+        if let terminalError { throw terminalError }
+        if pendingRequestCount >= count { return }
+        try await withCheckedContinuation { pendingWaiters.append((count, $0)) }.get()
+    }
     /// Live update streams (for diagnostics and tests).
     public var subscriptionCount: Int { router.subscriptionCount }
 
@@ -161,6 +172,7 @@ public actor ATTClient {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<ATTPDU, GATTError>, Never>) in
                 queue.append(Transaction(id: id, opcode: opcode, bytes: bytes, continuation: continuation))
+                wakePendingWaiters()
                 if Task.isCancelled {
                     cancelRequest(id)
                 } else {
@@ -269,6 +281,17 @@ public actor ATTClient {
     }
 
     // MARK: Internals
+
+    /// Resumes the ``waitForPendingRequests(_:)`` waits the count now satisfies.
+    private func wakePendingWaiters() {
+        guard !pendingWaiters.isEmpty else { return }
+        let count = pendingRequestCount
+        pendingWaiters.removeAll { waiter in
+            guard waiter.count <= count else { return false }
+            waiter.continuation.resume(returning: .success(()))
+            return true
+        }
+    }
 
     private func negotiatedMTU(_ peerMTU: UInt16) -> UInt16 {
         max(ATTPDU.defaultMTU, min(receiveMTU, peerMTU))
@@ -416,6 +439,8 @@ public actor ATTClient {
         waiting.transactions += queue
         queue.removeAll()
         waiting.subscribers = router.end()
+        for waiter in pendingWaiters { waiter.continuation.resume(returning: .failure(error)) }
+        pendingWaiters = []
         return waiting
     }
 

@@ -65,6 +65,23 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Works), or with an authenticated one (Passkey Entry, Numeric Comparison).
     public var security: LinkSecurity { lifetime.security }
 
+    /// Waits until the link is at least `level` secure and returns the level it reached: how a
+    /// peripheral learns that its central encrypted or paired, at the central's pace, without
+    /// asking for it as ``secure(_:timeout:)`` does (a Security Request). Returns at once when
+    /// the link already is that secure.
+    ///
+    /// ```swift
+    /// let connection = try await incoming.next()
+    /// try await connection.waitForSecurity(atLeast: .encrypted)  // the central encrypted the link
+    /// ```
+    /// - Throws: the link's end (``HostError/disconnected(_:)`` with the controller's reason,
+    ///   or the transport's failure) when it comes first; ``HostError/cancelled`` at once when
+    ///   the waiting task is cancelled (the way to bound the wait).
+    @discardableResult
+    public func waitForSecurity(atLeast level: LinkSecurity) async throws(HostError) -> LinkSecurity {
+        try await lifetime.waitForSecurity(atLeast: level)
+    }
+
     /// The size, in octets, of the key the link is encrypted with (the pairing's, the bond's,
     /// or the controller's report); `nil` while it is not encrypted. Part of the link's
     /// security: a 7-octet key is far weaker than a 16-octet one (KNOB).
@@ -177,6 +194,8 @@ final class LinkLifetime: Sendable {
         /// Early resumptions (timeout, cancellation) of reserved ids, kept for their registration.
         var early: [UInt64: HostError] = [:]
         var nextWaiter: UInt64 = 0
+        /// Tasks in ``waitForSecurity(atLeast:)``: the level each waits for.
+        var securityWaiters: [UInt64: (level: LinkSecurity, continuation: CheckedContinuation<Result<LinkSecurity, HostError>, Never>)] = [:]
     }
     private let state = Mutex(State())
     /// The link's security, set by the host on the adapter's executor and read from anywhere
@@ -192,9 +211,18 @@ final class LinkLifetime: Sendable {
 
     var ending: HostError? { state.withLock { $0.ending } }
 
+    /// Setting it wakes the ``waitForSecurity(atLeast:)`` waits the new level satisfies.
     var security: LinkSecurity {
         get { securityState.withLock { $0.level } }
-        set { securityState.withLock { $0.level = newValue } }
+        set {
+            securityState.withLock { $0.level = newValue }
+            let reached = state.withLock { state in
+                let reached = state.securityWaiters.filter { newValue >= $0.value.level }
+                for id in reached.keys { state.securityWaiters[id] = nil }
+                return reached.values.map(\.continuation)
+            }
+            for waiter in reached { waiter.resume(returning: .success(newValue)) }
+        }
     }
 
     /// The size of the key the link is encrypted with; `nil` while not encrypted.
@@ -224,6 +252,40 @@ final class LinkLifetime: Sendable {
         } onCancel: {
             resume(waiter: id, with: .cancelled)
         }
+    }
+
+    /// See ``Connection/waitForSecurity(atLeast:)``.
+    func waitForSecurity(atLeast level: LinkSecurity) async throws(HostError) -> LinkSecurity {
+        let id = makeWaiterID()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { register($0, waitingFor: level, id: id) }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Result<LinkSecurity, HostError>, Never>? in
+                if let waiter = state.securityWaiters.removeValue(forKey: id) { return waiter.continuation }
+                if state.reserved.remove(id) != nil { state.early[id] = .cancelled }
+                return nil
+            }
+            waiter?.resume(returning: .failure(.cancelled))
+        }
+        return try result.get()
+    }
+
+    /// Registers a wait for `level` under an id from ``makeWaiterID()``; resumed at once when
+    /// the link already is that secure, has ended, or the id was resumed early. The level is
+    /// read under the lock that holds the waiters, and a new level is set before the waiters
+    /// it satisfies are taken under that lock: a wait either sees the level or is woken by it.
+    func register(_ continuation: CheckedContinuation<Result<LinkSecurity, HostError>, Never>,
+                  waitingFor level: LinkSecurity, id: UInt64) {
+        let ready: Result<LinkSecurity, HostError>? = state.withLock { state in
+            state.reserved.remove(id)
+            if let early = state.early.removeValue(forKey: id) { return .failure(early) }
+            let current = security
+            if current >= level { return .success(current) }
+            if let ending = state.ending { return .failure(ending) }
+            state.securityWaiters[id] = (level, continuation)
+            return nil
+        }
+        if let ready { continuation.resume(returning: ready) }
     }
 
     /// Registers a waiter and returns its id (to time it out with ``resume(waiter:with:)``).
@@ -276,13 +338,18 @@ final class LinkLifetime: Sendable {
 
     /// The link ended: every waiter learns why; the first reason is kept.
     func end(_ error: HostError) {
-        let waiters: [CheckedContinuation<HostError, Never>] = state.withLock { state in
-            guard state.ending == nil else { return [] }
+        typealias Waiters = ([CheckedContinuation<HostError, Never>], [CheckedContinuation<Result<LinkSecurity, HostError>, Never>])
+        let (waiters, securityWaiters) = state.withLock { state -> Waiters in
+            guard state.ending == nil else { return ([], []) }
             state.ending = error
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
+            defer {
+                state.waiters.removeAll()
+                state.securityWaiters.removeAll()
+            }
+            return (Array(state.waiters.values), state.securityWaiters.values.map(\.continuation))
         }
         for waiter in waiters { waiter.resume(returning: error) }
+        for waiter in securityWaiters { waiter.resume(returning: .failure(error)) }
     }
 }
 

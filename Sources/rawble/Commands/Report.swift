@@ -29,8 +29,22 @@ struct Report: AsyncParsableCommand {
             hr lines), with the difference. --plot draws a 10-s ECG strip with the R-peaks \
             marked (from --strip-start seconds into the ECG) and both RR tachograms.
 
+            --export OUT writes the session for another tool, its format from OUT's extension \
+            or --export-format: RR intervals as text (.txt: one in ms a line, for NeuroKit2 \
+            and most tools; kubios: the same after # comment lines, for Kubios HRV; .ibi: \
+            HRVAS' time and IBI columns in s), corrected for artifacts (the series the HRV \
+            figures come from) or --rr raw (as recorded); from an ECG session, the RR between \
+            the R-peaks found, or EDF+ (.edf: the ECG at 130 Hz in µV and the acceleration at \
+            200 Hz in mG, the start time, R-peak and gap annotations; EDFbrowser, MNE, \
+            pyedflib). A file of several straps exports one chosen with --strap, or a file \
+            each with {name} or {address} in OUT. A session without what the format needs \
+            (no RR, no ECG) exits 86.
+
             Examples:
               rawble report session.csv --max-hr 185
+              rawble report session.csv --export rr.txt --rr raw
+              rawble report ecg.csv --export ecg.edf
+              rawble report team.csv --export 'rr-{name}.txt'
               rawble report ecg.csv --plot ecg.svg
               rawble report session.csv --plot session.svg --title "Tuesday intervals"
               rawble hr --json --count 600 | rawble report - --json
@@ -49,6 +63,16 @@ struct Report: AsyncParsableCommand {
     @Option(help: ArgumentHelp("ECG sessions: where the plot's 10-s ECG strip starts, in seconds from the first ECG sample.",
                                valueName: "seconds"))
     var stripStart: Double = 0
+    @Option(help: ArgumentHelp("Also write the session for another tool: RR text (.txt, .ibi) or EDF+ (.edf, ECG sessions); {name} or {address} in it: a file per strap.",
+                               valueName: "file"))
+    var export: String?
+    @Option(help: ArgumentHelp("The export's format, when its file's extension does not name it.", valueName: "format"))
+    var exportFormat: ExportFormat?
+    @Option(help: ArgumentHelp("The RR intervals exported: corrected for artifacts (the series of the HRV figures) or raw (as recorded).",
+                               valueName: "which"))
+    var rr: RRChoice = .corrected
+    @Option(help: ArgumentHelp("A file of several straps: report (and export) only this one, by address or name.", valueName: "strap"))
+    var strap: String?
     @OptionGroup var zones: ZoneOptions
     @OptionGroup var output: OutputOptions
 
@@ -56,23 +80,24 @@ struct Report: AsyncParsableCommand {
         guard segment >= 10, segment <= 86_400 else { throw ValidationError("--segment must be between 10 and 86400 seconds") }
         if let plot, plot.isEmpty { throw ValidationError("--plot needs a file name") }
         guard stripStart >= 0, stripStart <= 1e7 else { throw ValidationError("--strip-start must be between 0 and 10000000 seconds") }
+        try validateExport()
     }
 
     func run() async throws {
-        switch try readSession() {
+        switch try chosen(readSession()) {
         case .heartRate(let samples, let summary, let straps) where straps.count > 1:
+            try checkExportForStraps(straps.count)
             try reportEach(straps, samples: samples, file: summary)
-        case .heartRate(let samples, let summary, _):
+        case .heartRate(let samples, let summary, let straps):
             let analysis = analyse(samples)
             if let plot { try write(document(analysis, samples: samples, summary: summary), to: plot) }
-            if output.json {
-                Output.json(ReportJSON.object(analysis, summary: summary, zones: zones, plot: plot))
-            } else {
-                for line in ReportText.lines(analysis, summary: summary, zones: zones, file: file, plot: plot) {
-                    Output.line(line)
-                }
-            }
+            let export = try exportHeartRate(analysis, samples: samples,
+                                             label: straps.first.map { StrapLabel(address: $0.address, name: $0.name) })
+            let (lines, object) = Self.adding(export, to: ReportText.lines(analysis, summary: summary, zones: zones, file: file, plot: plot),
+                                              ReportJSON.object(analysis, summary: summary, zones: zones, plot: plot))
+            if output.json { Output.json(object) } else { for line in lines { Output.line(line) } }
         case .ecg(let session) where session.straps.count > 1:
+            try checkExportForStraps(session.straps.count)
             try reportEachECG(session)
         case .ecg(let whole):
             // A file of one H10 that names it (`ecg --all` found one): its own recording.
@@ -83,12 +108,43 @@ struct Report: AsyncParsableCommand {
             } ?? whole
             let analysis = ECGReportAnalysis(session: session)
             if let plot { try write(ecgPlot(analysis, session: session), to: plot) }
-            if output.json {
-                Output.json(ECGReportJSON.object(analysis, session: session, plot: plot))
-            } else {
-                for line in ECGReportText.lines(analysis, session: session, file: file, plot: plot) { Output.line(line) }
-            }
+            let export = try exportECG(analysis, session: session,
+                                       label: whole.straps.first.map { StrapLabel(address: $0.address, name: $0.name) })
+            let (lines, object) = Self.adding(export, to: ECGReportText.lines(analysis, session: session, file: file, plot: plot),
+                                              ECGReportJSON.object(analysis, session: session, plot: plot))
+            if output.json { Output.json(object) } else { for line in lines { Output.line(line) } }
         }
+    }
+
+    /// The session, or with `--strap` the one strap of a file of several named by its address
+    /// or name (an error naming the straps there when none is).
+    private func chosen(_ session: Session) throws -> Session {
+        guard let wanted = strap else { return session }
+        func matches(_ address: String, _ name: String?) -> Bool {
+            address.lowercased() == wanted.lowercased() || name == wanted
+        }
+        let present: [(address: String, name: String?)]
+        switch session {
+        case .heartRate(let samples, _, let straps):
+            if let index = straps.firstIndex(where: { matches($0.address, $0.name) }) {
+                let strap = straps[index]
+                return .heartRate(samples.filter { $0.strap == strap.address }, strap.summary, [strap])
+            }
+            present = straps.map { ($0.address, $0.name) }
+        case .ecg(let whole):
+            if let strap = whole.straps.first(where: { matches($0.address, $0.name) }) {
+                var one = whole
+                one.straps = [strap]
+                return .ecg(one)
+            }
+            present = whole.straps.map { ($0.address, $0.name) }
+        }
+        guard !present.isEmpty else {
+            throw CLIError(.usage, "--strap \(wanted): \(inputName) names no strap (it was recorded from one)", fix: "leave out --strap")
+        }
+        throw CLIError(.usage, "--strap \(wanted): no such strap in \(inputName)",
+                       fix: "name one of " + present.map { strap in strap.name.map { "\(strap.address) (\($0))" } ?? strap.address }
+                            .joined(separator: ", "))
     }
 
     /// What the file held: a heart-rate session (with its straps when it names several) or an ECG one.
@@ -117,9 +173,10 @@ struct Report: AsyncParsableCommand {
             let strap = straps[index]
             let own = byStrap[strap.address] ?? []
             let analysis = analyse(own)
-            return (ReportText.lines(analysis, summary: strap.summary, zones: zones, file: file, plot: nil),
-                    ReportJSON.object(analysis, summary: strap.summary, zones: zones, plot: nil),
-                    plot == nil ? nil : document(analysis, samples: own, summary: strap.summary, name: strap.displayName))
+            let export = try exportHeartRate(analysis, samples: own, label: StrapLabel(address: strap.address, name: strap.name))
+            let (lines, object) = Self.adding(export, to: ReportText.lines(analysis, summary: strap.summary, zones: zones, file: file, plot: nil),
+                                              ReportJSON.object(analysis, summary: strap.summary, zones: zones, plot: nil))
+            return (lines, object, plot == nil ? nil : document(analysis, samples: own, summary: strap.summary, name: strap.displayName))
         }
     }
 
@@ -132,9 +189,10 @@ struct Report: AsyncParsableCommand {
         ]) { index in
             let strap = session.straps[index]
             let analysis = ECGReportAnalysis(session: strap.recording)
-            return (ECGReportText.lines(analysis, session: strap.recording, file: file, plot: nil),
-                    ECGReportJSON.object(analysis, session: strap.recording, plot: nil),
-                    plot == nil ? nil : ecgPlot(analysis, session: strap.recording, name: strap.name ?? strap.address))
+            let export = try exportECG(analysis, session: strap.recording, label: StrapLabel(address: strap.address, name: strap.name))
+            let (lines, object) = Self.adding(export, to: ECGReportText.lines(analysis, session: strap.recording, file: file, plot: nil),
+                                              ECGReportJSON.object(analysis, session: strap.recording, plot: nil))
+            return (lines, object, plot == nil ? nil : ecgPlot(analysis, session: strap.recording, name: strap.name ?? strap.address))
         }
     }
 
@@ -289,21 +347,25 @@ struct Report: AsyncParsableCommand {
     }
 
     private func write(_ document: String, to path: String) throws {
-        // Private like the session it plots (mode 0600, never through a link; an own file
-        // replaced whole): chmod it to share it.
+        try write(Array(document.utf8), to: path, what: "the plot")
+    }
+
+    /// Writes `bytes` to `path`, private like the session they come from (mode 0600, never
+    /// through a link; an own file replaced whole): chmod it to share it. `what`: the error's name for it.
+    func write(_ bytes: [UInt8], to path: String, what: String) throws {
         let out: FileDescriptor
         do {
             out = FileDescriptor(rawValue: try PrivateFile.replace(path))
         } catch {
-            throw OutputFile.error(creating: "the plot", at: path, error)
+            throw OutputFile.error(creating: what, at: path, error)
         }
         defer { try? out.close() }
         do {
-            _ = try out.writeAll(Array(document.utf8))
+            _ = try out.writeAll(bytes)
         } catch let error as Errno {
-            throw OutputFile.error(creating: "the plot", at: path, errno: error.rawValue)
+            throw OutputFile.error(creating: what, at: path, errno: error.rawValue)
         } catch {
-            throw CLIError(.cannotOpen, "cannot write the plot \(path): \(error)")
+            throw CLIError(.cannotOpen, "cannot write \(what) \(path): \(error)")
         }
     }
 }

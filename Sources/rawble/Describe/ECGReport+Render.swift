@@ -15,6 +15,8 @@ struct ECGReportAnalysis {
         var deviceTime: UInt64
         /// From the previous R-peak of the same run, ms (device clock).
         var rrMs: Double
+        /// The run of ECG it was found in.
+        var run = 0
     }
 
     /// HRV of one source of RR intervals.
@@ -25,12 +27,15 @@ struct ECGReportAnalysis {
         /// Intervals outside 200–3000 ms, not used (as the heart-rate report screens them).
         var excluded = 0
         var intervals = 0
+        /// The screened intervals corrected, in pieces without a gap or an excluded interval:
+        /// each with the position (over all runs' intervals) of its first.
+        var corrected: [(first: Int, intervals: [Double])] = []
 
         /// Each run screened, corrected on its own (Kubios), no difference across runs.
         init(runs: [[Double]]) {
             var overall = HRVAccumulator()
             var raw = HRVAccumulator()
-            var pieces: [[Double]] = []
+            var pieces: [(first: Int, intervals: [Double])] = []
             for run in runs {
                 var piece: [Double] = []
                 for interval in run {
@@ -39,17 +44,18 @@ struct ECGReportAnalysis {
                         piece.append(interval)
                     } else {
                         excluded += 1
-                        if !piece.isEmpty { pieces.append(piece) }
+                        if !piece.isEmpty { pieces.append((intervals - 1 - piece.count, piece)) }
                         piece = []
                     }
                 }
-                if !piece.isEmpty { pieces.append(piece) }
+                if !piece.isEmpty { pieces.append((intervals - piece.count, piece)) }
             }
-            for piece in pieces {
+            for (first, piece) in pieces {
                 for (offset, interval) in piece.enumerated() { raw.add(interval, continuesPrevious: offset > 0) }
                 let correction = ArtifactCorrection.kubios(piece)
                 for (offset, interval) in correction.intervals.enumerated() { overall.add(interval, continuesPrevious: offset > 0) }
                 for kind in ArtifactKind.allCases { artifacts[kind] += correction.counts[kind] }
+                corrected.append((first, correction.intervals))
             }
             figures = overall.figures
             uncorrected = raw.figures
@@ -73,7 +79,7 @@ struct ECGReportAnalysis {
 
     init(session: ECGRecording) {
         var ecgRuns: [[Double]] = []
-        for run in session.runs {
+        for (runIndex, run) in session.runs.enumerated() {
             let measured = run.measuredSamplingRate ?? 130
             let rate = RPeakDetection.samplingRateRange.contains(measured) ? measured : 130
             let found = RPeakDetection.peaks(in: run.microvolts.map(Double.init), samplingRate: rate)
@@ -83,7 +89,7 @@ struct ECGReportAnalysis {
             for (previous, index) in zip(found, found.dropFirst()) where previous < index && index < run.deviceTimes.count {
                 let rr = Double(run.deviceTimes[index] &- run.deviceTimes[previous]) / 1e6
                 intervals.append(rr)
-                beats.append(Beat(time: run.seconds(at: index), deviceTime: run.deviceTimes[index], rrMs: rr))
+                beats.append(Beat(time: run.seconds(at: index), deviceTime: run.deviceTimes[index], rrMs: rr, run: runIndex))
             }
             ecgRuns.append(intervals)
         }

@@ -50,6 +50,9 @@ enum ExitStatus: Int32, CaseIterable {
     /// No method both sides can do reaches what was needed: Authentication Requirements or OOB
     /// Not Available (either side), or `--security authenticated` reached only Just Works.
     case methodUnavailable = 85
+    /// The session holds nothing of what an export needs: no RR interval for RR text, no ECG
+    /// for EDF+ (`report --export`).
+    case nothingToExport = 86
 }
 
 /// An expected failure: printed as one line on stderr (cause, then the fix), then a distinct
