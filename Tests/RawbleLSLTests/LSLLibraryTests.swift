@@ -1,4 +1,3 @@
-import Foundation
 import RawbleLSL
 import RawbleTestSupport
 import Testing
@@ -25,19 +24,18 @@ import Testing
         }
     }
 
-    @Test("pylsl's liblsl: version 1.14 or later, a clock that advances, an outlet made and released",
+    /// No outlet here: one made in this process would be announced with liblsl's default
+    /// configuration (site-wide multicast). Outlets are tested through `rawble --lsl`, with
+    /// discovery kept on the machine (LSLOutletTests).
+    @Test("pylsl's liblsl: version 1.14 or later, every function found, a clock that advances",
           .enabled(if: TestRequirements.bumbleSuitesEnabled, "RAWBLE_TESTS_WITHOUT_BUMBLE=1 (the project's venv)"))
     func realLibrary() throws {
-        let library = try LSLLibrary.load(path: try LSLInlet.venvLibrary())
+        let path = try LSLInlet.venvLibrary()
+        let library = try LSLLibrary.load(path: path)
+        #expect(library.path == path)
         #expect(library.version >= 114)
         let before = library.localClock()
-        let outlet = try library.makeOutlet(LSLStreamDescription(
-            name: "rawble unit test", type: "RawbleUnitTest", nominalRate: LSLStreamDescription.irregularRate,
-            sourceID: "rawble:unit-test:\(getpid())", channels: [LSLChannel(label: "A", unit: "ms", type: "A")]))
-        #expect(outlet.channelCount == 1)
-        // No inlet: a push returns at once (nothing waits for a consumer).
-        outlet.push([1], timestamp: before)
-        outlet.push(chunk: [2, 3], timestamps: [before, before + 0.01])
+        #expect(before > 0)
         #expect(library.localClock() >= before)
     }
 }
