@@ -56,6 +56,9 @@ let package = Package(
         /// The live display (`rawble hr --serve`): a page of a tile per strap, updated by Server-Sent
         /// Events, served over HTTP on swift-nio; it knows a strap only as a small update value.
         .library(name: "RawbleLiveDisplay", targets: ["RawbleLiveDisplay"]),
+        /// Lab Streaming Layer outlets on liblsl, loaded at run time (`dlopen`): nothing needs
+        /// liblsl to build or to run without outlets.
+        .library(name: "RawbleLSL", targets: ["RawbleLSL"]),
         .executable(name: "rawble", targets: ["rawble"]),
     ],
     // Exact versions, the ones rawble is built and tested with: Package.resolved is not
@@ -90,6 +93,7 @@ let package = Package(
                 "RawbleKernel",
                 "RawbleKernelHost",
                 "RawbleLiveDisplay",
+                "RawbleLSL",
                 "RawbleManagementCore",
                 "RawblePolar",
                 "RawblePolarCore",
@@ -284,6 +288,10 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .target(
+            name: "RawbleLSL",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
             name: "RawbleTestSupport",
             dependencies: [
                 "RawbleWire",
@@ -316,6 +324,7 @@ let package = Package(
                 "RawbleReport",
                 "RawbleLiveDisplay",
                 "RawbleSMP",
+                "RawbleLSL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -506,6 +515,10 @@ let package = Package(
                 "RawbleTestSupport",
                 "RawbleWire",
             ]
+        ),
+        .testTarget(
+            name: "RawbleLSLTests",
+            dependencies: ["RawbleLSL", "RawbleTestSupport"]
         ),
         .testTarget(
             name: "RawbleCLITests",

@@ -16,6 +16,7 @@
 @_exported import RawbleKernel
 @_exported import RawbleKernelHost
 @_exported import RawbleLiveDisplay
+@_exported import RawbleLSL
 @_exported import RawbleManagementCore
 @_exported import RawblePolar
 @_exported import RawblePolarCore

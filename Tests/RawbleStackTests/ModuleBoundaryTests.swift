@@ -161,6 +161,20 @@ import Testing
             == Dependencies(targets: ["RawbleWire", "RawbleBearer", "RawbleGATTCore"], products: ["Logging"]))
     }
 
+    /// liblsl is opened at run time, never linked: RawbleLSL depends on nothing (the platform's
+    /// loader aside), no manifest line links a library, and only the command line and the
+    /// umbrella depend on it, so nothing else of rawble needs liblsl to build or run.
+    @Test func theLSLBindingIsLoadedAtRunTimeNotLinked() async throws {
+        let manifest = try await Self.manifest.value
+        #expect(manifest["RawbleLSL"] != nil, "no RawbleLSL target in Package.swift")
+        #expect(Self.closure(of: "RawbleLSL", in: manifest) == Dependencies())
+        let packageText = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        #expect(!packageText.contains("linkedLibrary"), "Package.swift links a library: liblsl is loaded with dlopen")
+        #expect(try Self.code(of: "RawbleLSL").values.contains { $0.contains("dlopen(") })
+        let dependents = manifest.filter { $0.value.targets.contains("RawbleLSL") }.keys.filter { !$0.hasSuffix("Tests") }
+        #expect(Set(dependents) == ["rawble", "Rawble"], "RawbleLSL's dependents: \(dependents.sorted())")
+    }
+
     @Test func theContractsDependOnTheWireAndNIOCoreAtMost() async throws {
         let manifest = try await Self.manifest.value
         #expect(manifest["RawbleBearer"] != nil, "no RawbleBearer target in Package.swift")

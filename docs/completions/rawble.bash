@@ -500,7 +500,7 @@ _rawble_shell() {
 
 _rawble_hr() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--all --reset-energy --reconnect --no-reconnect --trace --include-keys --confirm --legacy --private-address --json --quiet --version -h --help)
+    non_repeating_flags=(--all --reset-energy --reconnect --no-reconnect --trace --include-keys --confirm --legacy --private-address --json --quiet --lsl --version -h --help)
     repeating_options=()
     non_repeating_options=(--max --count --csv --jsonl --hrv-every --max-hr --age --transport --btsnoop --timeout --io --passkey --security --serve)
     __rawble_offer_flags_options -1
@@ -556,7 +556,7 @@ _rawble_hr() {
 
 _rawble_ecg() {
     repeating_flags=(-v --verbose)
-    non_repeating_flags=(--all --acc --reconnect --no-reconnect --trace --include-keys --json --quiet --version -h --help)
+    non_repeating_flags=(--all --acc --reconnect --no-reconnect --trace --include-keys --json --quiet --lsl --version -h --help)
     repeating_options=()
     non_repeating_options=(--max --acc-rate --acc-range --count --duration --csv --jsonl --transport --btsnoop --timeout)
     __rawble_offer_flags_options -1

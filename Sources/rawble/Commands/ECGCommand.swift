@@ -58,6 +58,7 @@ struct ECG: AsyncParsableCommand {
     var reconnect = true
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
+    @OptionGroup var lsl: LSLOptions
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
@@ -75,6 +76,7 @@ struct ECG: AsyncParsableCommand {
 
     func run() async throws {
         if isGroup { return try await runGroup() }
+        let lslStreams = try lsl.streams()
         let csvFile = try csv.map { try AppendFile(path: $0, header: ECGSessionWriter(format: .csv).header) }
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
         let interrupt = InterruptWatcher()
@@ -85,7 +87,7 @@ struct ECG: AsyncParsableCommand {
             host: host, status: status, waits: waits, target: StrapTarget(device.first ?? "Polar H10"),
             acceleration: acc ? .h10Acceleration(sampleRate: accRate, range: accRange) : nil,
             count: count, duration: duration.map { .milliseconds(Int64($0 * 1000)) }, reconnect: reconnect,
-            json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)), csv: csvFile, jsonl: jsonlFile)
+            json: output.json, timeout: .milliseconds(Int(connection.timeout * 1000)), csv: csvFile, jsonl: jsonlFile, lsl: lslStreams)
         let running = Task(executorPreference: host.central.taskExecutor) { try await session.run() }
         interrupt.onInterrupt { running.cancel() }
         let result = await running.result
@@ -124,6 +126,8 @@ struct ECGSession: Sendable {
     var member: GroupMember? = nil
     /// In a group run: the files (shared, or one per strap), opened once the strap is found.
     var groupFiles: GroupFiles? = nil
+    /// With `--lsl`: the run's Lab Streaming Layer outlets.
+    var lsl: LSLStreams? = nil
 
     /// What the run has done so far, across reconnections.
     final class Progress: Sendable {
@@ -258,9 +262,19 @@ struct ECGSession: Sendable {
         } catch let error as GATTError {
             throw lostOrFailed(PMDError.gatt(error), device: device, connection: connection)
         }
+        // With --lsl: the strap's streams, its Device Information in their metadata.
+        var outlets: (pmd: PMDOutlets, heartRate: HeartRateOutlets)?
+        if let lsl {
+            let info = try? await HeartRateMonitor.attach(to: gatt).deviceInfo()
+            let strap = LSLStrap(address: device.address.address, name: info?.name ?? device.name,
+                                 manufacturer: info?.manufacturer, model: info?.model)
+            outlets = (try lsl.pmd(strap, accelerationRate: acceleration?.sampleRate), try lsl.heartRate(strap))
+        }
         // On the host's loop, like the frames: a notification is handled where it arrives.
         let files = self.files
-        let heartRate = Task(executorPreference: host.central.taskExecutor) { await followHeartRate(gatt, progress: progress, files: files) }
+        let heartRate = Task(executorPreference: host.central.taskExecutor) { [outlets] in
+            await followHeartRate(gatt, progress: progress, files: files, lsl: outlets?.heartRate)
+        }
         defer { heartRate.cancel() }
         let events = await pmd.events()
         do {
@@ -276,7 +290,7 @@ struct ECGSession: Sendable {
         }
         waits.begin(.firstValue("ECG samples", from: device.name.map { GATTString.escaped($0) } ?? "\(device.address.address)"))
         do {
-            try await stream(events, from: pmd, progress: progress, files: files)
+            try await stream(events, from: pmd, progress: progress, files: files, lsl: outlets?.pmd)
         } catch is CancellationError {
             // Ctrl-C: stop the streams on the strap before the link goes (not cancelled with us).
             _ = await Task.detached { await pmd.close() }.value
@@ -297,8 +311,9 @@ struct ECGSession: Sendable {
 
     /// Writes each frame's samples until the count or the duration.
     private func stream(_ events: PMDEvents, from pmd: PMDClient, progress: Progress,
-                        files: (csv: AppendFile?, jsonl: AppendFile?)) async throws {
+                        files: (csv: AppendFile?, jsonl: AppendFile?), lsl outlets: PMDOutlets?) async throws {
         let (csv, jsonl) = files
+        var outlets = outlets
         var ecgLines = writer(.jsonLines)
         var csvLines = writer(.csv)
         var eventLines = ECGEventLines(strap: member?.label)
@@ -384,6 +399,7 @@ struct ECGSession: Sendable {
                                           time: now, to: &eventBatch)
                 }
                 if let bpm = beats.heartRate { progress.state.withLock { $0.ecgBPM = bpm } }
+                outlets?.push(frame, count: samples)
                 written += samples
                 progress.state.withLock { state in
                     state.ecgSamples = written
@@ -411,6 +427,7 @@ struct ECGSession: Sendable {
                         if csv != nil { csvLines.appendAcceleration(vector, deviceTime: frame.times[index], time: time, to: &csvBatch) }
                     }
                 }
+                outlets?.push(frame)
                 progress.state.withLock { state in
                     state.accelerationVectors += frame.vectors.count
                     state.lastSampleMicroseconds = now
@@ -453,8 +470,10 @@ struct ECGSession: Sendable {
     }
 
     /// The strap's own heart rate (its Heart Rate service), for the status line and `hr` events.
-    private func followHeartRate(_ gatt: GATTClient, progress: Progress, files: (csv: AppendFile?, jsonl: AppendFile?)) async {
+    private func followHeartRate(_ gatt: GATTClient, progress: Progress, files: (csv: AppendFile?, jsonl: AppendFile?),
+                                 lsl outlets: HeartRateOutlets?) async {
         let (csv, jsonl) = files
+        var outlets = outlets
         do {
             let monitor = try await HeartRateMonitor.attach(to: gatt)
             var jsonlWriter = writer(.jsonLines)
@@ -462,6 +481,7 @@ struct ECGSession: Sendable {
             for try await event in try await monitor.measurements() {
                 guard case .measurement(let measurement, let raw) = event else { continue }
                 progress.state.withLock { $0.strapBPM = Int(measurement.bpm) }
+                outlets?.push(measurement)
                 member?.updateRow { $0.strapBPM = measurement.bpm }
                 let now = Clock.unixMicroseconds()
                 if let jsonl {

@@ -13,6 +13,7 @@ extension ECG {
     /// (``GroupMember``, ``GroupFiles``, a ``StrapTable`` row each). The run ends when every
     /// H10 reached `--count` or `--duration`, at Ctrl-C, or when the controller goes.
     func runGroup() async throws {
+        let lslStreams = try lsl.streams()
         let files = try GroupFiles(csv: csv, jsonl: jsonl, csvHeader: ECGSessionWriter(format: .csv, labelled: true).header)
         // Made first: a Ctrl-C while the controller opens is kept for the run's task.
         let interrupt = InterruptWatcher()
@@ -38,6 +39,7 @@ extension ECG {
                 duration: duration, reconnect: reconnect, json: json, timeout: timeout, csv: nil, jsonl: nil)
             session.member = member
             session.groupFiles = files
+            session.lsl = lslStreams
             sessions.withLock { $0.append((member, session, waits)) }
             return session
         }

@@ -65,6 +65,7 @@ struct HeartRate: AsyncParsableCommand {
     @OptionGroup var security: SecurityOptions
     @OptionGroup var output: OutputOptions
     @OptionGroup var serve: ServeOptions
+    @OptionGroup var lsl: LSLOptions
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
@@ -83,6 +84,7 @@ struct HeartRate: AsyncParsableCommand {
 
     func run() async throws {
         if isGroup { return try await runGroup() }
+        let lslStreams = try lsl.streams()
         let csvFile = try csv.map { try AppendFile(path: $0, header: SessionFileWriter(format: .csv).header) }
         let jsonlFile = try jsonl.map { try AppendFile(path: $0) }
         let display = try await serve.start(zones: zones.zones)
@@ -103,7 +105,7 @@ struct HeartRate: AsyncParsableCommand {
             controllerGone: { error in
                 gone.withLock { $0 = $0 ?? error }
                 work.withLock { $0?.cancel() }
-            }, display: display?.feed())
+            }, display: display?.feed(), lsl: lslStreams)
         // On the host's event loop, where the measurements are decoded: none waits for a hop.
         let running = Task(executorPreference: host.central.taskExecutor) { try await monitor.run() }
         work.withLock { $0 = running }
@@ -194,6 +196,8 @@ struct HeartRateSession: Sendable {
     var adapters: StrapAdapters? = nil
     /// With `--serve`: this strap's tile on the live display.
     var display: LiveDisplayFeed? = nil
+    /// With `--lsl`: the run's Lab Streaming Layer outlets.
+    var lsl: LSLStreams? = nil
 
     /// Why one connection ended.
     private enum LinkEnd: Error {
@@ -346,6 +350,8 @@ struct HeartRateSession: Sendable {
             if info.name == nil { info.name = device.name }
             member?.named(info.name)
             report(connected: connection.peer, info)
+            var outlets = try lsl?.heartRate(LSLStrap(address: connection.peer.address, name: info.name,
+                                                      manufacturer: info.manufacturer, model: info.model))
             if !energyReset {
                 energyReset = true
                 do {
@@ -379,6 +385,7 @@ struct HeartRateSession: Sendable {
                 }
                 switch event {
                 case let .measurement(measurement, raw):
+                    outlets?.push(measurement)
                     // The arrival rate is only shown to a person (JSON lines carry times).
                     var perSecond: Double?
                     if !json {

@@ -198,6 +198,7 @@ extension HeartRate {
     /// the run ends when every strap reached `--count`, at Ctrl-C, or when the controller goes
     /// (with several, the last of them).
     func runGroup() async throws {
+        let lslStreams = try lsl.streams()
         let files = try GroupFiles(csv: csv, jsonl: jsonl)
         let display = try await serve.start(zones: zones.zones)
         // Made first: a Ctrl-C while the controller opens is kept for the run's task.
@@ -243,6 +244,7 @@ extension HeartRate {
             session.groupFiles = files
             session.adapters = adapters
             session.display = display?.feed()
+            session.lsl = lslStreams
             return session
         }
         let running = Task(executorPreference: host.central.taskExecutor) {
