@@ -78,6 +78,9 @@ public final class ManualClock: Clock, Sendable {
         /// In registration order; ``ManualClock/advance(to:)`` sorts the due ones by deadline.
         var sleepers: [Sleeper] = []
         var waiters: [SleeperWaiter] = []
+        /// Tasks suspended in ``ManualClock/waitForWaiters(_:)``: each until that many tasks wait
+        /// in ``ManualClock/waitForSleepers(_:dueWithin:)``.
+        var waiterWatchers: [(id: UInt64, count: Int, continuation: CheckedContinuation<Void, any Error>)] = []
         var nextID: UInt64 = 0
 
         /// Sleepers due at or before `now + window` (every sleeper when `window` is nil).
@@ -227,7 +230,7 @@ public final class ManualClock: Clock, Sendable {
                 switch outcome {
                 case true?: continuation.resume()
                 case false?: continuation.resume(throwing: CancellationError())
-                case nil: break
+                case nil: resumeWaiterWatchers()
                 }
             }
         } onCancel: {
@@ -236,6 +239,56 @@ public final class ManualClock: Clock, Sendable {
                 return state.waiters.remove(at: index).continuation
             }?.resume(throwing: CancellationError())
         }
+    }
+
+    /// How many tasks wait in ``waitForSleepers(_:dueWithin:)`` now.
+    public var waiterCount: Int {
+        state.withLock { $0.waiters.count }
+    }
+
+    /// Suspends until at least `count` tasks wait in ``waitForSleepers(_:dueWithin:)`` (or
+    /// ``advanceOnceArmed(by:waitingAtMost:)``): a test of the clock itself arms a timer, or
+    /// cancels a waiter, only once the waiter is known to wait, with no real-time pause.
+    /// Returns at once if they already do. Bound it with ``within(seconds:_:)``.
+    /// - Throws: `CancellationError` when the task is cancelled first.
+    public func waitForWaiters(_ count: Int = 1) async throws {
+        try Task.checkCancellation()
+        let id = state.withLock { state -> UInt64? in
+            guard state.waiters.count < count else { return nil }
+            state.nextID += 1
+            return state.nextID
+        }
+        guard let id else { return }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome = state.withLock { state -> Bool? in
+                    if Task.isCancelled { return false }
+                    if state.waiters.count >= count { return true }
+                    state.waiterWatchers.append((id, count, continuation))
+                    return nil
+                }
+                switch outcome {
+                case true?: continuation.resume()
+                case false?: continuation.resume(throwing: CancellationError())
+                case nil: break
+                }
+            }
+        } onCancel: {
+            state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard let index = state.waiterWatchers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiterWatchers.remove(at: index).continuation
+            }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Resumes the ``waitForWaiters(_:)`` calls whose count of waiters is reached.
+    private func resumeWaiterWatchers() {
+        state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            let waiting = state.waiters.count
+            let ready = state.waiterWatchers.filter { $0.count <= waiting }.map(\.continuation)
+            state.waiterWatchers.removeAll { $0.count <= waiting }
+            return ready
+        }.forEach { $0.resume() }
     }
 
     /// Waits until a sleeper is due within `duration` (the timer of the timeout under test is

@@ -133,7 +133,7 @@ struct ManualClockTests {
         let clock = ManualClock()
         let wakes = Wakes()
         let arming = Task {
-            try await Task.sleep(for: .milliseconds(20))  // armed a little after the test waits
+            try await within(seconds: 60) { try await clock.waitForWaiters() }  // armed after the test waits
             try await clock.sleep(for: .seconds(3))
             wakes.record("fired", at: clock.now)
         }
@@ -162,9 +162,10 @@ struct ManualClockTests {
             returned.record("returned", at: clock.now)
         }
         let near = try await sleeper("near", until: at(1), on: clock, recordingIn: wakes)
-        // Two sleep, but only one is due within a second: the waiter must still wait. (A short
-        // real wait: it can only miss a waiter that returns too early, never fail a right one.)
-        try await Task.sleep(for: .milliseconds(20))
+        // Two sleep, but only one is due within a second: the waiter must still wait (one that
+        // returned too early never waits, and this wait runs out).
+        try await within(seconds: 60) { try await clock.waitForWaiters() }
+        #expect(clock.waiterCount == 1)
         #expect(returned.names.isEmpty, "the sleeper due at 5 s is outside the window")
         let alsoNear = try await sleeper("alsoNear", until: at(1), on: clock, recordingIn: wakes)
         try await within(seconds: 60) { try await waiting.value }
@@ -175,9 +176,10 @@ struct ManualClockTests {
         try await within(seconds: 60) { try await clock.waitForSleepers(1, dueWithin: .seconds(4)) }
 
         let cancelled = Task { try await clock.waitForSleepers(5) }
-        try await Task.sleep(for: .milliseconds(20))  // most often waiting by now: the handler's path
+        try await within(seconds: 60) { try await clock.waitForWaiters() }  // waiting: the handler's path
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await within(seconds: 60) { try await cancelled.value } }
+        #expect(clock.waiterCount == 0, "a cancelled waiter is gone")
 
         clock.advance(by: .seconds(4))
         for task in [far, near, alsoNear] { try await within(seconds: 60) { try await task.value } }
