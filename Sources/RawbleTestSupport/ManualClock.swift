@@ -212,9 +212,31 @@ public final class ManualClock: Clock, Sendable {
     /// otherwise hang the test.
     /// - Throws: `CancellationError` when the task is cancelled first.
     public func waitForSleepers(_ count: Int = 1, dueWithin window: Duration? = nil) async throws {
+        try await suspend(
+            until: { $0.sleeperCount(dueWithin: window) >= count },
+            filing: { state, id, continuation in
+                state.waiters.append(SleeperWaiter(id: id, count: count, window: window, continuation: continuation))
+            },
+            takingBack: { state, id in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            },
+            // A new waiter may be what a ``waitForWaiters(_:)`` waits for.
+            filed: { self.resumeWaiterWatchers() })
+    }
+
+    /// Suspends the caller until `condition` holds: checked at once, else the continuation is
+    /// filed in the state (`filing`) for whoever makes the condition true to resume, and `filed`
+    /// runs outside the lock; cancelled, `takingBack` removes it and it throws `CancellationError`.
+    private func suspend(
+        until condition: @escaping (State) -> Bool,
+        filing: @escaping (inout State, UInt64, CheckedContinuation<Void, any Error>) -> Void,
+        takingBack: @escaping @Sendable (inout State, UInt64) -> CheckedContinuation<Void, any Error>?,
+        filed: () -> Void = {}
+    ) async throws {
         try Task.checkCancellation()
         let id = state.withLock { state -> UInt64? in
-            guard state.sleeperCount(dueWithin: window) < count else { return nil }
+            guard !condition(state) else { return nil }
             state.nextID += 1
             return state.nextID
         }
@@ -223,21 +245,18 @@ public final class ManualClock: Clock, Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome = state.withLock { state -> Bool? in
                     if Task.isCancelled { return false }
-                    if state.sleeperCount(dueWithin: window) >= count { return true }
-                    state.waiters.append(SleeperWaiter(id: id, count: count, window: window, continuation: continuation))
+                    if condition(state) { return true }
+                    filing(&state, id, continuation)
                     return nil
                 }
                 switch outcome {
                 case true?: continuation.resume()
                 case false?: continuation.resume(throwing: CancellationError())
-                case nil: resumeWaiterWatchers()
+                case nil: filed()
                 }
             }
         } onCancel: {
-            state.withLock { state -> CheckedContinuation<Void, any Error>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index).continuation
-            }?.resume(throwing: CancellationError())
+            state.withLock { takingBack(&$0, id) }?.resume(throwing: CancellationError())
         }
     }
 
@@ -252,33 +271,13 @@ public final class ManualClock: Clock, Sendable {
     /// Returns at once if they already do. Bound it with ``within(seconds:_:)``.
     /// - Throws: `CancellationError` when the task is cancelled first.
     public func waitForWaiters(_ count: Int = 1) async throws {
-        try Task.checkCancellation()
-        let id = state.withLock { state -> UInt64? in
-            guard state.waiters.count < count else { return nil }
-            state.nextID += 1
-            return state.nextID
-        }
-        guard let id else { return }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome = state.withLock { state -> Bool? in
-                    if Task.isCancelled { return false }
-                    if state.waiters.count >= count { return true }
-                    state.waiterWatchers.append((id, count, continuation))
-                    return nil
-                }
-                switch outcome {
-                case true?: continuation.resume()
-                case false?: continuation.resume(throwing: CancellationError())
-                case nil: break
-                }
-            }
-        } onCancel: {
-            state.withLock { state -> CheckedContinuation<Void, any Error>? in
+        try await suspend(
+            until: { $0.waiters.count >= count },
+            filing: { state, id, continuation in state.waiterWatchers.append((id, count, continuation)) },
+            takingBack: { state, id in
                 guard let index = state.waiterWatchers.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.waiterWatchers.remove(at: index).continuation
-            }?.resume(throwing: CancellationError())
-        }
+            })
     }
 
     /// Resumes the ``waitForWaiters(_:)`` calls whose count of waiters is reached.
