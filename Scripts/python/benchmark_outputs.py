@@ -218,6 +218,14 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))] if ordered else float("nan")
 
 
+def summary(milliseconds):
+    """What the results file keeps of a list of latencies (ms): count, median, p95, max."""
+    if not milliseconds:
+        return {"count": 0}
+    return {"count": len(milliseconds), "median": round(statistics.median(milliseconds), 3),
+            "p95": round(percentile(milliseconds, 0.95), 3), "max": round(max(milliseconds), 3)}
+
+
 def read_log(path):
     try:
         with open(path) as f:
@@ -514,7 +522,8 @@ for command, variant, key, label in paths:
         benchlib.fail(f"{label}: nothing matched")
     unmatched = sum(r[4][key][2] - r[4][key][1] for r in runs[command][variant])
     latency_figures[key + ("" if key.endswith(("lsl", "sse")) else f"-{variant}")] = {
-        "milliseconds": pooled, "matched": [r[4][key][1] for r in runs[command][variant]],
+        "all": summary(pooled), "runs": [summary([x * 1000 for x in run_]) for run_ in per_run],
+        "matched": [r[4][key][1] for r in runs[command][variant]],
         "received": [r[4][key][2] for r in runs[command][variant]]}
     run_medians = [statistics.median(x) * 1000 for x in per_run if x]
     rows.append((label, len(pooled), unmatched, f"{statistics.median(pooled):.2f}", f"{percentile(pooled, 0.95):.2f}",
