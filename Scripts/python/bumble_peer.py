@@ -12,7 +12,8 @@ static address and its own Bumble host and controller:
                  0x80).  On subscription it notifies `--hr-count` scripted values every
                  `--hr-interval` s (the first at once) and appends each to `--log` as
                  {"time": t, "value": "hex", "position": p, "index": i} (p: place in the whole
-                 sequence, i: index of the valid value; invalid ones carry "invalid": why instead).
+                 sequence, i: index of the valid value; invalid ones carry "invalid": why instead;
+                 with --log-sent-clock also "sent": CLOCK_MONOTONIC s just before the notification).
                  Strap options (all off by default):
                    --hr-disconnect-after N: right after the N-th notification of a connection the
                      strap disconnects (HCI Disconnect, reason 0x13 remote user terminated; the
@@ -578,6 +579,11 @@ def main(argv=None):
     where.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = any free)")
     where.add_argument("--unix", help="unix socket path to serve H4 on")
     parser.add_argument("--log", help="append each Heart Rate value sent as a JSON line")
+    parser.add_argument("--log-sent-clock", action="store_true",
+                        help="add \"sent\" to the --log / --h10-log line of each Heart Rate value and H10 frame: "
+                             "CLOCK_MONOTONIC (Python's time.monotonic(), liblsl's local_clock()) in seconds just "
+                             "before the notification is handed to Bumble, for latency benchmarks "
+                             "(Scripts/benchmark-outputs); without it the lines are as always")
     parser.add_argument("--snoop", metavar="PATH",
                         help="write a btsnoop file (H4) of the HCI traffic between the outside host and the "
                              "served controller, TCP or unix, as seen from the host's side (sent = host to "

@@ -75,6 +75,8 @@ Log lines (`--h10-log`, default `--log`; JSON lines, each with "kind" and "time"
   h10-frame {measurement, frameType, timestamp, firstSample, count, value (hex); ACC: rate, samples}
   h10-heart-rate {second, value (hex), beats (absolute beat indices), rrMs}
   h10-disconnection {reason}
+With --log-sent-clock, h10-frame and h10-heart-rate lines also carry "sent": CLOCK_MONOTONIC in
+seconds (time.monotonic(), liblsl's local_clock()) just before the notification went to Bumble.
 """
 
 import asyncio
@@ -607,6 +609,10 @@ class PolarH10:
         finally:
             self.stop_timer = None
 
+    def sent_clock(self, sent):
+        """{"sent": CLOCK_MONOTONIC s before the notification} with --log-sent-clock, else {}."""
+        return {"sent": sent} if self.args.log_sent_clock else {}
+
     async def send_ecg(self, connection, first, per_frame):
         try:
             index = first
@@ -614,8 +620,10 @@ class PolarH10:
                 last = index + per_frame - 1
                 await self.until((last + 1e-6) / ECG_RATE)
                 frame = ecg_frame(index, self.series.sample_block(index, per_frame))
+                sent = time.monotonic()
                 await self.device.notify_subscriber(connection, self.data, frame)
-                self.log.write({"kind": "h10-frame", "time": time.time(), "measurement": "ecg", "frameType": 0,
+                self.log.write({"kind": "h10-frame", "time": time.time(), **self.sent_clock(sent),
+                                "measurement": "ecg", "frameType": 0,
                                 "timestamp": timestamp(last, ECG_RATE), "firstSample": index,
                                 "count": per_frame, "value": frame.hex(),
                                 **({"samples": [int(v) for v in self.series.sample_block(index, per_frame)]}
@@ -643,8 +651,9 @@ class PolarH10:
                     frame = acc_raw_frame(index, vectors, rate)
                 last = index + count - 1
                 await self.until((last + 1e-6) / rate)
+                sent = time.monotonic()
                 await self.device.notify_subscriber(connection, self.data, frame)
-                self.log.write({"kind": "h10-frame", "time": time.time(), "measurement": "acc",
+                self.log.write({"kind": "h10-frame", "time": time.time(), **self.sent_clock(sent), "measurement": "acc",
                                 "frameType": frame[9], "timestamp": timestamp(last, rate), "firstSample": index,
                                 "count": count, "rate": rate, "value": frame.hex(),
                                 "samples": vectors.tolist()})
@@ -675,8 +684,9 @@ class PolarH10:
                 # Flags: u8 rate, contact detected (and supported), RR present only when some beat
                 # ended in this second (RR flag without RR values is invalid, HRS 3.1).
                 value = bytes([0x16 if units else 0x06, min(255, bpm)]) + b"".join(struct.pack("<H", u) for u in units)
+                sent = time.monotonic()
                 await self.device.notify_subscriber(connection, self.hrm, value)
-                self.log.write({"kind": "h10-heart-rate", "time": time.time(), "second": second,
+                self.log.write({"kind": "h10-heart-rate", "time": time.time(), **self.sent_clock(sent), "second": second,
                                 "value": value.hex(), "beats": beats, "rrMs": rr_ms})
                 second += 1
         except asyncio.CancelledError:

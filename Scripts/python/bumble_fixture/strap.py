@@ -612,8 +612,11 @@ class Strap:
                 if total is not None and self.position >= total:
                     break
                 value, index, why = self.entry(self.position)
+                sent = time.monotonic()
                 await self.device.notify_subscriber(connection, self.hrm, value)
                 entry = {"time": time.time(), "value": value.hex(), "position": self.position}
+                if a.log_sent_clock:
+                    entry["sent"] = sent
                 if why is None:
                     entry["index"] = index
                     if value[0] & 0x08:
