@@ -208,7 +208,7 @@ public final class ManualClock: Clock, Sendable {
     /// within `window` of ``now`` when it is given: a test calls it before ``advance(by:)`` to
     /// know the shell has armed its timer (advancing earlier would move time past a deadline
     /// not yet set, and the timeout would never fire). Returns at once if they already do.
-    /// Bound the wait (`within(seconds:_:)`) where a shell that never arms its timer would
+    /// Bound the wait (`within(seconds:fileID:line:_:)`) where a shell that never arms its timer would
     /// otherwise hang the test.
     /// - Throws: `CancellationError` when the task is cancelled first.
     public func waitForSleepers(_ count: Int = 1, dueWithin window: Duration? = nil) async throws {
@@ -268,7 +268,7 @@ public final class ManualClock: Clock, Sendable {
     /// Suspends until at least `count` tasks wait in ``waitForSleepers(_:dueWithin:)`` (or
     /// ``advanceOnceArmed(by:waitingAtMost:)``): a test of the clock itself arms a timer, or
     /// cancels a waiter, only once the waiter is known to wait, with no real-time pause.
-    /// Returns at once if they already do. Bound it with ``within(seconds:_:)``.
+    /// Returns at once if they already do. Bound it with ``within(seconds:fileID:line:_:)``.
     /// - Throws: `CancellationError` when the task is cancelled first.
     public func waitForWaiters(_ count: Int = 1) async throws {
         try await suspend(
@@ -292,7 +292,7 @@ public final class ManualClock: Clock, Sendable {
 
     /// Waits until a sleeper is due within `duration` (the timer of the timeout under test is
     /// armed), then advances by `duration`: the timeout fires with no real wait. The wait is
-    /// bounded by `seconds` of real time (``within(seconds:_:)``), so a shell that never arms
+    /// bounded by `seconds` of real time (``within(seconds:fileID:line:_:)``), so a shell that never arms
     /// its timer fails the test with ``TestTimeout`` instead of hanging it.
     /// - Returns: how many sleepers were resumed.
     @discardableResult

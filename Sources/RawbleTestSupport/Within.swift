@@ -1,8 +1,25 @@
 import Synchronization
 
-/// Thrown by ``within(seconds:_:)`` when the operation did not finish in time.
-public struct TestTimeout: Error, Hashable, Sendable {
-    public init() {}
+/// Thrown by ``within(seconds:fileID:line:_:)`` when the operation did not finish in time: it
+/// names the wait that ran out (its bound and where it is), so a test with several bounded
+/// waits says which one a rare timeout was.
+public struct TestTimeout: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The bound that ran out, when the thrower knows it.
+    public var seconds: Double?
+    /// Where the wait is (`File.swift:LINE`), when the thrower knows it.
+    public var location: String?
+
+    public init(seconds: Double? = nil, location: String? = nil) {
+        self.seconds = seconds
+        self.location = location
+    }
+
+    public var description: String {
+        var text = "TestTimeout"
+        if let seconds { text += ": no result within \(seconds.formatted()) s" }
+        if let location { text += " (\(location))" }
+        return text
+    }
 }
 
 /// Runs `operation`, failing with ``TestTimeout`` after `seconds`: bounds every wait a test
@@ -19,8 +36,10 @@ public struct TestTimeout: Error, Hashable, Sendable {
 /// run out on its own (its result is dropped). Cancelling the caller throws `CancellationError`
 /// at once, the same way.
 public func within<T: Sendable>(
-    seconds: Double = 60, _ operation: @escaping @Sendable () async throws -> T
+    seconds: Double = 60, fileID: String = #fileID, line: Int = #line,
+    _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
+    let timeout = TestTimeout(seconds: seconds, location: "\(fileID.split(separator: "/").last ?? Substring(fileID)):\(line)")
     let race = FirstFinisher<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -34,7 +53,7 @@ public func within<T: Sendable>(
             }
             let deadline = Task {
                 try? await Task.sleep(for: .seconds(seconds))
-                race.finish(.failure(TestTimeout()))
+                race.finish(.failure(timeout))
             }
             race.own(work, deadline)
         }

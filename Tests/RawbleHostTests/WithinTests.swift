@@ -44,9 +44,12 @@ struct WithinTests {
             try await Task.sleep(for: .seconds(300))
             gate.open()
         }
-        await #expect(throws: TestTimeout.self) {
+        let timeout = await #expect(throws: TestTimeout.self) {
             try await within(seconds: 0.2) { await gate.wait() }
         }
+        // Its line is the expansion's of #expect, one up from `within`'s own.
+        #expect(timeout?.description.hasPrefix("TestTimeout: no result within 0.2 s (WithinTests.swift:") == true,
+                "the timeout names its bound and where it is: \(String(describing: timeout))")
         #expect(!gate.isOpen, "within returned before the operation ended, not after it")
         watchdog.cancel()
         gate.open()
