@@ -138,11 +138,14 @@ public struct ECGEDFExport: Sendable {
     }
 
     /// The sample at `rate` Hz that host time `time` falls on, counted from `origin` (µs; rounded, 0 before it).
-    static func samples(from origin: Int64, to time: Int64, rate: Int) -> Int {
+    package static func samples(from origin: Int64, to time: Int64, rate: Int) -> Int {
         let elapsed = time &- origin
         guard elapsed > 0 else { return 0 }
-        return Int(min((elapsed.multipliedReportingOverflow(by: Int64(rate)).overflow ? .max : elapsed * Int64(rate) + 500_000) / 1_000_000,
-                       Int64(Int32.max)))
+        // Host times come from a file: a product (or its rounding) beyond Int64 is the bound.
+        let (product, overflow) = elapsed.multipliedReportingOverflow(by: Int64(rate))
+        let (rounded, past) = product.addingReportingOverflow(500_000)
+        guard !overflow, !past else { return Int(Int32.max) }
+        return Int(min(rounded / 1_000_000, Int64(Int32.max)))
     }
 
     /// `value` as a digital sample: itself within ±``range``, clipped (and counted) beyond.

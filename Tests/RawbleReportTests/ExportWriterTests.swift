@@ -254,4 +254,16 @@ extension String {
         while text.last == character { text.removeLast() }
         return String(text)
     }
+
+    /// Host times are a file's: one far from the first, even where the product with the rate
+    /// fits and only its rounding would not, is the bound, never a trap.
+    @Test func aSamplePositionFromAFarHostTimeIsBoundedNotATrap() {
+        #expect(ECGEDFExport.samples(from: 0, to: 1_000_000, rate: 130) == 130)
+        #expect(ECGEDFExport.samples(from: 0, to: 3_846, rate: 130) == 0)
+        #expect(ECGEDFExport.samples(from: 0, to: 3_847, rate: 130) == 1, "rounded to the nearest sample")
+        #expect(ECGEDFExport.samples(from: 10, to: 5, rate: 130) == 0)
+        #expect(ECGEDFExport.samples(from: 0, to: Int64.max / 130, rate: 130) == Int(Int32.max))
+        #expect(ECGEDFExport.samples(from: 0, to: Int64.max, rate: 130) == Int(Int32.max))
+        #expect(ECGEDFExport.samples(from: Int64.min, to: Int64.max, rate: 200) == 0, "a span that wraps is before the origin")
+    }
 }
