@@ -140,7 +140,7 @@ struct PMDOutlets {
         clock.anchor(newest: newest, arrival: library.localClock())
         values.removeAll(keepingCapacity: true)
         timestamps.removeAll(keepingCapacity: true)
-        for index in 0..<min(count, frame.microvolts.count) {
+        for index in 0..<min(count, frame.microvolts.count, frame.times.count) {
             values.append(Float(frame.microvolts[index]))
             timestamps.append(clock.lslTime(deviceNanoseconds: frame.times[index]))
         }
@@ -152,7 +152,7 @@ struct PMDOutlets {
         clock.anchor(newest: newest, arrival: library.localClock())
         values.removeAll(keepingCapacity: true)
         timestamps.removeAll(keepingCapacity: true)
-        for index in frame.vectors.indices {
+        for index in 0..<min(frame.vectors.count, frame.times.count) {
             let vector = frame.vectors[index]
             values += [Float(vector.x), Float(vector.y), Float(vector.z)]
             timestamps.append(clock.lslTime(deviceNanoseconds: frame.times[index]))
