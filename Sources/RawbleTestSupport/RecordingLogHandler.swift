@@ -13,10 +13,15 @@ public struct RecordingLogHandler: LogHandler {
 
     private final class Records: Sendable { let value = Mutex<[Record]>([]) }
     private let box = Records()
+    private let onRecord: (@Sendable (Record) -> Void)?
 
-    /// Records at `level` and above are kept (swift-log's default: `info`).
-    public init(level: Logger.Level = .info) {
+    /// Records at `level` and above are kept (swift-log's default: `info`); `onRecord`, when
+    /// given, sees each one as it is logged, on the logging thread (how a test acts at an exact
+    /// point of a component's work, e.g. the moment a host has sent a command and not yet
+    /// waited for its answer).
+    public init(level: Logger.Level = .info, onRecord: (@Sendable (Record) -> Void)? = nil) {
         logLevel = level
+        self.onRecord = onRecord
     }
 
     /// Every record kept so far, in order.
@@ -33,6 +38,8 @@ public struct RecordingLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        box.value.withLock { $0.append(Record(level: event.level, message: "\(event.message)")) }
+        let record = Record(level: event.level, message: "\(event.message)")
+        box.value.withLock { $0.append(record) }
+        onRecord?(record)
     }
 }

@@ -1,3 +1,4 @@
+import Logging
 import RawbleBearer
 import RawbleHost
 import RawbleHostCore
@@ -302,6 +303,40 @@ struct AdapterPairingTests {
         let last = try #require(sent(controller, enableEncryption).last)
         #expect(last.key == distributed && last.diversifier == peerKeys.encryptedDiversifier && last.random == peerKeys.random)
         #expect(peer.received.count == smpBefore, "no SMP on the bonded link")
+        await adapter.close()
+        pump.cancel()
+    }
+
+    @Test("central, on the adapter's own task executor (as rawble's commands run it): the Encryption Change for a bond's key handled before connect's wait for it is filed still ends that wait, encrypted")
+    func bondEncryptionSettledBeforeItsWaitIsFiled() async throws {
+        // On a task that prefers the adapter's task executor, every `await` inside the host is
+        // a real hop through the loop's queue (the actor runs its jobs on the loop's serial
+        // executor, not on the task executor the task prefers), so what the loop already
+        // holds runs first. The Encryption Change is put there the moment the host logs that
+        // it encrypts: before its wait, which comes after that line, is filed.
+        let bond = Bond(peer: ScriptedController.peer, centralKey: Bond.LongTermKey(value: 0x42), peripheralKey: Bond.LongTermKey(value: 0x42),
+                        authenticated: false, secureConnections: true, keySize: 16)
+        let controller = ScriptedController(answer: { command in
+            if case .leEnableEncryption = command { return [ScriptedController.status(command.opcode)] }
+            return ScriptedController.minimal(command)
+        })
+        let transport = controller.transport
+        let log = RecordingLogHandler(level: .debug) { record in
+            guard record.message.hasPrefix("encrypting the link to "), record.message.hasSuffix(" with its bond") else { return }
+            transport.inject(.encryptionChange(.init(status: .success, connectionHandle: ScriptedController.handle, encryptionEnabled: 1)))
+        }
+        var settings = configuration(bonds: InMemoryBondStore([bond]))
+        settings.logger = Logger(label: "bond-race") { _ in log }
+        let pump = controller.run()
+        let adapter = try await Adapter.open(transport, configuration: settings)
+        for round in 1...3 {
+            let link = try await within(seconds: 60) {
+                try await withTaskExecutorPreference(adapter.taskExecutor) { try await adapter.connect(to: ScriptedController.peer) }
+            }
+            #expect(link.security == .encrypted, "link \(round): encrypted before connect returned")
+            #expect(!log.lines.contains { $0.contains("is not encrypted with its bond") }, "\(log.lines)")
+            try await within(seconds: 60) { try await link.disconnect() }
+        }
         await adapter.close()
         pump.cancel()
     }

@@ -167,7 +167,15 @@ extension Adapter {
         nextSessionID += 1
         let id = nextSessionID
         await withTaskCancellationHandler {
-            await withCheckedContinuation { connectTurnWaiters[id] = $0 }
+            await withCheckedContinuation { continuation in
+                // The attempt may have ended (or the adapter failed) before this wait was
+                // filed: every `await` may let the adapter run other work first.
+                if connecting == nil || failure != nil || Task.isCancelled {
+                    continuation.resume()
+                } else {
+                    connectTurnWaiters[id] = continuation
+                }
+            }
         } onCancel: {
             Task { await self.stopWaitingForConnectTurn(id) }
         }
@@ -353,12 +361,20 @@ extension Adapter {
         let timeout = configuration.aclSendTimeout
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, BearerError>, Never>) in
+                // The link may have ended, or room come, before this wait was filed (every
+                // `await` may let the adapter run other work first): a PDU never waits on a
+                // handle a newer link may have taken, nor for room that is already there.
+                guard let current = links.record(lifetime), !current.attClosed else {
+                    continuation.resume(returning: .failure(lifetime.ending.map { bearerError(for: $0) } ?? .closed))
+                    return
+                }
                 let timer = Task {
                     do { try await self.clock.sleep(for: timeout) } catch { return }
                     self.links.unblockSend(id, on: handle, with: .timedOut(
                         operation: "waiting \(formatSeconds(timeout.seconds)) s for room in the outgoing ACL queue of connection 0x\(String(handle, radix: 16))"))
                 }
                 links.block(BlockedSend(id: id, frame: frame, continuation: continuation, timer: timer), on: handle)
+                links.admitBlockedSends()
             }
         } onCancel: {
             Task { await self.unblockSend(id, on: handle, with: .cancelled) }
@@ -392,6 +408,7 @@ extension Adapter {
         while let record = links.record(lifetime),
               let parameters = record.queuedParameterUpdate {
             record.queuedParameterUpdate = nil
+            let completedBefore = record.parameterUpdatesCompleted
             do {
                 try await start(.leConnectionUpdate(handle: lifetime.handle, parameters: parameters))
             } catch {
@@ -401,11 +418,16 @@ extension Adapter {
             nextSessionID += 1
             let id = nextSessionID
             await withCheckedContinuation { continuation in
+                // The link may have ended while the command was on its way.
+                guard links.record(lifetime) === record else {
+                    continuation.resume()
+                    return
+                }
                 let timer = Task {
                     do { try await self.clock.sleep(for: Self.parameterUpdateTimeout) } catch { return }
                     self.parameterUpdateTimedOut(on: lifetime, id: id)
                 }
-                record.awaitParameterUpdate(id: id, continuation, timer: timer)
+                record.awaitParameterUpdate(id: id, completedBefore: completedBefore, continuation, timer: timer)
             }
         }
         if let record = links.record(lifetime) {

@@ -49,8 +49,14 @@ extension Adapter {
         let id = nextSessionID
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                // Looked at again here: a change (or the adapter's end) may have come before
+                // this wait was filed, since every `await` may let the adapter run first.
                 if Task.isCancelled {
                     continuation.resume(throwing: CancellationError())
+                } else if let failure {
+                    continuation.resume(throwing: failure)
+                } else if let rotation = ownAddressRotation, rotation.changes >= count {
+                    continuation.resume()
                 } else {
                     ownAddressRotation?.waiters[id] = (count, continuation)
                 }

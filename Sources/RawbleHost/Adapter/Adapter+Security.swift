@@ -27,6 +27,8 @@ extension Adapter {
         guard var record = links.record(lifetime) else { throw lifetime.ending ?? .disconnected(.unknownConnectionIdentifier) }
         if !forcePairing, lifetime.security >= level { return lifetime.security }
         guard record.pairing != nil else { throw .pairingDisabled }
+        // What settles from here on is what this call waits for (see `waitForSecurity`).
+        var settlements = record.securitySettlements
         if !record.securityPending {
             if record.isCentral {
                 // The bond decides both ways: its key may be good enough, and a new pairing must
@@ -36,6 +38,7 @@ extension Adapter {
                 guard let current = links.record(lifetime) else { throw lifetime.ending ?? .disconnected(.unknownConnectionIdentifier) }
                 record = current
                 if !forcePairing, lifetime.security >= level { return lifetime.security }
+                settlements = record.securitySettlements
                 if !record.securityPending {
                     if !forcePairing, let bond, let key = bond.centralKey, level <= bond.level,
                        configuration.pairing?.accepts(keySize: bond.keySize) == true {
@@ -48,7 +51,7 @@ extension Adapter {
                 try requestSecurity(on: record, authenticated: level == .authenticated)
             }
         }
-        let reached = try await waitForSecurity(on: record, timeout: timeout)
+        let reached = try await waitForSecurity(on: record, settledSince: settlements, timeout: timeout)
         guard reached >= level else { throw .insufficientSecurity(record.peer, reached: reached, required: level) }
         return reached
     }
@@ -120,7 +123,15 @@ extension Adapter {
 
     /// Waits, bounded by `timeout` and by the caller's cancellation, until the link's pairing or
     /// encryption settles; returns the level reached.
-    private func waitForSecurity(on record: ConnectionRecord, timeout: Duration) async throws(HostError) -> LinkSecurity {
+    ///
+    /// `settlements`: the record's count of settlements when the caller started what it waits
+    /// for. Every `await` is a place where the actor may run other work first; on a task that
+    /// prefers the adapter's task executor, as rawble's commands run, each one is a trip
+    /// through the loop's queue, where the controller's answer (an Encryption Change that
+    /// came at once) may already wait. A settlement counted since then ends the wait at once
+    /// with its result instead of leaving it to its timeout.
+    private func waitForSecurity(on record: ConnectionRecord, settledSince settlements: UInt64,
+                                 timeout: Duration) async throws(HostError) -> LinkSecurity {
         nextSessionID += 1
         let id = nextSessionID
         let lifetime = record.lifetime
@@ -136,6 +147,8 @@ extension Adapter {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<LinkSecurity, HostError>, Never>) in
                 if let ending = lifetime.ending {
                     continuation.resume(returning: .failure(ending))
+                } else if record.securitySettlements != settlements, let settled = record.lastSecuritySettlement {
+                    continuation.resume(returning: settled)
                 } else {
                     record.securityWaiters[id] = continuation
                 }

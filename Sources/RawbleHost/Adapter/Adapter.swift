@@ -119,6 +119,11 @@ public actor Adapter {
     /// The adapter's loop as a task executor: a task that consumes the adapter's values
     /// (``Connection/att`` updates, a profile's stream) with this preference takes each one on
     /// the thread that received it, e.g. `withTaskExecutorPreference(adapter.taskExecutor) { … }`.
+    ///
+    /// Calls into the adapter from such a task work as from any other, but cost more: the
+    /// actor runs on the loop's serial executor, not on this task executor, so Swift's runtime
+    /// sends the task through the loop's queue at every `await` inside the adapter (what the
+    /// loop holds runs in between). The adapter never relies on an `await` not suspending.
     public nonisolated let taskExecutor: EventLoopTaskExecutor
     private nonisolated let executor: any SerialExecutor
 
@@ -408,7 +413,7 @@ public actor Adapter {
                 logger.notice("connection update on handle \(update.connectionHandle) failed: \(update.status)")
             }
             // The running LE Connection Update (if any) is over: the next may go.
-            links[update.connectionHandle]?.parameterUpdateEnded()
+            links[update.connectionHandle]?.parameterUpdateCompleted()
         case .longTermKeyRequest(let request):
             longTermKeyRequested(request)
         default:

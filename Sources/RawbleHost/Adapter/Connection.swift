@@ -379,6 +379,11 @@ final class ConnectionRecord {
     var heldSecurityManagerPDUs: [ArraySlice<UInt8>]?
     /// Tasks waiting for the link's security to settle (``Connection/secure(_:timeout:)``).
     var securityWaiters: [UInt64: CheckedContinuation<Result<LinkSecurity, HostError>, Never>] = [:]
+    /// How many times the link's security settled, and how it settled last. A wait counts
+    /// from before it starts what it waits for; filed after a settlement since (any `await`
+    /// on the way may let the adapter handle the answer first), it ends with that one.
+    private(set) var securitySettlements: UInt64 = 0
+    private(set) var lastSecuritySettlement: Result<LinkSecurity, HostError>?
     let attInbox: ATTInbox
     var attClosed = false
     var droppedATTPDUs = 0
@@ -420,6 +425,8 @@ final class ConnectionRecord {
 
     /// Ends every wait for the link's security with `result`.
     func settleSecurity(_ result: Result<LinkSecurity, HostError>) {
+        securitySettlements += 1
+        lastSecuritySettlement = result
         let waiters = securityWaiters.values
         securityWaiters.removeAll()
         for waiter in waiters { waiter.resume(returning: result) }
@@ -439,9 +446,27 @@ final class ConnectionRecord {
         return true
     }
 
+    /// LE Connection Update Complete events for this link so far.
+    private(set) var parameterUpdatesCompleted: UInt64 = 0
+
+    /// The controller reported an LE Connection Update Complete for the link: the running
+    /// update (if any) is over.
+    func parameterUpdateCompleted() {
+        parameterUpdatesCompleted += 1
+        parameterUpdateEnded()
+    }
+
     /// Starts the wait for the running update's end (see ``parameterUpdateEnded(id:)``); `timer`
-    /// bounds it and is cancelled when it ends otherwise.
-    func awaitParameterUpdate(id: UInt64, _ continuation: CheckedContinuation<Void, Never>, timer: Task<Void, Never>) {
+    /// bounds it and is cancelled when it ends otherwise. `completedBefore`: the count of
+    /// ``parameterUpdatesCompleted`` before the update was asked for; a Complete handled
+    /// since (before this wait was filed) ends it at once.
+    func awaitParameterUpdate(id: UInt64, completedBefore: UInt64, _ continuation: CheckedContinuation<Void, Never>,
+                              timer: Task<Void, Never>) {
+        guard parameterUpdatesCompleted == completedBefore else {
+            timer.cancel()
+            continuation.resume()
+            return
+        }
         parameterUpdateWait = (id, continuation, timer)
     }
 

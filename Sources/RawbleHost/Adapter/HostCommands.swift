@@ -10,6 +10,12 @@ final class HostCommands {
     private var flow = CommandFlow<HostClock.Instant>(capacity: 64)
     private let clock: HostClock
     private var waiters: [CommandToken: CheckedContinuation<CommandOutcome, Never>] = [:]
+    /// Commands submitted whose caller has not started waiting yet, and the outcomes that
+    /// came for them meanwhile: any `await` between the two may let the adapter handle the
+    /// answer first (on a task that prefers the adapter's task executor, every one is a trip
+    /// through the loop's queue). Each entry goes when its caller waits.
+    private var unclaimed: Set<CommandToken> = []
+    private var early: [CommandToken: CommandOutcome] = [:]
     /// The deadline a timer is armed for (the adapter's task), if any.
     private var timerDeadline: HostClock.Instant?
     /// Command packets handed to the writer and not yet written, and when the last one was:
@@ -39,7 +45,9 @@ final class HostCommands {
     /// Queues `command`; ``HostError/commandQueueFull`` when the engine holds too many.
     func submit(_ command: HCICommand, timeout: Duration) throws(HostError) -> CommandToken {
         do {
-            return try flow.submit(command, timeout: timeout, now: clock.now)
+            let token = try flow.submit(command, timeout: timeout, now: clock.now)
+            unclaimed.insert(token)
+            return token
         } catch {
             throw .commandQueueFull
         }
@@ -47,21 +55,30 @@ final class HostCommands {
 
     /// Registers who waits for `token`'s outcome.
     func wait(for token: CommandToken, _ continuation: CheckedContinuation<CommandOutcome, Never>) {
-        waiters[token] = continuation
+        unclaimed.remove(token)
+        if let outcome = early.removeValue(forKey: token) {
+            continuation.resume(returning: outcome)
+        } else {
+            waiters[token] = continuation
+        }
     }
 
     /// The caller of the command was cancelled: withdraw it if it still waits for a credit,
     /// else stop waiting for its answer.
     func stopWaiting(for token: CommandToken) {
         _ = flow.withdraw(token)
-        waiters.removeValue(forKey: token)?.resume(returning: .cancelled(token))
+        if unclaimed.contains(token) {
+            early[token] = .cancelled(token)
+        } else {
+            waiters.removeValue(forKey: token)?.resume(returning: .cancelled(token))
+        }
     }
 
     /// The command's credit did not come in time: withdraw it (if still queued) as timed out.
     func withdrawIfStillQueued(_ token: CommandToken, opcode: HCIOpcode) {
         guard flow.withdraw(token) != nil else { return }
         logger.warning("the controller granted no command credit for \(opcode) in time")
-        waiters.removeValue(forKey: token)?.resume(returning: .timedOut(token, opcode))
+        deliver([.timedOut(token, opcode)])
     }
 
     /// Writes every command the credits allow; returns a deadline to arm a timer for when
@@ -135,7 +152,11 @@ final class HostCommands {
     private func deliver(_ outcomes: [CommandOutcome]) {
         for outcome in outcomes {
             if let token = outcome.token {
-                waiters.removeValue(forKey: token)?.resume(returning: outcome)
+                if let waiter = waiters.removeValue(forKey: token) {
+                    waiter.resume(returning: outcome)
+                } else if unclaimed.contains(token), early[token] == nil {
+                    early[token] = outcome
+                }
             } else if case .unexpected(let event) = outcome {
                 if controllerShared {
                     logger.trace("the controller answered another host's command: \(event.name)")

@@ -199,7 +199,7 @@ final class LinkRouter {
     }
 
     /// Moves blocked ATT PDUs, oldest first per connection, into the room their queues have now.
-    private func admitBlockedSends() {
+    func admitBlockedSends() {
         guard flow != nil else { return }
         var admitted = false
         for handle in Array(blockedSends.keys) {
