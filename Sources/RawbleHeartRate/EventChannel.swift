@@ -17,6 +17,8 @@ package final class EventChannel<Event: Sendable>: Sendable {
         /// Set by ``cancel()``: nothing more is delivered.
         var cancelled = false
         var onCancel: (@Sendable () -> Void)?
+        /// Tests waiting until the consumer waits (``waitForConsumer()``).
+        var consumerWatchers: [CheckedContinuation<Void, Never>] = []
 
         var count: Int { buffer.count - head }
 
@@ -93,6 +95,19 @@ package final class EventChannel<Event: Sendable>: Sendable {
     /// Whether the consumer waits in `next()` (for tests).
     package var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
 
+    /// Returns once the consumer waits in `next()`, at once if it does (for tests: a value
+    /// yielded then goes straight to it). Bound it with the caller's own timeout.
+    package func waitForConsumer() async {
+        await withCheckedContinuation { (watcher: CheckedContinuation<Void, Never>) in
+            let waiting = state.withLock { state -> Bool in
+                if state.waiter != nil { return true }
+                state.consumerWatchers.append(watcher)
+                return false
+            }
+            if waiting { watcher.resume() }
+        }
+    }
+
     /// Events waiting for the consumer.
     package var bufferedCount: Int { state.withLock { $0.count } }
 
@@ -141,14 +156,17 @@ package final class EventChannel<Event: Sendable>: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Event?, any Error>) in
+                var watchers: [CheckedContinuation<Void, Never>] = []
                 let step = state.withLock { state -> Step in
                     let step = take(&state)
                     if case .wait = step {
                         if Task.isCancelled { return .end(nil) }
                         state.waiter = continuation
+                        if !state.consumerWatchers.isEmpty { swap(&watchers, &state.consumerWatchers) }
                     }
                     return step
                 }
+                for watcher in watchers { watcher.resume() }
                 switch step {
                 case .event(let event): continuation.resume(returning: event)
                 case .end(let error?): continuation.resume(throwing: error)

@@ -467,6 +467,22 @@ struct HeartRateMeasurementTests {
         #expect(bpms == (limit * 99..<limit * 100).map { UInt16($0 % 200) })
     }
 
+    @Test("waitForConsumer returns once the consumer waits in next(), not before (no consumer: still waiting after 0.2 s), and at once when it already waits")
+    func waitForConsumerWaitsForTheConsumer() async throws {
+        let channel = HeartRateEventChannel(limit: 16)
+        await #expect(throws: TestTimeout.self) { try await within(seconds: 0.2) { await channel.waitForConsumer() } }
+        let events = HeartRateEvents(channel: channel)
+        let consumer = Task {
+            var iterator = events.makeAsyncIterator()
+            return try await iterator.next()?.measurement?.bpm
+        }
+        try await within { await channel.waitForConsumer() }
+        #expect(channel.hasWaiter, "woken by the consumer's wait")
+        try await within { await channel.waitForConsumer() }
+        _ = channel.yield(HeartRateEvent(value: [0x00, 72]))
+        #expect(try await within { try await consumer.value } == 72)
+    }
+
     @Test func bufferedCountTellsWhatNextReturnsWithoutWaiting() async throws {
         let channel = HeartRateEventChannel(limit: 16)
         var iterator = HeartRateEvents(channel: channel).makeAsyncIterator()
@@ -490,7 +506,8 @@ struct HeartRateMeasurementTests {
             let event = try await iterator.next()
             return (event?.measurement?.bpm, iterator.bufferedCount)
         }
-        while !direct.hasWaiter { await Task.yield() }
+        try await within { await direct.waitForConsumer() }
+        #expect(direct.hasWaiter)
         _ = direct.yield(HeartRateEvent(value: [0x00, 70]))
         let (bpm, left) = try await within { try await waiting.value }
         #expect(bpm == 70)

@@ -416,7 +416,10 @@ struct AdapterForeignScanStopTests {
         let stop = Task { try await adapter.stopScanning() }
         // The stop has begun once the scan's sequence ends (it finishes it first).
         try await within(seconds: 30) { for try await _ in devices {} }
-        for _ in 0..<50 { await Task.yield() }
+        // `stopScanning` ended the sequence and started its stop task in one job on the
+        // adapter's loop; a read of the adapter, queued behind that task's first job, returns
+        // once the stop waits for the resume (the loop runs its jobs in order).
+        _ = await adapter.ownAddressChanges
         controller.transport.inject(ScriptedController.complete(.leSetScanParameters))
         try await within(seconds: 30) { try await stop.value }
         let enables = controller.commands.filter { if case .leSetScanEnable = $0 { true } else { false } }
