@@ -41,6 +41,7 @@ let package = Package(
         .library(name: "RawblePolar", targets: ["RawblePolar"]),
         /// Test support for users of the stack: a launcher for the Bumble virtual-controller peer.
         .library(name: "RawbleTestSupport", targets: ["RawbleTestSupport"]),
+        .library(name: "RawbleTestPeers", targets: ["RawbleTestPeers"]),
         /// The Linux kernel's Bluetooth sockets: adapters, the HCI raw and user channels as an
         /// `HCITransport`, the L2CAP ATT socket as an `ATTBearer`.
         .library(name: "RawbleKernel", targets: ["RawbleKernel"]),
@@ -299,8 +300,13 @@ let package = Package(
                 "RawbleHCITransport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "RawbleTestPeers",
+            dependencies: ["RawbleWire", "RawbleTestSupport"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
@@ -338,6 +344,7 @@ let package = Package(
             name: "RawbleWireTests",
             dependencies: [
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleWire",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -369,6 +376,7 @@ let package = Package(
                 "RawbleHost",
                 "RawbleHostCore",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleTransport",
                 "RawbleWire",
                 .product(name: "Logging", package: "swift-log"),
@@ -381,6 +389,7 @@ let package = Package(
             dependencies: [
                 "RawbleHCITransport",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleTransport",
                 "RawbleWire",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -413,6 +422,7 @@ let package = Package(
                 "RawbleHost",
                 "RawbleHostCore",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleTransport",
                 "RawbleWire",
             ]
@@ -422,6 +432,7 @@ let package = Package(
             dependencies: [
                 "RawbleLiveDisplay",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -447,6 +458,7 @@ let package = Package(
                 "RawblePolar",
                 "RawblePolarCore",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleWire",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -462,6 +474,7 @@ let package = Package(
                 "RawbleKernelHost",
                 "RawbleManagementCore",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleTransport",
                 "RawbleWire",
                 .product(name: "Logging", package: "swift-log"),
@@ -494,6 +507,7 @@ let package = Package(
                 "RawbleSMP",
                 "RawbleStack",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleTransport",
                 "RawbleWire",
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -505,6 +519,7 @@ let package = Package(
                 "RawblePolarCore",
                 "RawbleReport",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleWire",
             ]
         ),
@@ -513,12 +528,13 @@ let package = Package(
             dependencies: [
                 "RawbleAnalysis",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleWire",
             ]
         ),
         .testTarget(
             name: "RawbleLSLTests",
-            dependencies: ["RawbleLSL", "RawbleTestSupport"]
+            dependencies: ["RawbleLSL", "RawbleTestPeers"]
         ),
         .testTarget(
             name: "RawbleCLITests",
@@ -538,6 +554,7 @@ let package = Package(
                 "RawbleSMP",
                 "RawbleStack",
                 "RawbleTestSupport",
+                "RawbleTestPeers",
                 "RawbleTransport",
                 "RawbleWire",
             ],

@@ -1,5 +1,5 @@
 import NIOCore
-import NIOPosix
+import NIOEmbedded
 import RawbleHCITransport
 import RawbleWire
 import Synchronization
@@ -27,11 +27,15 @@ public final class InMemoryHCITransport: HCITransport {
         responder.withLock { $0 = respond }
     }
 
-    /// The loop the host on this transport runs on: one of NIO's shared loops unless given.
+    /// The loop the host on this transport runs on (the adapter's executor): a loop of its own
+    /// from NIO's embedded loops unless given. An `NIOAsyncTestingEventLoop` runs each job as
+    /// it comes, on a serial queue, with no socket and no thread of its own; its clock moves
+    /// only when a test advances it, and rawble's host keeps no timer on its loop (its timers
+    /// are on the configuration's clock), so nothing waits out real time on it.
     public let eventLoop: any EventLoop
 
     public init(eventLoop: (any EventLoop)? = nil) {
-        self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
+        self.eventLoop = eventLoop ?? NIOAsyncTestingEventLoop()
         (packets, toHost) = AsyncThrowingStream.makeStream(of: H4Packet.self, throwing: (any Error).self)
     }
 

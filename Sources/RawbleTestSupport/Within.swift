@@ -16,7 +16,11 @@ public struct TestTimeout: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "TestTimeout"
-        if let seconds { text += ": no result within \(seconds.formatted()) s" }
+        if let seconds {
+            // Whole seconds without a fraction (60, not 60.0); no Foundation in this module.
+            let shown = seconds.rounded() == seconds && abs(seconds) < 1e15 ? String(Int(seconds)) : String(seconds)
+            text += ": no result within \(shown) s"
+        }
         if let location { text += " (\(location))" }
         return text
     }

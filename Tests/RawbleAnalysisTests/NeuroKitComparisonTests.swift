@@ -1,4 +1,5 @@
 import RawbleAnalysis
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Testing

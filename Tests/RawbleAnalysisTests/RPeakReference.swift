@@ -1,4 +1,5 @@
 import Foundation
+import RawbleTestPeers
 import RawbleTestSupport
 
 /// NeuroKit2's R peaks, from `Scripts/python/rpeak_reference.py` run by `Scripts/venv-python`

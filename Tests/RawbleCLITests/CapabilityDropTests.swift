@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 @testable import rawble
 import RawbleKernel
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import RawbleKernel
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Testing

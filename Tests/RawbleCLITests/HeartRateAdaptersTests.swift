@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Testing

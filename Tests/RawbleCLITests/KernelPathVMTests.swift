@@ -1,4 +1,5 @@
 import Foundation
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 
@@ -152,6 +153,17 @@ struct KernelPathVMTests {
         lines.compactMap { try? CLI.jsonObject($0) }
     }
 
+    /// The first object a command printed with `--json` that is not an event: a wait of 2 s
+    /// or more (a slow link, under load) prints `{"event":"status","waitingFor":…}` first.
+    static func firstResult(_ lines: [String]) -> [String: Any]? {
+        objects(lines).first { $0["event"] == nil }
+    }
+
+    /// The value `read --json` printed (see ``firstResult(_:)``).
+    static func readValue(_ lines: [String]) -> String? {
+        firstResult(lines)?["value"] as? String
+    }
+
     @Test("hciN, the default: scan finds the strap (each service once); then, in the same kernel, adapters, a passive scan, gatt, read, write, notify and hr over the kernel's L2CAP socket; an absent peer times out in one line; a controller that stops answering is one line naming the fix; a passive scan during the kernel's discovery leaves that discovery running")
     func rawChannelAndL2CAP() async throws {
         let (steps, result) = try await Self.boot(#"""
@@ -212,7 +224,7 @@ struct KernelPathVMTests {
 
         let read = try #require(steps["read"])
         #expect(read.status == 0, "\(read.stderr)")
-        #expect(Self.objects(read.stdout).first?["uuid"] as? String == "2A19")
+        #expect(Self.firstResult(read.stdout)?["uuid"] as? String == "2A19")
 
         let write = try #require(steps["write"])
         #expect(write.status == 0, "\(write.stderr)")
@@ -369,7 +381,7 @@ struct KernelPathVMTests {
         #expect(gatt.stdout.joined().contains("Heart Rate"))
         let read = try #require(steps["userread"])
         #expect(read.status == 0, "\(read.stderr)")
-        #expect(Self.objects(read.stdout).first?["uuid"] as? String == "2A19")
+        #expect(Self.firstResult(read.stdout)?["uuid"] as? String == "2A19")
         let write = try #require(steps["userwrite"])
         #expect(write.status == 0, "\(write.stderr)")
         let notify = try #require(steps["usernotify"])

@@ -2,6 +2,7 @@ import Foundation
 import RawbleGATT
 import RawbleGATTCore
 import RawbleHeartRate
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Testing

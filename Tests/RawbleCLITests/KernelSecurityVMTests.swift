@@ -6,6 +6,7 @@ import RawbleHostCore
 import RawbleSMP
 import RawbleTransport
 import RawbleWire
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 
@@ -60,7 +61,7 @@ struct KernelSecurityVMTests {
 
         let read = try #require(steps["read"], "\(result.stdout)\n\(result.stderr)")
         #expect(read.status == 0, "\(read.stderr)\n\(dmesg)")
-        let value = KernelPathVMTests.objects(read.stdout).first
+        let value = KernelPathVMTests.firstResult(read.stdout)
         #expect(value?["uuid"] as? String == EncryptedRead.characteristic, "\(read.stdout)")
         #expect(value?["value"] as? String == EncryptedRead.valueHex, "\(read.stdout)")
 
@@ -85,12 +86,12 @@ struct KernelSecurityVMTests {
         // The same kernel, an attribute with no security: still one plain read.
         let plain = try #require(steps["plain"])
         #expect(plain.status == 0, "\(plain.stderr)")
-        #expect(KernelPathVMTests.objects(plain.stdout).first?["value"] as? String == "57")
+        #expect(KernelPathVMTests.readValue(plain.stdout) == "57")
 
         // Not root: exactly CAP_NET_RAW + CAP_NET_ADMIN (what the README's setcap grants) pair too.
         let unprivileged = try #require(steps["unprivileged"])
         #expect(unprivileged.status == 0, "\(unprivileged.stderr)\n\(dmesg)")
-        #expect(KernelPathVMTests.objects(unprivileged.stdout).first?["value"] as? String == EncryptedRead.valueHex, "\(unprivileged.stdout)")
+        #expect(KernelPathVMTests.readValue(unprivileged.stdout) == EncryptedRead.valueHex, "\(unprivileged.stdout)")
 
         // The adapter plugged in again and rawble run at once (its binary warm): the kernel
         // holds a new adapter up by itself for ~2 s, unmanaged, and an HCIDEVUP then kept it
@@ -98,7 +99,7 @@ struct KernelSecurityVMTests {
         // suite failed so on a machine where the first command started inside that window).
         let replugged = try #require(steps["replugged"])
         #expect(replugged.status == 0, "\(replugged.stderr)\n\(dmesg)")
-        #expect(KernelPathVMTests.objects(replugged.stdout).first?["value"] as? String == EncryptedRead.valueHex, "\(replugged.stdout)")
+        #expect(KernelPathVMTests.readValue(replugged.stdout) == EncryptedRead.valueHex, "\(replugged.stdout)")
         #expect(!dmesg.contains("security requested but not available"), "\(dmesg)")
     }
 }
@@ -176,7 +177,7 @@ struct KernelPairsWithRawbleVMTests {
         for name in ["medium", "again", "lesc"] {
             let read = try #require(steps[name], "\(name): \(result.stdout)\n\(result.stderr)")
             #expect(read.status == 0, "\(name): \(read.stderr)\n\(dmesg)")
-            #expect(KernelPathVMTests.objects(read.stdout).first?["value"] as? String == "7365616c6564", "\(name): \(read.stdout)")
+            #expect(KernelPathVMTests.readValue(read.stdout) == "7365616c6564", "\(name): \(read.stdout)")
         }
         #expect(steps["sc"]?.status == 0, "btmgmt: \(steps["sc"].map { $0.stdout + $0.stderr } ?? [])")
         // Two pairings: LE legacy first (the kernel's default without bluetoothd), then LE Secure

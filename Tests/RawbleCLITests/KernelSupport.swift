@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import RawbleTestPeers
 import RawbleTestSupport
 
 /// Whether this machine's kernel has Bluetooth sockets: these build machines have none, so the

@@ -1,6 +1,7 @@
 import Foundation
 import RawbleAnalysis
 import RawbleLiveDisplay
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Synchronization

@@ -2,6 +2,7 @@ import Foundation
 import RawbleAnalysis
 import RawbleLiveDisplay
 @testable import rawble
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Synchronization

@@ -2,6 +2,7 @@ import Foundation
 @testable import rawble
 import RawbleSMP
 import RawbleWire
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import RawbleHostCore
 @testable import rawble
 import RawbleHost
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Testing

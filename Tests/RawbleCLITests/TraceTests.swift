@@ -1,5 +1,6 @@
 import Foundation
 @testable import rawble
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Testing

@@ -2,6 +2,7 @@ import RawbleGATT
 import RawbleGATTCore
 import RawbleHost
 import RawbleHostCore
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire

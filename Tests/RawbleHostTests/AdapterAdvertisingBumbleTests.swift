@@ -1,6 +1,7 @@
 import Foundation
 import RawbleHost
 import RawbleHostCore
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire

@@ -1,6 +1,7 @@
 import Logging
 import RawbleHost
 import RawbleHostCore
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire

@@ -1,6 +1,7 @@
 import RawbleGATT
 import RawbleHeartRate
 import RawbleHost
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire

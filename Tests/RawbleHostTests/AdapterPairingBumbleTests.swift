@@ -4,6 +4,7 @@ import RawbleBearer
 import RawbleHost
 import RawbleHostCore
 import RawbleSMP
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire

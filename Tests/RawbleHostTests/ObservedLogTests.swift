@@ -1,3 +1,4 @@
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 

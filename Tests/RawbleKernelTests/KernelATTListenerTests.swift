@@ -2,6 +2,7 @@ import Glibc
 import RawbleWire
 @testable import RawbleKernel
 import RawbleBearer
+import RawbleTestPeers
 import RawbleTestSupport
 import SystemPackage
 import Testing

@@ -6,6 +6,7 @@ import RawbleHost
 import RawbleKernel
 import RawbleKernelHost
 import RawbleManagementCore
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Testing

@@ -5,6 +5,7 @@ import CBluetooth
 import NIOCore
 @testable import RawbleKernel
 import RawbleBearer
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire

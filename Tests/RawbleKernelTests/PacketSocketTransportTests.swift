@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NIOCore
 import NIOEmbedded
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire

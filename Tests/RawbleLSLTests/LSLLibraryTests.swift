@@ -1,4 +1,5 @@
 import RawbleLSL
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 

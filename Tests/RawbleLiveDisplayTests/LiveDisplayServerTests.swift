@@ -3,6 +3,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 @testable import RawbleLiveDisplay
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 

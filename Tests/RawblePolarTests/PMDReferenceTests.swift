@@ -1,5 +1,6 @@
 import Foundation
 import RawblePolarCore
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Testing

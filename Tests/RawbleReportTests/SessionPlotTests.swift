@@ -4,6 +4,7 @@ import RawbleWire
 import FoundationXML
 #endif
 @testable import RawbleReport
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 

@@ -1,11 +1,12 @@
 import Foundation
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 
 /// No library code blocks a thread where an async caller may be running: a blocking call on
 /// one of Swift's cooperative threads holds it from every other task of the program, and the
 /// pool has as many threads as cores (two on a 2-core machine). Blocking work goes to a thread
-/// of its own (RawbleKernel's `onBlockingThread`, RawbleTestSupport's `onOwnThread`). The files
+/// of its own (RawbleKernel's `onBlockingThread`, RawbleTestPeers' `onOwnThread`). The files
 /// that still block say where, and why it is not the pool's thread; a new blocking call
 /// elsewhere fails here. (docs/testing.md, "The cooperative pool", has the measurements.)
 @Suite struct BlockingCallTests {
@@ -24,10 +25,10 @@ import Testing
         "RawbleKernel/BluetoothSocket.swift": "the poll KernelManagement.request uses",
         "RawbleKernel/KernelRawChannel.swift":
             "a write waits for room in a full socket buffer (bounded) on the adapter's event loop, where the send pump runs",
-        "RawbleTestSupport/OwnThread.swift": "runToEnd waits for a process inside onOwnThread",
-        "RawbleTestSupport/PythonReference.swift": "waits for the Python reference inside onOwnThread",
-        "RawbleTestSupport/ChildProcess.swift": "terminate(pid:stdinFD:) runs on a thread of its own (BumblePeer.stop(), terminated(_:))",
-        "RawbleTestSupport/FileChanges.swift": "waitForChanges(of:timeout:until:) polls its inotify descriptor inside onOwnThread",
+        "RawbleTestPeers/OwnThread.swift": "runToEnd waits for a process inside onOwnThread",
+        "RawbleTestPeers/PythonReference.swift": "waits for the Python reference inside onOwnThread",
+        "RawbleTestPeers/ChildProcess.swift": "terminate(pid:stdinFD:) runs on a thread of its own (BumblePeer.stop(), terminated(_:))",
+        "RawbleTestPeers/FileChanges.swift": "waitForChanges(of:timeout:until:) polls its inotify descriptor inside onOwnThread",
     ]
 
     @Test("blocking calls only where a thread of their own (or the keeper's, or the loop's) runs them")

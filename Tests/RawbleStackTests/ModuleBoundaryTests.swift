@@ -1,4 +1,5 @@
 import Foundation
+import RawbleTestPeers
 import RawbleTestSupport
 import Testing
 
@@ -145,8 +146,11 @@ import Testing
 
     /// Modules that open sockets or devices, and those above them: everything else must not
     /// reach NIOPosix or swift-system, even through a dependency.
-    static let socketModules: Set<String> = ["RawbleTransport", "RawbleKernel", "RawbleKernelHost", "RawbleStack", "Rawble", "RawbleTestSupport",
+    static let socketModules: Set<String> = ["RawbleTransport", "RawbleKernel", "RawbleKernelHost", "RawbleStack", "Rawble",
                                              "RawbleLiveDisplay"]
+
+    /// The test support: what tests (rawble's and embedders') run on, never linked by `rawble`.
+    static let testSupport: Set<String> = ["RawbleTestSupport", "RawbleTestPeers"]
 
     /// The sans-I/O cores: bytes and events in, bytes and events out, time an input.
     static let engines = ["RawbleWire", "RawbleManagementCore", "RawbleHostCore", "RawbleGATTCore", "RawblePolarCore", "RawbleAnalysis", "RawbleReport", "RawbleSMP"]
@@ -154,6 +158,31 @@ import Testing
     /// The one library an engine may use beyond the wire layer: the Security Manager's
     /// cryptography is swift-crypto's (AES, AES-CMAC and P-256 from BoringSSL), none of it I/O.
     static let engineProducts: [String: Set<String>] = ["RawbleSMP": ["Crypto", "CryptoExtras"]]
+
+    /// The in-memory test support runs on NIO's embedded loop: no socket library, no process,
+    /// no thread of its own (as swift-nio keeps NIOEmbedded apart from NIOTestUtils). The tests
+    /// of the sans-I/O cores reach neither NIOPosix nor the peers that are real stacks, except
+    /// where a test compares with a reference implementation run as a process (listed).
+    @Test func theInMemoryTestSupportHasNoSocketsAndTheEngineTestsNoPeers() async throws {
+        let manifest = try await Self.manifest.value
+        let support = Self.closure(of: "RawbleTestSupport", in: manifest)
+        #expect(support.products.isDisjoint(with: ["NIOPosix", "SystemPackage"]), "RawbleTestSupport reaches \(support.products)")
+        #expect(!support.targets.contains("RawbleTestPeers"))
+        #expect(try Self.imports(of: "RawbleTestSupport").values.allSatisfy { imports in
+            !imports.contains { ["Foundation", "NIOPosix"].contains($0.module) }
+        }, "RawbleTestSupport imports Foundation or NIOPosix")
+        // Compared with reference tools run as processes (tshark, NeuroKit2, rsvg-convert).
+        let withReferences: Set<String> = ["RawbleWireTests", "RawbleAnalysisTests", "RawbleReportTests"]
+        for engine in Self.engines {
+            let tests = engine + "Tests"
+            guard manifest[tests] != nil else { continue }
+            let closure = Self.closure(of: tests, in: manifest)
+            #expect(!closure.products.contains("NIOPosix"), "\(tests) reaches NIOPosix")
+            if !withReferences.contains(tests) {
+                #expect(!closure.targets.contains("RawbleTestPeers"), "\(tests) depends on the test peers")
+            }
+        }
+    }
 
     @Test func gattDependsOnTheWireTheBearerContractItsCoreAndLoggingOnly() async throws {
         let manifest = try await Self.manifest.value
@@ -274,7 +303,7 @@ import Testing
             "EventLoopClock.swift": ["ContinuousClock.Instant"],
             "ArrivalRate.swift": ["ContinuousClock.Instant"],  // `ArrivalRate`: `Arrivals` on the real clock's instants
         ]
-        for module in try Self.libraryModules() where module != "RawbleTestSupport" {
+        for module in try Self.libraryModules() where !Self.testSupport.contains(module) {
             for (file, text) in try Self.code(of: module) {
                 for word in banned where text.contains(word) && !(allowed[file]?.contains(word) ?? false) {
                     Issue.record("\(module)/\(file) uses \(word): take the clock as an input")
@@ -316,7 +345,7 @@ import Testing
         let manifest = try await Self.manifest.value
         let linked = Self.closure(of: "rawble", in: manifest).targets.union(["rawble"])
         #expect(linked.contains("RawbleStack"), "rawble's closure in Package.swift: \(linked.sorted())")
-        #expect(!linked.contains("RawbleTestSupport"), "rawble links the test support")
+        #expect(linked.isDisjoint(with: Self.testSupport), "rawble links the test support")
         for module in linked.sorted() {
             for (file, imports) in try Self.imports(of: module) {
                 for imported in imports where Self.wholeFoundation.contains(imported.module) {
@@ -344,7 +373,7 @@ import Testing
     /// `import Rawble` brings every library module but the test support, so a new module is
     /// in the umbrella from its first day; the umbrella has nothing but re-exports.
     @Test func theUmbrellaReExportsEveryLibraryModule() throws {
-        let expected = Set(try Self.libraryModules()).subtracting(["Rawble", "RawbleTestSupport"])
+        let expected = Set(try Self.libraryModules()).subtracting(Self.testSupport.union(["Rawble"]))
         var exported: Set<String> = []
         for (file, imports) in try Self.imports(of: "Rawble") {
             for imported in imports {

@@ -4,6 +4,7 @@ import RawbleHostCore
 import RawbleKernel
 import RawbleKernelHost
 import RawbleStack
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RawbleHCITransport
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleTransport
 import RawbleWire

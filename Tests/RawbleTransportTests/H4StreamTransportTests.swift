@@ -1,5 +1,6 @@
 import Glibc
 import RawbleHCITransport
+import RawbleTestPeers
 import RawbleTestSupport
 import RawbleWire
 import Synchronization

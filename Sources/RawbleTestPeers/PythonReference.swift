@@ -1,4 +1,5 @@
 import Foundation
+import RawbleTestSupport
 
 /// A Python reference script of the project's (`Scripts/python/NAME`) that failed: its name,
 /// exit status and the last line it wrote on stderr.

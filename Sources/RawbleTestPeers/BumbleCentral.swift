@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RawbleTestSupport
 import RawbleWire
 import Synchronization
 
@@ -201,7 +202,7 @@ public final class BumbleCentral: Sendable {
     public var malformedLines: [String] { malformed.withLock { $0 } }
 
     /// The first event (already printed or to come) that `match` accepts, waiting at most
-    /// `seconds`; throws ``TestTimeout`` then, or ``BumbleCentralError/ended(events:)`` when the
+    /// `seconds`; throws RawbleTestSupport's `TestTimeout` then, or ``BumbleCentralError/ended(events:)`` when the
     /// process's output ends without one.
     public func event(within seconds: Double = 60,
                       where match: @escaping @Sendable (Event) -> Bool) async throws -> Event {
