@@ -88,6 +88,43 @@ struct LiveDisplayCommandTests {
             #expect(event["zone"] as? Int == HeartRateZones(maxHeartRate: 185).zone(for: Double(bpm)), "\(event)")
         }
     }
+
+    @Test("the controller gone in the middle of hr --serve, with a page connected: one stderr line and the transport status (74), and the page's stream closed; the server does not keep rawble running")
+    func controllerGoneWhileServing() async throws {
+        let peer = try await BumblePeer.start(arguments: ["--hr-interval", "0.05", "--hr-count", "1000"])
+        defer { peer.stop() }
+        let page = Mutex<RawHTTPClient?>(nil)
+        let pageError = Mutex<String?>(nil)
+        let port = Mutex<Int?>(nil)
+        let marker = "serving the live display at http://127.0.0.1:"
+        let result = try await CLI.run(["hr", "--serve", "0", "--json", "--transport", peer.transport],
+                                       when: { stdout, stderr in
+                                           guard let line = stderr.split(separator: "\n").first(where: { $0.contains(marker) }),
+                                                 let range = line.range(of: marker), let served = Int(line[range.upperBound...].dropLast()) else { return false }
+                                           port.withLock { $0 = served }
+                                           return stdout.contains("\"measurement\"")
+                                       },
+                                       limit: .seconds(30),
+                                       do: { _ in
+                                           // A page that listens, then the controller goes.
+                                           do {
+                                               let served = try #require(port.withLock { $0 })
+                                               let client = try RawHTTPClient(port: served, timeout: 30)
+                                               client.get("/events", port: served)
+                                               page.withLock { $0 = client }
+                                           } catch {
+                                               pageError.withLock { $0 = "\(error)" }
+                                           }
+                                           peer.stop()
+                                       })
+        #expect(result.reachedReady, "no measurement: \(result.stdout) \(result.stderr)")
+        #expect(pageError.withLock { $0 } == nil, "\(pageError.withLock { $0 } ?? "")")
+        #expect(result.status == 74, "stderr: \(result.stderr)")
+        #expect(result.stderrLines.filter { !$0.contains("serving the live display") }.count == 1, "\(result.stderr)")
+        #expect(page.withLock { $0 != nil }, "no page connected")
+        // rawble is gone, so is its end of the page's stream.
+        try await onOwnThread { try page.withLock { try $0?.readToClose() } }
+    }
 }
 
 /// `--serve`'s address read as the command reads it, and which hosts are this machine's only.
