@@ -221,7 +221,7 @@ static address and its own Bumble host and controller:
                  Logged (--h10-log, default --log; every line has a "kind" starting "h10-"): each
                  control point exchange, start, stop, frame (hex) and Heart Rate value.  The ready
                  line's entry has "gatt" and "h10": its settings and "handles".
-                 Options: --h10-id, --h10-seed, --h10-duration, --h10-truth, --h10-log,
+                 Options: --h10-id, --h10-name, --h10-seed, --h10-duration, --h10-truth, --h10-log,
                  --h10-acc-delta, --h10-stop-after, --h10-max-mtu.  Checked by
                  Scripts/python/check_h10_peer.py.
   Polar H10 5EED00NN  (`--h10s N`, 1-10; issue 41, several H10s at once) N more simulated
@@ -497,7 +497,7 @@ async def run(args, finish, holder):
         h10s = ([(0, args.h10_id, static_address(6))] if args.h10 else []) + [
             (number, extra_h10_id(number), extra_h10_address(number)) for number in range(1, args.h10s + 1)]
         for number, h10_id, address in h10s:
-            h10_name = f"Polar H10 {h10_id}"
+            h10_name = args.h10_name if number == 0 and args.h10_name is not None else f"Polar H10 {h10_id}"
             h10_ad = ad(
                 (AdvertisingData.FLAGS, bytes([0x06])),
                 (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, struct.pack("<H", 0x180D)),
@@ -697,6 +697,10 @@ def main(argv=None):
                           "1-N of --h10s, 0 for --h10's); the others never do (without it every H10 stops)")
     h10.add_argument("--h10-id", metavar="HEX8",
                      help="H10: the 8 hex digits of its name, \"Polar H10 HEX8\" (default 0A3B5C7D)")
+    h10.add_argument("--h10-name", metavar="NAME",
+                     help="H10 (--h10's): its whole name, advertised and in its GATT Device Name, instead of "
+                          "\"Polar H10 HEX8\"; sent as given, control characters included (a hostile name, "
+                          "for tests of what a terminal shows); at most 20 bytes")
     h10.add_argument("--h10-seed", type=int, metavar="N",
                      help="H10: seed of its RR series, ECG and acceleration (default 1)")
     h10.add_argument("--h10-duration", type=float, metavar="SECONDS",
@@ -719,7 +723,7 @@ def main(argv=None):
     fixture_devices.advertising_floor_ms = args.advertising_floor
     if args.background:
         parser.error("--background is Scripts/bumble-peer's option: run the peer through Scripts/bumble-peer")
-    h10_options = ("h10_id", "h10_seed", "h10_duration", "h10_truth", "h10_log", "h10_acc_delta",
+    h10_options = ("h10_id", "h10_name", "h10_seed", "h10_duration", "h10_truth", "h10_log", "h10_acc_delta",
                    "h10_stop_after", "h10_max_mtu", "h10_stops")
     h10_given = [name for name in h10_options if getattr(args, name) not in (None, False)]
     if not 0 <= args.h10s <= 10:
@@ -742,6 +746,8 @@ def main(argv=None):
     if len(args.h10_id) != 8 or not all(c in "0123456789abcdefABCDEF" for c in args.h10_id):
         parser.error(f"--h10-id {args.h10_id}: expected 8 hex digits, e.g. 0A3B5C7D")
     args.h10_id = args.h10_id.upper()
+    if args.h10_name is not None and not 1 <= len(args.h10_name.encode()) <= 20:
+        parser.error(f"--h10-name: 1 to 20 bytes (the advertisement holds it whole), not {len(args.h10_name.encode())}")
     if not 10 <= args.h10_duration <= 3600:
         parser.error("--h10-duration must be between 10 and 3600 seconds")
     if args.h10_stop_after is not None and not 0 < args.h10_stop_after < float("inf"):

@@ -84,6 +84,19 @@ struct ECGCommandTests {
         #expect(stops.first?["by"] as? String == "client", "the strap's log: \(stops)")
     }
 
+    @Test("an H10 whose name holds terminal escapes and a newline: ecg's lines for a person show it escaped, one line each; no control character from the strap reaches stdout or stderr")
+    func hostileNameIsShownEscaped() async throws {
+        let hostile = "Polar H10 \u{1B}[2J\nX"
+        let peer = try await BumblePeer.start(arguments: ["--h10", "--h10-name", hostile])
+        defer { peer.stop() }
+        let result = try await CLI.run(["ecg", "--count", "260", "--transport", peer.transport])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let output = result.stdout + result.stderr
+        #expect(output.contains(#"connected to Polar H10 \u{1B}[2J\nX ("#), "\(output)")
+        #expect(!output.unicodeScalars.contains { $0.value == 0x1B }, "an escape character reached the output: \(output)")
+        #expect(!output.contains("\nX"), "the name's newline split a line: \(output)")
+    }
+
     @Test("--acc --csv --jsonl --duration: ECG and acceleration, one sample a line in both files, the vectors the strap sent")
     func filesHoldEverySample() async throws {
         let directory = try Self.temporaryDirectory()
