@@ -196,10 +196,13 @@ struct LiveHRVCommandTests {
         #expect(measurements.compactMap { $0["raw"] as? String } == (try peer.sentHeartRateValues()).prefix(48).map { Hex.encode($0) })
         let hrv = events.filter { $0["event"] as? String == "hrv" }
         #expect(hrv.count >= 1, "12 s of values, an event every 5 s: \(result.stdout.suffix(600))")
+        // A window's RMSSD needs two intervals in one run; under load an event can come when its
+        // window holds fewer (its RMSSD null then: seen once), so one event at least has it.
+        #expect(hrv.contains { $0["rmssd"] as? Double != nil }, "no hrv event with an RMSSD: \(hrv)")
         for event in hrv {
             #expect(event["windowSeconds"] as? Double == 5)
             #expect((event["beats"] as? Int ?? 0) > 0, "\(event)")
-            #expect(event["rmssd"] as? Double != nil, "\(event)")
+            #expect(event.keys.contains("rmssd"), "\(event)")
             #expect((event["artifacts"] as? [String: Any])?["total"] is Int, "\(event)")
             #expect((0...5).contains(event["zone"] as? Int ?? -1), "\(event)")
             #expect((event["time"] as? String)?.hasSuffix("Z") == true)
