@@ -48,6 +48,9 @@ public final class KernelATTBearer: ATTBearer {
     /// (`true`: the socket is usable again), while one is under way: every send waits for it,
     /// since the kernel refuses sends (ENOTCONN) until then.
     private let pendingSecurity = Mutex<Task<Bool, Never>?>(nil)
+    /// On a link a central made to a listening socket: what answers the kernel's pairing
+    /// questions about that central while the link lasts (see ``answerPairingQuestions()``).
+    private let centralsPairing = Mutex<PairingConfirmer?>(nil)
     /// Where the security decisions (raised, or why not) are logged.
     private let logger: Logger
 
@@ -73,6 +76,25 @@ public final class KernelATTBearer: ATTBearer {
     deinit {
         state.markClosing()
         channel.close(promise: nil)
+        centralsPairing.withLock { $0?.stop() }
+    }
+
+    /// A central connected to a listening socket (rawble the peripheral): when it pairs, the
+    /// kernel's Security Manager here asks user space to confirm, even Just Works, and with
+    /// no bluetoothd nobody answered, so the pairing stalled until the central gave up (a
+    /// `--require encrypted` server could never be read from a kernel central). From now
+    /// until the link ends, Just Works is confirmed for this central; a numeric comparison
+    /// or a passkey, which need a person, are refused (as on the central's side, see
+    /// ``raiseSecurity(after:)``). Without CAP_NET_ADMIN the control channel cannot be opened:
+    /// logged, and the link stays as it was (another agent, e.g. bluetoothd's, may answer).
+    func answerPairingQuestions() {
+        switch PairingConfirmer.start(pairingWith: peer) {
+        case .success(let confirmer):
+            centralsPairing.withLock { $0 = confirmer }
+            channel.closeFuture.whenComplete { _ in confirmer.stop() }
+        case .failure(let error):
+            logger.debug("cannot answer the kernel's pairing questions about \(peer) (a pairing it starts waits for another agent): \(error)")
+        }
     }
 
     /// The smallest ATT MTU (LE): the send MTU assumed when the kernel does not report one.

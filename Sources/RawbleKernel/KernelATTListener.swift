@@ -130,6 +130,7 @@ public final class KernelATTListener: Sendable {
             let bearer = try await KernelATTBearer.adopt(
                 fd, peer: peer, sendMTU: sendMTU > 0 ? sendMTU : KernelATTBearer.minimumATTMTU,
                 receiveMTU: Int(receiveMTU), sendTimeout: sendTimeout, on: eventLoop, clock: clock)
+            bearer.answerPairingQuestions()
             return Accepted(peer: peer, addressType: type, bearer: bearer)
         }
     }

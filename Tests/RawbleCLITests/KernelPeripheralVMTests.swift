@@ -69,4 +69,31 @@ struct KernelPeripheralVMTests {
         let central = reported.first { $0["event"] as? String == "connected" }
         #expect(central?["central"] as? String == Self.centralAddress, "\(peripheral.stdout)")
     }
+
+    /// `--require encrypted` on hci0: the kernel on hci1 (rawble read, a central with no
+    /// bluetoothd) is refused with Insufficient Encryption, raises BT_SECURITY and pairs with
+    /// the kernel on hci0, whose Security Manager answers for rawble's peripheral.
+    @Test("rawble peripheral hr --require encrypted on hci0, rawble read on hci1: the read is refused, the two kernels pair (Just Works), the read is answered; the peripheral reports the central connected")
+    func encryptedReadFromTheKernelsPeripheral() async throws {
+        let (steps, result) = try await KernelPathVMTests.boot(#"""
+            btmgmt --index 0 bondable on >/dev/null; btmgmt --index 1 bondable on >/dev/null
+            "$r" peripheral hr --transport hci0 --require encrypted --json --duration 90 >/tmp/p.out 2>/tmp/p.err & p=$!
+            \#(Self.waitFor("advertising"))
+            step read "$r" read \#(Self.peripheralAddress) 2A38 --transport hci1 --json --timeout 40 -v
+            kill -INT $p; wait $p; echo "@@@ peripheral $?"; cat /tmp/p.out; echo "@@@ stderr"; cat /tmp/p.err
+            step dmesg sh -c 'dmesg | grep -i -E "bluetooth|smp" | tail -n 20'
+            """#, controllers: [Self.peripheralAddress, Self.centralAddress], peerArguments: ["--no-standard"], ports: 2)
+        #expect(result.status == 0, "vm-test: \(result.stderr)")
+        let dmesg = steps["dmesg"].map { ($0.stdout + $0.stderr).joined(separator: "\n") } ?? "(no dmesg step)"
+        let read = try #require(steps["read"], "\(result.stdout)\n\(result.stderr)")
+        #expect(read.status == 0, "\(read.stderr)\n\(steps["peripheral"].map { $0.stdout + $0.stderr } ?? [])\n\(dmesg)")
+        #expect(KernelPathVMTests.firstResult(read.stdout)?["uuid"] as? String == "2A38", "\(read.stdout)")
+        // Refused first, then read after the kernels paired (-v's lines): not a read that
+        // needed no security.
+        #expect(read.stderr.contains { $0.contains("refused with Insufficient Encryption (0x0F)") }, "\(read.stderr)")
+        #expect(read.stderr.contains { $0.contains("security raised from low to medium") }, "\(read.stderr)")
+        let peripheral = try #require(steps["peripheral"])
+        let central = KernelPathVMTests.objects(peripheral.stdout).first { $0["event"] as? String == "connected" }
+        #expect(central?["central"] as? String == Self.centralAddress, "\(peripheral.stdout)")
+    }
 }
